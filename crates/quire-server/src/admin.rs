@@ -1,0 +1,99 @@
+//! Administration commands (`quire admin ...`) and first-start bootstrap. They work directly on
+//! the database, so they run beside a live server: every change is one transaction.
+
+use crate::auth::issue_token;
+use crate::db::{Conn, Db};
+use crate::error::ApiError;
+use crate::{clock, ids, params, validate};
+
+/// Creates a user and returns its id.
+pub fn create_user(db: &Db, email: &str, name: &str) -> Result<String, ApiError> {
+    let email = validate::email("--email", email)?;
+    let name = name.trim();
+    if name.is_empty() || name.chars().count() > 255 {
+        return Err(ApiError::bad_request("--name must be 1 to 255 characters"));
+    }
+    db.write_sync(|c| insert_user(c, &email, name))
+}
+
+fn insert_user(c: &mut dyn Conn, email: &str, name: &str) -> Result<String, ApiError> {
+    if find_user(c, email)?.is_some() {
+        return Err(ApiError::conflict(format!(
+            "a user with email {email} already exists"
+        )));
+    }
+    let id = ids::new_id();
+    c.execute(
+        "INSERT INTO users (id, email, display_name, email_verified, created_at) VALUES (?1, ?2, ?3, 1, ?4)",
+        params![id.clone(), email.to_ascii_lowercase(), name, clock::now_ms()],
+    )?;
+    Ok(id)
+}
+
+fn find_user(c: &mut dyn Conn, email: &str) -> Result<Option<String>, ApiError> {
+    Ok(c.query_scalar(
+        "SELECT id FROM users WHERE email = ?1",
+        params![email.to_ascii_lowercase()],
+    )?)
+}
+
+fn user_by_email(c: &mut dyn Conn, email: &str) -> Result<String, ApiError> {
+    find_user(c, email)?.ok_or_else(|| ApiError::not_found(format!("no user has the email {email}")))
+}
+
+/// Creates an organization whose admin is the user with email `owner`; returns its id.
+pub fn create_org(db: &Db, title: &str, owner: &str) -> Result<String, ApiError> {
+    let title = validate::title("--title", title, 2, 255)?;
+    db.write_sync(|c| {
+        let owner = user_by_email(c, owner)?;
+        crate::orgs::create(c, &title, &owner, &[])
+    })
+}
+
+/// Issues an API token for the user with email `email`; returns the secret.
+pub fn create_token(db: &Db, email: &str, scopes: &[String]) -> Result<String, ApiError> {
+    db.write_sync(|c| {
+        let user = user_by_email(c, email)?;
+        issue_token(c, &user, scopes, Some("admin command line"))
+    })
+}
+
+/// What the first start created, to print once.
+pub struct Bootstrap {
+    pub email: String,
+    pub user_id: String,
+    pub org_title: String,
+    pub org_id: String,
+    pub token: String,
+}
+
+/// On the first start with an empty database, creates an administrator, an organization and a
+/// token. The `bootstrapped` setting is claimed first, so that of several processes starting
+/// together on one database exactly one bootstraps.
+pub fn bootstrap(db: &Db, email: &str) -> Result<Option<Bootstrap>, ApiError> {
+    let email = validate::email("QUIRE_BOOTSTRAP_EMAIL", email)?;
+    db.write_sync(|c| {
+        let claimed = c.execute(
+            "INSERT INTO settings (key, value) VALUES ('bootstrapped', ?1) ON CONFLICT (key) DO NOTHING",
+            params![clock::format_ms(clock::now_ms())],
+        )?;
+        let empty = c
+            .query_scalar::<i64>("SELECT count(*) FROM users", params![])?
+            .unwrap_or(0)
+            == 0;
+        if claimed == 0 || !empty {
+            return Ok(None);
+        }
+        let user_id = insert_user(c, &email, "Administrator")?;
+        let org_title = "My Organization".to_string();
+        let org_id = crate::orgs::create(c, &org_title, &user_id, &[])?;
+        let token = issue_token(c, &user_id, &[], Some("first start"))?;
+        Ok(Some(Bootstrap {
+            email: email.clone(),
+            user_id,
+            org_title,
+            org_id,
+            token,
+        }))
+    })
+}

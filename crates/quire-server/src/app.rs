@@ -1,0 +1,154 @@
+//! The application: shared state and the router with the cross-cutting HTTP conventions
+//! (request ids, logs, metrics, JSON errors for every failure, body limits).
+
+use std::ops::Deref;
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::Router;
+use axum::extract::{DefaultBodyLimit, MatchedPath, Request, State};
+use axum::http::{HeaderValue, StatusCode};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use tower_http::catch_panic::CatchPanicLayer;
+use tracing::Instrument;
+
+use crate::db::Db;
+use crate::error::{ApiError, error_response};
+use crate::metrics::Metrics;
+use crate::urls::Urls;
+
+/// Settings the handlers read.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    pub max_body_bytes: usize,
+    pub space_retention_ms: i64,
+}
+
+/// Shared state of every handler: cheap to clone.
+#[derive(Clone)]
+pub struct App(Arc<AppInner>);
+
+pub struct AppInner {
+    pub db: Db,
+    pub urls: Urls,
+    pub settings: Settings,
+    pub metrics: Metrics,
+}
+
+impl Deref for App {
+    type Target = AppInner;
+
+    fn deref(&self) -> &AppInner {
+        &self.0
+    }
+}
+
+impl App {
+    pub fn new(db: Db, urls: Urls, settings: Settings) -> App {
+        App(Arc::new(AppInner {
+            db,
+            urls,
+            settings,
+            metrics: Metrics::default(),
+        }))
+    }
+}
+
+const REQUEST_ID: &str = "x-request-id";
+
+/// The whole HTTP surface of quire.
+pub fn router(app: App) -> Router {
+    let api = Router::new()
+        .merge(crate::users::routes())
+        .merge(crate::orgs::routes());
+    Router::new()
+        .route("/healthz", get(healthz))
+        .route("/readyz", get(readyz))
+        .route("/metrics", get(metrics))
+        .merge(api)
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(DefaultBodyLimit::max(app.settings.max_body_bytes))
+        .layer(CatchPanicLayer::custom(panic_response))
+        .layer(middleware::from_fn_with_state(app.clone(), observe))
+        .with_state(app)
+}
+
+/// Gives every request an id (the caller's `x-request-id` when it sent a sane one), logs it in a
+/// span, returns it in the response, and records metrics.
+async fn observe(State(app): State<App>, mut req: Request, next: Next) -> Response {
+    let started = Instant::now();
+    let id = req
+        .headers()
+        .get(REQUEST_ID)
+        .and_then(|v| v.to_str().ok())
+        .filter(|v| !v.is_empty() && v.len() <= 64 && v.bytes().all(|b| b.is_ascii_graphic()))
+        .map(str::to_string)
+        .unwrap_or_else(crate::ids::new_id);
+    if let Ok(value) = HeaderValue::from_str(&id) {
+        req.headers_mut().insert(REQUEST_ID, value);
+    }
+    let method = req.method().clone();
+    let route = req
+        .extensions()
+        .get::<MatchedPath>()
+        .map(|p| p.as_str().to_string())
+        .unwrap_or_else(|| "unmatched".to_string());
+    let span = tracing::info_span!("request", id = %id, method = %method, path = %req.uri().path());
+    let mut response = next.run(req).instrument(span.clone()).await;
+    let elapsed = started.elapsed();
+    let status = response.status();
+    span.in_scope(|| {
+        tracing::info!(
+            status = status.as_u16(),
+            ms = elapsed.as_secs_f64() * 1e3,
+            "answered"
+        );
+    });
+    app.metrics
+        .record(method.as_str(), &route, status.as_u16(), elapsed);
+    if let Ok(value) = HeaderValue::from_str(&id) {
+        response.headers_mut().insert(REQUEST_ID, value);
+    }
+    response
+}
+
+fn panic_response(_: Box<dyn std::any::Any + Send + 'static>) -> Response {
+    tracing::error!("handler panicked");
+    error_response(StatusCode::INTERNAL_SERVER_ERROR, "internal server error")
+}
+
+async fn not_found(req: Request) -> ApiError {
+    ApiError::not_found(format!("no route for {} {}", req.method(), req.uri().path()))
+}
+
+async fn method_not_allowed(req: Request) -> ApiError {
+    ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        format!("method {} is not allowed on {}", req.method(), req.uri().path()),
+    )
+}
+
+async fn healthz() -> impl IntoResponse {
+    axum::Json(serde_json::json!({ "status": "ok" }))
+}
+
+async fn readyz(State(app): State<App>) -> Response {
+    let ping = app.db.read_blocking(|c| c.query("SELECT 1", &[]).map(drop)).await;
+    match ping {
+        Ok(()) => axum::Json(serde_json::json!({ "status": "ready" })).into_response(),
+        Err(e) => {
+            tracing::warn!(error = %e, "readiness check failed");
+            error_response(StatusCode::SERVICE_UNAVAILABLE, "the database is not reachable")
+        }
+    }
+}
+
+async fn metrics(State(app): State<App>) -> impl IntoResponse {
+    (
+        [(axum::http::header::CONTENT_TYPE, "text/plain; version=0.0.4")],
+        app.metrics.render(),
+    )
+}

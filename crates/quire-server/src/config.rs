@@ -1,0 +1,119 @@
+//! Configuration: command-line flags, each with a `QUIRE_*` environment variable.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::db::DbConfig;
+
+/// Where quire keeps its data. Shared by `serve` and every `admin` command, so that both work
+/// on the same database.
+#[derive(clap::Args, Clone, Debug)]
+pub struct StorageArgs {
+    /// Directory for the embedded database and stored files.
+    #[arg(long, global = true, env = "QUIRE_DATA_DIR", default_value = "./data")]
+    pub data_dir: PathBuf,
+
+    /// Database URL: postgres://user@host/db, or sqlite://PATH. Default: SQLite at
+    /// DATA_DIR/quire.db.
+    #[arg(long, global = true, env = "QUIRE_DATABASE_URL")]
+    pub database_url: Option<String>,
+
+    /// Maximum PostgreSQL connections this process opens.
+    #[arg(
+        long,
+        global = true,
+        env = "QUIRE_DATABASE_MAX_CONNECTIONS",
+        default_value_t = 16
+    )]
+    pub database_max_connections: usize,
+}
+
+impl StorageArgs {
+    pub fn db_config(&self) -> Result<DbConfig, String> {
+        match self.database_url.as_deref().filter(|u| !u.is_empty()) {
+            Some(url) => DbConfig::from_url(url, self.database_max_connections),
+            None => Ok(DbConfig::Sqlite {
+                path: self.data_dir.join("quire.db"),
+            }),
+        }
+    }
+
+    /// Where file bytes live when no object store URL is configured.
+    pub fn files_dir(&self) -> PathBuf {
+        self.data_dir.join("files")
+    }
+}
+
+/// `quire serve`.
+#[derive(clap::Args, Clone, Debug)]
+pub struct ServeArgs {
+    #[command(flatten)]
+    pub storage: StorageArgs,
+
+    /// Address to listen on (use port 0 for any free port).
+    #[arg(long, env = "QUIRE_LISTEN", default_value = "127.0.0.1:8080")]
+    pub listen: SocketAddr,
+
+    /// Public base URL of this instance, the base of every `urls` field. Default:
+    /// http://LISTEN.
+    #[arg(long, env = "QUIRE_PUBLIC_URL")]
+    pub public_url: Option<String>,
+
+    /// Largest request body accepted, in bytes (larger bodies get 413).
+    #[arg(long, env = "QUIRE_MAX_BODY_BYTES", default_value_t = 10 * 1024 * 1024)]
+    pub max_body_bytes: usize,
+
+    /// How long a deleted space can be restored before it is removed for good (e.g. 7d, 12h,
+    /// 30m, 2s).
+    #[arg(long, env = "QUIRE_SPACE_RETENTION", default_value = "7d", value_parser = parse_duration)]
+    pub space_retention: Duration,
+
+    /// Log format: text or json.
+    #[arg(long, env = "QUIRE_LOG_FORMAT", default_value = "text")]
+    pub log_format: LogFormat,
+
+    /// Do not create an administrator, organization and token on first start.
+    #[arg(long, env = "QUIRE_NO_BOOTSTRAP")]
+    pub no_bootstrap: bool,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+/// Parses `7d`, `12h`, `30m`, `45s`, `500ms` or a plain number of seconds.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let split = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
+    let (digits, unit) = text.split_at(split);
+    let n: u64 = digits
+        .parse()
+        .map_err(|_| format!("invalid duration {text:?}: expected e.g. 7d, 12h, 30m, 2s"))?;
+    let secs = match unit {
+        "" | "s" => n,
+        "ms" => return Ok(Duration::from_millis(n)),
+        "m" => n * 60,
+        "h" => n * 3600,
+        "d" => n * 86_400,
+        _ => return Err(format!("invalid duration unit in {text:?}: use ms, s, m, h or d")),
+    };
+    Ok(Duration::from_secs(secs))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("7d"), Ok(Duration::from_secs(7 * 86_400)));
+        assert_eq!(parse_duration("2s"), Ok(Duration::from_secs(2)));
+        assert_eq!(parse_duration("90"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
+        assert!(parse_duration("7 days").is_err());
+        assert!(parse_duration("d").is_err());
+    }
+}

@@ -1,0 +1,92 @@
+//! Embedded schema migrations, applied in order at start. A migration is one SQL script per
+//! engine; most are the same text, since the schema sticks to types both engines share
+//! (TEXT, BIGINT, integers for booleans).
+
+use super::{Conn, DbError, Dialect, Value};
+
+struct Migration {
+    version: i64,
+    name: &'static str,
+    sqlite: &'static str,
+    postgres: &'static str,
+}
+
+const MIGRATIONS: &[Migration] = &[Migration {
+    version: 1,
+    name: "foundation",
+    sqlite: include_str!("../../migrations/0001_foundation.sql"),
+    postgres: include_str!("../../migrations/0001_foundation.sql"),
+}];
+
+/// An arbitrary constant that names quire's migration lock among PostgreSQL advisory locks.
+const PG_MIGRATION_LOCK: i64 = 0x7175_6972_6500;
+
+pub fn run(conn: &mut dyn Conn) -> Result<(), DbError> {
+    conn.batch(
+        "CREATE TABLE IF NOT EXISTS schema_migrations (
+            version BIGINT PRIMARY KEY,
+            name TEXT NOT NULL,
+            applied_at BIGINT NOT NULL
+        )",
+    )?;
+    let dialect = conn.dialect();
+    if dialect == Dialect::Postgres {
+        // Several processes may start at once; one migrates, the others wait and find it done.
+        conn.query("SELECT pg_advisory_lock(?1)", &[Value::Int(PG_MIGRATION_LOCK)])?;
+    }
+    let result = apply_pending(conn, dialect);
+    if dialect == Dialect::Postgres {
+        conn.query("SELECT pg_advisory_unlock(?1)", &[Value::Int(PG_MIGRATION_LOCK)])?;
+    }
+    result
+}
+
+fn apply_pending(conn: &mut dyn Conn, dialect: Dialect) -> Result<(), DbError> {
+    for m in MIGRATIONS {
+        let begin = if dialect == Dialect::Sqlite {
+            "BEGIN IMMEDIATE"
+        } else {
+            "BEGIN"
+        };
+        conn.batch(begin)?;
+        let applied = conn
+            .query(
+                "SELECT 1 FROM schema_migrations WHERE version = ?1",
+                &[Value::Int(m.version)],
+            )?
+            .into_iter()
+            .next()
+            .is_some();
+        let outcome = if applied {
+            Ok(())
+        } else {
+            let sql = if dialect == Dialect::Sqlite {
+                m.sqlite
+            } else {
+                m.postgres
+            };
+            conn.batch(sql).and_then(|()| {
+                conn.execute(
+                    "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?1, ?2, ?3)",
+                    &[
+                        Value::Int(m.version),
+                        Value::from(m.name),
+                        Value::Int(crate::clock::now_ms()),
+                    ],
+                )
+                .map(drop)
+            })
+        };
+        match outcome {
+            Ok(()) => conn.batch("COMMIT")?,
+            Err(e) => {
+                let _ = conn.batch("ROLLBACK");
+                return Err(DbError::Other(format!(
+                    "migration {} ({}) failed: {e}",
+                    m.version, m.name
+                )));
+            }
+        }
+    }
+    Ok(())
+}

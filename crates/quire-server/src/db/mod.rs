@@ -1,0 +1,305 @@
+//! The storage layer: one small API over two real engines, SQLite (embedded default) and
+//! PostgreSQL.
+//!
+//! Business code is plain synchronous functions that take `&mut dyn Conn` and run SQL written
+//! once, in the portable subset both engines share (`?1`-style placeholders, integers for
+//! booleans and timestamps, `ON CONFLICT`, `RETURNING`). [`Db::read`] and [`Db::write`] run such
+//! a function on a connection of the configured engine; `write` wraps it in a transaction and
+//! retries it when PostgreSQL reports a serialization failure or a deadlock.
+//!
+//! Why synchronous: a closure over `&mut dyn Conn` is the simplest thing that works the same on
+//! both engines, keeps transactions explicit, and lets SQLite be queried inline on the calling
+//! thread, which design.md measured as its fastest access path.
+
+mod migrations;
+mod postgres;
+mod sqlite;
+mod value;
+
+use std::sync::Arc;
+
+pub use value::{FromValue, Row, Value};
+
+/// Which SQL dialect a connection speaks, for the few statements that differ (full-text search).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dialect {
+    Sqlite,
+    Postgres,
+}
+
+/// A database error, kept opaque except for the classes callers act on.
+#[derive(Debug, thiserror::Error)]
+pub enum DbError {
+    #[error("unique constraint violated: {0}")]
+    Unique(String),
+    #[error("transaction conflict, retry: {0}")]
+    Retry(String),
+    #[error("database busy: {0}")]
+    Busy(String),
+    #[error("database error: {0}")]
+    Other(String),
+    #[error("unexpected value in column {column}: {message}")]
+    Decode { column: usize, message: String },
+}
+
+/// A connection, or a transaction on one: what business code queries through.
+pub trait Conn {
+    fn dialect(&self) -> Dialect;
+    /// Runs a statement and returns every row.
+    fn query(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Row>, DbError>;
+    /// Runs a statement and returns the number of rows it changed.
+    fn execute(&mut self, sql: &str, params: &[Value]) -> Result<u64, DbError>;
+    /// Runs several statements without parameters (migrations).
+    fn batch(&mut self, sql: &str) -> Result<(), DbError>;
+}
+
+impl dyn Conn + '_ {
+    /// The first row, if any.
+    pub fn query_opt(&mut self, sql: &str, params: &[Value]) -> Result<Option<Row>, DbError> {
+        Ok(self.query(sql, params)?.into_iter().next())
+    }
+
+    /// A single value of the first row (`SELECT count(*) ...`); None when there is no row.
+    pub fn query_scalar<T: FromValue>(&mut self, sql: &str, params: &[Value]) -> Result<Option<T>, DbError> {
+        match self.query_opt(sql, params)? {
+            Some(row) => Ok(Some(row.get(0)?)),
+            None => Ok(None),
+        }
+    }
+
+    /// Whether the statement yields at least one row.
+    pub fn exists(&mut self, sql: &str, params: &[Value]) -> Result<bool, DbError> {
+        Ok(self.query_opt(sql, params)?.is_some())
+    }
+}
+
+/// Builds a parameter slice from expressions convertible into [`Value`].
+#[macro_export]
+macro_rules! params {
+    () => { &[] as &[$crate::db::Value] };
+    ($($v:expr),+ $(,)?) => { &[$($crate::db::Value::from($v)),+] as &[$crate::db::Value] };
+}
+
+/// How to reach the database.
+#[derive(Clone, Debug)]
+pub enum DbConfig {
+    Sqlite { path: std::path::PathBuf },
+    Postgres { url: String, max_connections: usize },
+}
+
+impl DbConfig {
+    /// Chooses the engine from a URL's scheme: `sqlite://PATH` (or `sqlite:PATH`) or
+    /// `postgres://...`/`postgresql://...`.
+    pub fn from_url(url: &str, max_connections: usize) -> Result<DbConfig, String> {
+        if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            return Ok(DbConfig::Postgres {
+                url: url.to_string(),
+                max_connections,
+            });
+        }
+        if let Some(rest) = url.strip_prefix("sqlite:") {
+            let path = rest.strip_prefix("//").unwrap_or(rest);
+            if path.is_empty() {
+                return Err("sqlite URL names no file: use sqlite://PATH".into());
+            }
+            return Ok(DbConfig::Sqlite { path: path.into() });
+        }
+        Err(format!(
+            "unsupported database URL {url:?}: use postgres://... or sqlite://PATH"
+        ))
+    }
+}
+
+/// The database: a handle cheap to clone and share between tasks.
+#[derive(Clone)]
+pub struct Db {
+    engine: Arc<Engine>,
+}
+
+enum Engine {
+    Sqlite(sqlite::SqliteDb),
+    Postgres(postgres::PgDb),
+}
+
+impl Db {
+    /// Opens the database and brings its schema up to date. Blocking: call it before the runtime
+    /// serves requests, or from `spawn_blocking`.
+    pub fn open(config: &DbConfig) -> Result<Db, DbError> {
+        let engine = match config {
+            DbConfig::Sqlite { path } => Engine::Sqlite(sqlite::SqliteDb::open(path)?),
+            DbConfig::Postgres { url, max_connections } => {
+                Engine::Postgres(postgres::PgDb::open(url, *max_connections)?)
+            }
+        };
+        let db = Db {
+            engine: Arc::new(engine),
+        };
+        db.migrate()?;
+        Ok(db)
+    }
+
+    pub fn dialect(&self) -> Dialect {
+        match &*self.engine {
+            Engine::Sqlite(_) => Dialect::Sqlite,
+            Engine::Postgres(_) => Dialect::Postgres,
+        }
+    }
+
+    fn migrate(&self) -> Result<(), DbError> {
+        match &*self.engine {
+            Engine::Sqlite(db) => db.with_writer(|conn| migrations::run(conn)),
+            Engine::Postgres(db) => db.with_conn(|conn| migrations::run(conn)),
+        }
+    }
+
+    /// Runs `f` on a connection outside any explicit transaction. Blocking.
+    pub fn read_sync<T, E>(&self, f: impl FnOnce(&mut dyn Conn) -> Result<T, E>) -> Result<T, E>
+    where
+        E: From<DbError>,
+    {
+        match &*self.engine {
+            Engine::Sqlite(db) => db.with_reader(f),
+            Engine::Postgres(db) => db.with_conn(f),
+        }
+    }
+
+    /// Runs `f` in a transaction, committing when it returns Ok and rolling back otherwise.
+    /// `f` may run more than once when the database asks for a retry. Blocking.
+    pub fn write_sync<T, E>(&self, mut f: impl FnMut(&mut dyn Conn) -> Result<T, E>) -> Result<T, E>
+    where
+        E: From<DbError> + RetryHint,
+    {
+        const ATTEMPTS: usize = 8;
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let outcome = match &*self.engine {
+                Engine::Sqlite(db) => db.with_writer(|conn| transaction(conn, "BEGIN IMMEDIATE", &mut f)),
+                Engine::Postgres(db) => db.with_conn(|conn| transaction(conn, "BEGIN", &mut f)),
+            };
+            match outcome {
+                Err(e) if e.is_retryable() && attempt < ATTEMPTS => {
+                    std::thread::sleep(std::time::Duration::from_millis(2 << attempt));
+                }
+                other => return other,
+            }
+        }
+    }
+
+    /// Runs a read. On SQLite it runs inline on the calling thread: point reads take
+    /// microseconds and a hop to another thread costs more than the query. On PostgreSQL it
+    /// runs on the blocking pool. Use [`Db::read_blocking`] for reads that may take milliseconds.
+    pub async fn read<T, E>(
+        &self,
+        f: impl FnOnce(&mut dyn Conn) -> Result<T, E> + Send + 'static,
+    ) -> Result<T, E>
+    where
+        T: Send + 'static,
+        E: From<DbError> + Send + 'static,
+    {
+        match &*self.engine {
+            Engine::Sqlite(db) => db.with_reader(f),
+            Engine::Postgres(_) => self.read_blocking(f).await,
+        }
+    }
+
+    /// Runs a read on the blocking thread pool, for reads that do real work (page trees,
+    /// search, exports).
+    pub async fn read_blocking<T, E>(
+        &self,
+        f: impl FnOnce(&mut dyn Conn) -> Result<T, E> + Send + 'static,
+    ) -> Result<T, E>
+    where
+        T: Send + 'static,
+        E: From<DbError> + Send + 'static,
+    {
+        let db = self.clone();
+        match tokio::task::spawn_blocking(move || db.read_sync(f)).await {
+            Ok(result) => result,
+            Err(join) => std::panic::resume_unwind(join.into_panic()),
+        }
+    }
+
+    /// Runs a write transaction on the blocking thread pool. See [`Db::write_sync`].
+    pub async fn write<T, E>(
+        &self,
+        f: impl FnMut(&mut dyn Conn) -> Result<T, E> + Send + 'static,
+    ) -> Result<T, E>
+    where
+        T: Send + 'static,
+        E: From<DbError> + RetryHint + Send + 'static,
+    {
+        let db = self.clone();
+        match tokio::task::spawn_blocking(move || db.write_sync(f)).await {
+            Ok(result) => result,
+            Err(join) => std::panic::resume_unwind(join.into_panic()),
+        }
+    }
+}
+
+/// Lets [`Db::write_sync`] see through an application error to the database error it wraps.
+pub trait RetryHint {
+    fn is_retryable(&self) -> bool;
+}
+
+impl RetryHint for DbError {
+    fn is_retryable(&self) -> bool {
+        matches!(self, DbError::Retry(_) | DbError::Busy(_))
+    }
+}
+
+fn transaction<T, E: From<DbError>>(
+    conn: &mut dyn Conn,
+    begin: &str,
+    f: &mut impl FnMut(&mut dyn Conn) -> Result<T, E>,
+) -> Result<T, E> {
+    conn.batch(begin)?;
+    match f(conn) {
+        Ok(value) => match conn.batch("COMMIT") {
+            Ok(()) => Ok(value),
+            Err(e) => {
+                let _ = conn.batch("ROLLBACK");
+                Err(e.into())
+            }
+        },
+        Err(e) => {
+            // A failed rollback leaves nothing to undo: the connection is discarded by its pool
+            // when the engine reports it broken.
+            let _ = conn.batch("ROLLBACK");
+            Err(e)
+        }
+    }
+}
+
+/// Collects the parameters of a statement built at run time and hands out their placeholders,
+/// so optional filters never leave unused or misnumbered parameters:
+///
+/// ```ignore
+/// let mut args = Args::default();
+/// let sql = format!("SELECT id FROM spaces WHERE organization_id = {}", args.arg(org_id));
+/// c.query(&sql, args.values())
+/// ```
+#[derive(Default, Debug)]
+pub struct Args(Vec<Value>);
+
+impl Args {
+    /// Adds a parameter and returns its placeholder (`?N`).
+    pub fn arg(&mut self, value: impl Into<Value>) -> String {
+        self.0.push(value.into());
+        format!("?{}", self.0.len())
+    }
+
+    /// Placeholders for a list of values (`?3,?4,?5`), for `IN (...)`.
+    pub fn list<V: Into<Value>>(&mut self, values: impl IntoIterator<Item = V>) -> String {
+        let placeholders: Vec<String> = values.into_iter().map(|v| self.arg(v)).collect();
+        if placeholders.is_empty() {
+            "NULL".to_string()
+        } else {
+            placeholders.join(",")
+        }
+    }
+
+    pub fn values(&self) -> &[Value] {
+        &self.0
+    }
+}

@@ -1,0 +1,301 @@
+//! PostgreSQL engine: a bounded pool of synchronous connections, each with its own cache of
+//! prepared statements. SQL arrives with SQLite's `?N` placeholders and is rewritten to `$N` once
+//! per connection and statement.
+
+use std::collections::HashMap;
+use std::error::Error as _;
+use std::sync::{Condvar, Mutex};
+use std::time::Duration;
+
+use bytes::BytesMut;
+use postgres::types::{IsNull, ToSql, Type, to_sql_checked};
+use postgres::{Client, NoTls, Statement};
+
+use super::{Conn, DbError, Dialect, Row, Value};
+
+pub struct PgDb {
+    config: postgres::Config,
+    max: usize,
+    state: Mutex<PoolState>,
+    available: Condvar,
+}
+
+struct PoolState {
+    idle: Vec<PgConn>,
+    open: usize,
+}
+
+/// Returns its connection to the pool when dropped; a connection abandoned by a panic may be
+/// inside a transaction, so it is closed instead.
+struct Pooled<'a> {
+    pool: &'a PgDb,
+    conn: Option<PgConn>,
+}
+
+impl Drop for Pooled<'_> {
+    fn drop(&mut self) {
+        match self.conn.take() {
+            Some(conn) if !std::thread::panicking() && !conn.client.is_closed() => {
+                let mut state = self.pool.state.lock().unwrap_or_else(|p| p.into_inner());
+                state.idle.push(conn);
+                self.pool.available.notify_one();
+            }
+            _ => self.pool.forget(),
+        }
+    }
+}
+
+pub struct PgConn {
+    client: Client,
+    statements: HashMap<String, Statement>,
+}
+
+impl PgDb {
+    pub fn open(url: &str, max: usize) -> Result<PgDb, DbError> {
+        let mut config: postgres::Config = url
+            .parse()
+            .map_err(|e| DbError::Other(format!("invalid PostgreSQL URL: {e}")))?;
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(Duration::from_secs(10));
+        }
+        let db = PgDb {
+            config,
+            max: max.max(1),
+            state: Mutex::new(PoolState {
+                idle: Vec::new(),
+                open: 0,
+            }),
+            available: Condvar::new(),
+        };
+        // Fail at start, not at the first request, when the database is unreachable.
+        db.with_conn(|_| Ok::<(), DbError>(()))?;
+        Ok(db)
+    }
+
+    pub fn with_conn<T, E: From<DbError>>(
+        &self,
+        f: impl FnOnce(&mut dyn Conn) -> Result<T, E>,
+    ) -> Result<T, E> {
+        let mut pooled = Pooled {
+            pool: self,
+            conn: Some(self.acquire()?),
+        };
+        match pooled.conn.as_mut() {
+            Some(conn) => f(conn),
+            None => Err(DbError::Other("connection lost".into()).into()),
+        }
+    }
+
+    fn acquire(&self) -> Result<PgConn, DbError> {
+        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        loop {
+            if let Some(conn) = state.idle.pop() {
+                if conn.client.is_closed() {
+                    state.open -= 1;
+                    continue;
+                }
+                return Ok(conn);
+            }
+            if state.open < self.max {
+                state.open += 1;
+                drop(state);
+                return self.connect().inspect_err(|_| self.forget());
+            }
+            let (next, timeout) = self
+                .available
+                .wait_timeout(state, Duration::from_secs(30))
+                .unwrap_or_else(|p| p.into_inner());
+            state = next;
+            if timeout.timed_out() && state.idle.is_empty() && state.open >= self.max {
+                return Err(DbError::Busy("no database connection free after 30 s".into()));
+            }
+        }
+    }
+
+    /// Gives a slot back after its connection was lost or never made.
+    fn forget(&self) {
+        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        state.open -= 1;
+        self.available.notify_one();
+    }
+
+    fn connect(&self) -> Result<PgConn, DbError> {
+        let client = self.config.connect(NoTls).map_err(map_err)?;
+        Ok(PgConn {
+            client,
+            statements: HashMap::new(),
+        })
+    }
+}
+
+impl PgConn {
+    fn statement(&mut self, sql: &str) -> Result<Statement, DbError> {
+        if let Some(stmt) = self.statements.get(sql) {
+            return Ok(stmt.clone());
+        }
+        let stmt = self.client.prepare(&dollar_placeholders(sql)).map_err(map_err)?;
+        if self.statements.len() > 1024 {
+            self.statements.clear();
+        }
+        self.statements.insert(sql.to_string(), stmt.clone());
+        Ok(stmt)
+    }
+}
+
+/// Rewrites `?N` placeholders to `$N`, leaving string literals and quoted identifiers alone.
+fn dollar_placeholders(sql: &str) -> String {
+    let mut out = String::with_capacity(sql.len());
+    let mut quote: Option<char> = None;
+    let mut chars = sql.chars().peekable();
+    while let Some(c) = chars.next() {
+        match quote {
+            Some(q) => {
+                out.push(c);
+                if c == q {
+                    quote = None;
+                }
+            }
+            None if c == '\'' || c == '"' => {
+                quote = Some(c);
+                out.push(c);
+            }
+            None if c == '?' && chars.peek().is_some_and(char::is_ascii_digit) => out.push('$'),
+            None => out.push(c),
+        }
+    }
+    out
+}
+
+fn map_err(e: postgres::Error) -> DbError {
+    if let Some(db) = e.as_db_error() {
+        let code = db.code().code();
+        return match code {
+            "23505" => DbError::Unique(db.message().to_string()),
+            "40001" | "40P01" => DbError::Retry(db.message().to_string()),
+            _ => DbError::Other(format!("{} ({code})", db.message())),
+        };
+    }
+    let detail = e.source().map(|s| format!(": {s}")).unwrap_or_default();
+    DbError::Other(format!("{e}{detail}"))
+}
+
+/// Binds a [`Value`] to whatever type PostgreSQL inferred for the parameter, so that portable SQL
+/// need not cast: integers bind to any integer, boolean or float column; text to text.
+impl ToSql for Value {
+    fn to_sql(
+        &self,
+        ty: &Type,
+        out: &mut BytesMut,
+    ) -> Result<IsNull, Box<dyn std::error::Error + Sync + Send>> {
+        match self {
+            Value::Null => Ok(IsNull::Yes),
+            Value::Int(v) => match *ty {
+                Type::BOOL => (*v != 0).to_sql(ty, out),
+                Type::INT2 => i16::try_from(*v)?.to_sql(ty, out),
+                Type::INT4 => i32::try_from(*v)?.to_sql(ty, out),
+                Type::FLOAT8 => (*v as f64).to_sql(ty, out),
+                Type::FLOAT4 => (*v as f32).to_sql(ty, out),
+                Type::TEXT | Type::VARCHAR => v.to_string().to_sql(ty, out),
+                _ => v.to_sql(ty, out),
+            },
+            Value::Real(v) => match *ty {
+                Type::FLOAT4 => (*v as f32).to_sql(ty, out),
+                _ => v.to_sql(ty, out),
+            },
+            Value::Text(v) => v.to_sql(ty, out),
+            Value::Blob(v) => v.to_sql(ty, out),
+        }
+    }
+
+    fn accepts(_: &Type) -> bool {
+        true
+    }
+
+    to_sql_checked!();
+}
+
+fn column_value(row: &postgres::Row, i: usize) -> Result<Value, DbError> {
+    let ty = row.columns()[i].type_();
+    let decode = |e: postgres::Error| DbError::Decode {
+        column: i,
+        message: e.to_string(),
+    };
+    Ok(match *ty {
+        Type::INT8 => row
+            .try_get::<_, Option<i64>>(i)
+            .map_err(decode)?
+            .map_or(Value::Null, Value::Int),
+        Type::INT4 => row
+            .try_get::<_, Option<i32>>(i)
+            .map_err(decode)?
+            .map_or(Value::Null, |v| Value::Int(v.into())),
+        Type::INT2 => row
+            .try_get::<_, Option<i16>>(i)
+            .map_err(decode)?
+            .map_or(Value::Null, |v| Value::Int(v.into())),
+        Type::BOOL => row
+            .try_get::<_, Option<bool>>(i)
+            .map_err(decode)?
+            .map_or(Value::Null, |v| Value::Int(v.into())),
+        Type::FLOAT8 => row
+            .try_get::<_, Option<f64>>(i)
+            .map_err(decode)?
+            .map_or(Value::Null, Value::Real),
+        Type::FLOAT4 => row
+            .try_get::<_, Option<f32>>(i)
+            .map_err(decode)?
+            .map_or(Value::Null, |v| Value::Real(v.into())),
+        Type::VOID => Value::Null,
+        Type::BYTEA => row
+            .try_get::<_, Option<Vec<u8>>>(i)
+            .map_err(decode)?
+            .map_or(Value::Null, Value::Blob),
+        _ => row
+            .try_get::<_, Option<String>>(i)
+            .map_err(decode)?
+            .map_or(Value::Null, Value::Text),
+    })
+}
+
+impl Conn for PgConn {
+    fn dialect(&self) -> Dialect {
+        Dialect::Postgres
+    }
+
+    fn query(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Row>, DbError> {
+        let stmt = self.statement(sql)?;
+        let refs: Vec<&(dyn ToSql + Sync)> = params.iter().map(|p| p as &(dyn ToSql + Sync)).collect();
+        let rows = self.client.query(&stmt, &refs).map_err(map_err)?;
+        rows.iter()
+            .map(|row| {
+                (0..row.len())
+                    .map(|i| column_value(row, i))
+                    .collect::<Result<Vec<_>, _>>()
+                    .map(Row)
+            })
+            .collect()
+    }
+
+    fn execute(&mut self, sql: &str, params: &[Value]) -> Result<u64, DbError> {
+        let stmt = self.statement(sql)?;
+        let refs: Vec<&(dyn ToSql + Sync)> = params.iter().map(|p| p as &(dyn ToSql + Sync)).collect();
+        self.client.execute(&stmt, &refs).map_err(map_err)
+    }
+
+    fn batch(&mut self, sql: &str) -> Result<(), DbError> {
+        self.client.batch_execute(sql).map_err(map_err)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::dollar_placeholders;
+
+    #[test]
+    fn placeholders_are_rewritten_outside_literals() {
+        assert_eq!(
+            dollar_placeholders("SELECT '?1', ?1 FROM t WHERE a = ?12 AND b = \"?3\""),
+            "SELECT '?1', $1 FROM t WHERE a = $12 AND b = \"?3\""
+        );
+    }
+}

@@ -1,0 +1,163 @@
+//! SQLite engine: one writer connection (SQLite allows one writer at a time anyway) and a small
+//! pool of read-only connections that read concurrently under WAL.
+
+use std::path::Path;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use rusqlite::types::{ToSqlOutput, ValueRef};
+use rusqlite::{Connection, OpenFlags, ToSql};
+
+use super::{Conn, DbError, Dialect, Row, Value};
+
+/// Readers kept open when idle; more are opened under load and closed when returned.
+const IDLE_READERS: usize = 16;
+
+pub struct SqliteDb {
+    path: std::path::PathBuf,
+    writer: Mutex<SqliteConn>,
+    readers: Mutex<Vec<SqliteConn>>,
+}
+
+pub struct SqliteConn(Connection);
+
+impl SqliteDb {
+    pub fn open(path: &Path) -> Result<SqliteDb, DbError> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| DbError::Other(format!("cannot create {}: {e}", dir.display())))?;
+        }
+        let writer = open_conn(path, false)?;
+        Ok(SqliteDb {
+            path: path.to_path_buf(),
+            writer: Mutex::new(writer),
+            readers: Mutex::new(Vec::new()),
+        })
+    }
+
+    pub fn with_writer<T, E: From<DbError>>(
+        &self,
+        f: impl FnOnce(&mut dyn Conn) -> Result<T, E>,
+    ) -> Result<T, E> {
+        // A panic while holding the writer leaves SQLite consistent (the open transaction is
+        // rolled back below), so a poisoned lock is safe to take over.
+        let mut guard = self.writer.lock().unwrap_or_else(|p| p.into_inner());
+        if !guard.0.is_autocommit() {
+            let _ = guard.0.execute_batch("ROLLBACK");
+        }
+        f(&mut *guard)
+    }
+
+    pub fn with_reader<T, E: From<DbError>>(
+        &self,
+        f: impl FnOnce(&mut dyn Conn) -> Result<T, E>,
+    ) -> Result<T, E> {
+        let pooled = self.readers.lock().unwrap_or_else(|p| p.into_inner()).pop();
+        let mut conn = match pooled {
+            Some(conn) => conn,
+            None => open_conn(&self.path, true)?,
+        };
+        let result = f(&mut conn);
+        if conn.0.is_autocommit() {
+            let mut readers = self.readers.lock().unwrap_or_else(|p| p.into_inner());
+            if readers.len() < IDLE_READERS {
+                readers.push(conn);
+            }
+        }
+        result
+    }
+}
+
+fn open_conn(path: &Path, read_only: bool) -> Result<SqliteConn, DbError> {
+    let flags = if read_only {
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI
+    } else {
+        OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX
+            | OpenFlags::SQLITE_OPEN_URI
+    };
+    let conn = Connection::open_with_flags(path, flags).map_err(map_err)?;
+    conn.busy_timeout(Duration::from_secs(10)).map_err(map_err)?;
+    conn.set_prepared_statement_cache_capacity(256);
+    let pragmas = if read_only {
+        "PRAGMA foreign_keys = ON; PRAGMA cache_size = -16000; PRAGMA temp_store = MEMORY;"
+    } else {
+        "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;
+         PRAGMA cache_size = -32000; PRAGMA temp_store = MEMORY;"
+    };
+    conn.execute_batch(pragmas).map_err(map_err)?;
+    Ok(SqliteConn(conn))
+}
+
+fn map_err(e: rusqlite::Error) -> DbError {
+    use rusqlite::ErrorCode;
+    match &e {
+        rusqlite::Error::SqliteFailure(err, _) => match err.code {
+            ErrorCode::ConstraintViolation
+                if err.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE
+                    || err.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY =>
+            {
+                DbError::Unique(e.to_string())
+            }
+            ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked => DbError::Busy(e.to_string()),
+            _ => DbError::Other(e.to_string()),
+        },
+        _ => DbError::Other(e.to_string()),
+    }
+}
+
+impl ToSql for Value {
+    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
+        Ok(ToSqlOutput::Borrowed(match self {
+            Value::Null => ValueRef::Null,
+            Value::Int(v) => ValueRef::Integer(*v),
+            Value::Real(v) => ValueRef::Real(*v),
+            Value::Text(v) => ValueRef::Text(v.as_bytes()),
+            Value::Blob(v) => ValueRef::Blob(v),
+        }))
+    }
+}
+
+fn column_value(v: ValueRef<'_>) -> Value {
+    match v {
+        ValueRef::Null => Value::Null,
+        ValueRef::Integer(i) => Value::Int(i),
+        ValueRef::Real(f) => Value::Real(f),
+        ValueRef::Text(t) => Value::Text(String::from_utf8_lossy(t).into_owned()),
+        ValueRef::Blob(b) => Value::Blob(b.to_vec()),
+    }
+}
+
+impl Conn for SqliteConn {
+    fn dialect(&self) -> Dialect {
+        Dialect::Sqlite
+    }
+
+    fn query(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Row>, DbError> {
+        let mut stmt = self.0.prepare_cached(sql).map_err(map_err)?;
+        let columns = stmt.column_count();
+        let mut rows = stmt.query(rusqlite::params_from_iter(params)).map_err(map_err)?;
+        let mut out = Vec::new();
+        while let Some(row) = rows.next().map_err(map_err)? {
+            let mut values = Vec::with_capacity(columns);
+            for i in 0..columns {
+                values.push(column_value(row.get_ref(i).map_err(map_err)?));
+            }
+            out.push(Row(values));
+        }
+        Ok(out)
+    }
+
+    fn execute(&mut self, sql: &str, params: &[Value]) -> Result<u64, DbError> {
+        let mut stmt = self.0.prepare_cached(sql).map_err(map_err)?;
+        let changed = stmt
+            .execute(rusqlite::params_from_iter(params))
+            .map_err(map_err)?;
+        Ok(changed as u64)
+    }
+
+    fn batch(&mut self, sql: &str) -> Result<(), DbError> {
+        self.0.execute_batch(sql).map_err(map_err)
+    }
+}

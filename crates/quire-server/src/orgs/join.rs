@@ -1,0 +1,110 @@
+//! Joining an organization through its email domains, and finding organizations by domain.
+
+use axum::Router;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::routing::{get, post};
+use serde::Serialize;
+
+use super::model::{self, OrgJson};
+use crate::app::App;
+use crate::auth::Caller;
+use crate::db::Args;
+use crate::error::{ApiError, ApiResult};
+use crate::extract::Path;
+use crate::permissions::Role;
+use crate::{clock, params, validate};
+
+pub fn routes() -> Router<App> {
+    Router::new()
+        .route("/v1/orgs/{organizationId}/join", post(join_org))
+        .route("/v1/email-domains/{emailDomain}/orgs", get(orgs_for_domain))
+}
+
+/// The domain of the caller's email, when it is verified.
+fn verified_domain(c: &mut dyn crate::db::Conn, caller: &Caller) -> Result<Option<String>, ApiError> {
+    let verified: bool = c
+        .query_scalar(
+            "SELECT email_verified FROM users WHERE id = ?1",
+            params![caller.user_id.clone()],
+        )?
+        .unwrap_or(false);
+    Ok(verified
+        .then(|| caller.email.rsplit_once('@').map(|(_, d)| d.to_ascii_lowercase()))
+        .flatten())
+}
+
+async fn join_org(
+    caller: Caller,
+    State(app): State<App>,
+    Path(org_id): Path<String>,
+) -> ApiResult<StatusCode> {
+    app.db
+        .write(move |c| {
+            let org = model::load_for(c, &org_id, &caller.user_id)?
+                .ok_or_else(|| ApiError::not_found(format!("organization {org_id:?} not found")))?;
+            if org.standing.is_member() {
+                return Ok(());
+            }
+            let domain = verified_domain(c, &caller)?.ok_or_else(|| {
+                ApiError::bad_request("your email address is not verified, so it cannot join by domain")
+            })?;
+            if !org.org.email_domains.contains(&domain) {
+                return Err(ApiError::bad_request(format!(
+                    "your email domain {domain:?} is not one of the email domains of organization {org_id:?}"
+                )));
+            }
+            c.execute(
+                "INSERT INTO members (organization_id, user_id, role, joined_at) VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT (organization_id, user_id) DO NOTHING",
+                params![
+                    org_id.clone(),
+                    caller.user_id.clone(),
+                    org.org.default_role.map(Role::as_str),
+                    clock::now_ms()
+                ],
+            )?;
+            Ok(())
+        })
+        .await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+#[derive(Serialize)]
+struct OrgsForDomain {
+    organizations: Vec<OrgJson>,
+}
+
+/// Organizations that list `emailDomain` and that the caller belongs to or may join (its own
+/// verified domain): other callers cannot enumerate a domain's organizations.
+async fn orgs_for_domain(
+    caller: Caller,
+    State(app): State<App>,
+    Path(domain): Path<String>,
+) -> ApiResult<axum::Json<OrgsForDomain>> {
+    let domain = validate::email_domain("emailDomain", &domain)?;
+    let orgs = app
+        .db
+        .read(move |c| {
+            let own = verified_domain(c, &caller)?;
+            let mut args = Args::default();
+            let me = args.arg(&caller.user_id);
+            let sql = format!(
+                "{} JOIN organization_email_domains d ON d.organization_id = o.id
+                 WHERE d.domain = {} AND (m.user_id IS NOT NULL OR {} = 1)
+                 ORDER BY o.created_at, o.id LIMIT 1000",
+                model::select_for(&me, ""),
+                args.arg(domain.clone()),
+                args.arg(own.as_deref() == Some(domain.as_str())),
+            );
+            let rows = c.query(&sql, args.values())?;
+            rows.iter()
+                .map(model::OrgFor::from_row)
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(ApiError::from)
+        })
+        .await?;
+    Ok(axum::Json(OrgsForDomain {
+        organizations: orgs.iter().map(|o| o.to_json(&app.urls)).collect(),
+    }))
+}

@@ -1,0 +1,148 @@
+//! PAGING: `limit` (1..=1000, default 100) and `page`, an opaque keyset cursor. Lists answer
+//! `{next: {page}, count, items}` with `next` absent on the last page.
+//!
+//! A cursor carries the scope of the list it came from (its kind, parent and filters); using it
+//! on another list is a 400 rather than a silently wrong page.
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+
+use crate::error::ApiError;
+use crate::extract::Query;
+
+pub const DEFAULT_LIMIT: usize = 100;
+pub const MAX_LIMIT: usize = 1000;
+
+/// A requested page of a list.
+#[derive(Debug)]
+pub struct Page {
+    pub limit: usize,
+    scope: String,
+    after: Option<serde_json::Value>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct Cursor {
+    s: String,
+    k: serde_json::Value,
+}
+
+impl Page {
+    /// Reads `limit` and `page` from the query. `scope` identifies the list and its filters.
+    pub fn from_query(query: &Query, scope: impl Into<String>) -> Result<Page, ApiError> {
+        let limit = match query.str("limit") {
+            None | Some("") => DEFAULT_LIMIT,
+            Some(raw) => match raw.parse::<usize>() {
+                Ok(n) if (1..=MAX_LIMIT).contains(&n) => n,
+                _ => {
+                    return Err(ApiError::bad_request(format!(
+                        "query parameter `limit` must be an integer from 1 to {MAX_LIMIT}, not {raw:?}"
+                    )));
+                }
+            },
+        };
+        let scope = scope.into();
+        let after = match query.str("page") {
+            None | Some("") => None,
+            Some(raw) => Some(decode(raw, &scope)?),
+        };
+        Ok(Page { limit, scope, after })
+    }
+
+    /// The sort key of the last item of the previous page, if this is not the first page.
+    pub fn after<K: DeserializeOwned>(&self) -> Result<Option<K>, ApiError> {
+        match &self.after {
+            None => Ok(None),
+            Some(k) => serde_json::from_value(k.clone())
+                .map(Some)
+                .map_err(|_| ApiError::bad_request("query parameter `page` is not a cursor of this list")),
+        }
+    }
+
+    /// How many rows to fetch: one more than the limit tells whether a next page exists.
+    pub fn fetch(&self) -> i64 {
+        i64::try_from(self.limit + 1).unwrap_or(i64::MAX)
+    }
+
+    /// Builds the list envelope from up to `limit + 1` rows in list order.
+    pub fn finish<T, K: Serialize>(&self, mut rows: Vec<T>, count: u64, key: impl Fn(&T) -> K) -> List<T> {
+        let next = if rows.len() > self.limit {
+            rows.truncate(self.limit);
+            rows.last().map(|last| Next {
+                page: encode(&self.scope, &key(last)),
+            })
+        } else {
+            None
+        };
+        List {
+            next,
+            count,
+            items: rows,
+        }
+    }
+}
+
+fn encode<K: Serialize>(scope: &str, key: &K) -> String {
+    let cursor = Cursor {
+        s: scope.to_string(),
+        k: serde_json::to_value(key).unwrap_or_default(),
+    };
+    URL_SAFE_NO_PAD.encode(serde_json::to_vec(&cursor).unwrap_or_default())
+}
+
+fn decode(raw: &str, scope: &str) -> Result<serde_json::Value, ApiError> {
+    let invalid = || ApiError::bad_request("query parameter `page` is not a cursor of this list");
+    let bytes = URL_SAFE_NO_PAD.decode(raw).map_err(|_| invalid())?;
+    let cursor: Cursor = serde_json::from_slice(&bytes).map_err(|_| invalid())?;
+    if cursor.s != scope {
+        return Err(invalid());
+    }
+    Ok(cursor.k)
+}
+
+/// The list envelope.
+#[derive(Debug, Serialize)]
+pub struct List<T> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next: Option<Next>,
+    pub count: u64,
+    pub items: Vec<T>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Next {
+    pub page: String,
+}
+
+impl<T> List<T> {
+    pub fn map<U>(self, f: impl FnMut(T) -> U) -> List<U> {
+        List {
+            next: self.next,
+            count: self.count,
+            items: self.items.into_iter().map(f).collect(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limit_bounds_and_cursor_scope() {
+        let q = Query::parse("limit=1001");
+        assert!(Page::from_query(&q, "a").is_err());
+        let q = Query::parse("limit=0");
+        assert!(Page::from_query(&q, "a").is_err());
+        let page = Page::from_query(&Query::parse("limit=2"), "a").unwrap();
+        let list = page.finish(vec![1, 2, 3], 3, |n| *n);
+        let next = list.next.unwrap().page;
+        let q = Query::parse(&format!("page={next}"));
+        let again = Page::from_query(&q, "a").unwrap();
+        assert_eq!(again.after::<i32>().unwrap(), Some(2));
+        assert!(Page::from_query(&q, "b").is_err());
+        assert!(Page::from_query(&Query::parse("page=garbage"), "a").is_err());
+    }
+}

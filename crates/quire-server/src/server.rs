@@ -1,0 +1,134 @@
+//! Starting and stopping the HTTP server.
+
+use std::net::SocketAddr;
+
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use crate::app::{App, Settings};
+use crate::config::ServeArgs;
+use crate::db::Db;
+use crate::urls::Urls;
+
+/// A server started by [`start`].
+pub struct Running {
+    pub addr: SocketAddr,
+    pub db: Db,
+    pub public_url: String,
+    stop: watch::Sender<bool>,
+    tasks: Vec<JoinHandle<()>>,
+}
+
+impl Running {
+    /// Stops accepting connections, lets in-flight requests finish and background work release
+    /// its leases, then returns.
+    pub async fn shutdown(self) {
+        let _ = self.stop.send(true);
+        for task in self.tasks {
+            let _ = task.await;
+        }
+    }
+
+    /// A receiver that turns true when shutdown starts.
+    pub fn stopping(&self) -> watch::Receiver<bool> {
+        self.stop.subscribe()
+    }
+}
+
+/// Opens the database (running migrations), binds the listener and serves in the background.
+pub async fn start(args: &ServeArgs) -> Result<Running, String> {
+    let db_config = args.storage.db_config()?;
+    let db = tokio::task::spawn_blocking(move || Db::open(&db_config))
+        .await
+        .map_err(|e| format!("database start failed: {e}"))?
+        .map_err(|e| format!("cannot open the database: {e}"))?;
+    let listener = TcpListener::bind(args.listen)
+        .await
+        .map_err(|e| format!("cannot listen on {}: {e}", args.listen))?;
+    let addr = listener.local_addr().map_err(|e| e.to_string())?;
+    let public_url = args
+        .public_url
+        .clone()
+        .unwrap_or_else(|| format!("http://{addr}"));
+    let settings = Settings {
+        max_body_bytes: args.max_body_bytes,
+        space_retention_ms: i64::try_from(args.space_retention.as_millis()).unwrap_or(i64::MAX),
+    };
+    let app = App::new(db.clone(), Urls::new(&public_url), settings);
+    let (stop, stopped) = watch::channel(false);
+    let router = crate::app::router(app.clone());
+    let mut shutdown = stopped.clone();
+    let http = tokio::spawn(async move {
+        let graceful = async move {
+            let _ = shutdown.wait_for(|s| *s).await;
+        };
+        if let Err(e) = axum::serve(listener, router)
+            .with_graceful_shutdown(graceful)
+            .await
+        {
+            tracing::error!(error = %e, "server stopped with an error");
+        }
+    });
+    let jobs = tokio::spawn(crate::jobs::run(app, stopped));
+    Ok(Running {
+        addr,
+        db,
+        public_url,
+        stop,
+        tasks: vec![http, jobs],
+    })
+}
+
+/// `quire serve`: starts, bootstraps an empty database, serves until SIGINT or SIGTERM.
+pub async fn serve(args: ServeArgs, bootstrap_email: String) -> Result<(), String> {
+    let running = start(&args).await?;
+    if !args.no_bootstrap {
+        let db = running.db.clone();
+        let created = tokio::task::spawn_blocking(move || crate::admin::bootstrap(&db, &bootstrap_email))
+            .await
+            .map_err(|e| e.to_string())?
+            .map_err(|e| format!("first-start setup failed: {}", e.message))?;
+        if let Some(b) = created {
+            print_bootstrap(&b, &running.public_url);
+        }
+    }
+    tracing::info!(addr = %running.addr, url = %running.public_url, "quire is listening");
+    shutdown_signal().await;
+    tracing::info!("shutting down");
+    running.shutdown().await;
+    Ok(())
+}
+
+fn print_bootstrap(b: &crate::admin::Bootstrap, url: &str) {
+    println!(
+        "\nquire: first start on an empty database. Created, and shown only this once:\n\
+         \n  administrator  {} (user id {})\
+         \n  organization   {} (id {})\
+         \n  API token      {}\n\
+         \nTry it:\n\
+         \n  curl -H 'Authorization: Bearer {}' {}/v1/orgs\n",
+        b.email, b.user_id, b.org_title, b.org_id, b.token, b.token, url
+    );
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = terminate => {},
+    }
+}

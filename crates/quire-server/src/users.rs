@@ -1,0 +1,146 @@
+//! Users: `GET /v1/user` and `GET /v1/users/{userId}`, and the user object embedded everywhere.
+
+use std::collections::HashMap;
+
+use axum::Router;
+use axum::extract::State;
+use axum::routing::get;
+use serde::Serialize;
+
+use crate::app::App;
+use crate::auth::Caller;
+use crate::db::{Conn, DbError, Row, Value};
+use crate::error::{ApiError, ApiResult};
+use crate::extract::Path;
+use crate::params;
+use crate::urls::Urls;
+
+pub fn routes() -> Router<App> {
+    Router::new()
+        .route("/v1/user", get(get_authenticated_user))
+        .route("/v1/users/{userId}", get(get_user))
+}
+
+/// A user as stored.
+#[derive(Clone, Debug)]
+pub struct User {
+    pub id: String,
+    pub email: String,
+    pub display_name: String,
+    pub photo_url: Option<String>,
+}
+
+/// Columns to select for [`User::from_row`], with the table aliased `u`.
+pub const USER_COLUMNS: &str = "u.id, u.email, u.display_name, u.photo_url";
+
+impl User {
+    /// Reads a user from four columns starting at `at`, in the order of [`USER_COLUMNS`].
+    pub fn from_row(row: &Row, at: usize) -> Result<User, DbError> {
+        Ok(User {
+            id: row.get(at)?,
+            email: row.get(at + 1)?,
+            display_name: row.get(at + 2)?,
+            photo_url: row.get(at + 3)?,
+        })
+    }
+
+    /// The wire object; `show_email` is false for users the caller shares no organization with.
+    pub fn to_json(&self, urls: &Urls, show_email: bool) -> UserJson {
+        UserJson {
+            object: "user",
+            id: self.id.clone(),
+            display_name: self.display_name.clone(),
+            email: show_email.then(|| self.email.clone()),
+            photo_url: self.photo_url.clone(),
+            urls: UserUrls {
+                location: urls.api(&format!("/users/{}", self.id)),
+            },
+        }
+    }
+}
+
+impl From<&Caller> for User {
+    fn from(c: &Caller) -> User {
+        User {
+            id: c.user_id.clone(),
+            email: c.email.clone(),
+            display_name: c.display_name.clone(),
+            photo_url: c.photo_url.clone(),
+        }
+    }
+}
+
+#[derive(Serialize, Debug, Clone)]
+#[serde(rename_all = "camelCase")]
+pub struct UserJson {
+    pub object: &'static str,
+    pub id: String,
+    pub display_name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub email: Option<String>,
+    #[serde(rename = "photoURL", skip_serializing_if = "Option::is_none")]
+    pub photo_url: Option<String>,
+    pub urls: UserUrls,
+}
+
+#[derive(Serialize, Debug, Clone)]
+pub struct UserUrls {
+    pub location: String,
+}
+
+/// Loads users by id in one query (for lists that embed users).
+pub fn load_many(c: &mut dyn Conn, ids: &[&str]) -> Result<HashMap<String, User>, DbError> {
+    let mut out = HashMap::new();
+    let mut unique: Vec<&str> = ids.to_vec();
+    unique.sort_unstable();
+    unique.dedup();
+    // Bounded chunks keep the statement under every engine's parameter limit.
+    for chunk in unique.chunks(500) {
+        let placeholders: Vec<String> = (1..=chunk.len()).map(|i| format!("?{i}")).collect();
+        let sql = format!(
+            "SELECT {USER_COLUMNS} FROM users u WHERE u.id IN ({})",
+            placeholders.join(",")
+        );
+        let params: Vec<Value> = chunk.iter().map(|id| Value::from(*id)).collect();
+        for row in c.query(&sql, &params)? {
+            let user = User::from_row(&row, 0)?;
+            out.insert(user.id.clone(), user);
+        }
+    }
+    Ok(out)
+}
+
+pub fn load(c: &mut dyn Conn, id: &str) -> Result<Option<User>, DbError> {
+    let row = c.query_opt(
+        &format!("SELECT {USER_COLUMNS} FROM users u WHERE u.id = ?1"),
+        params![id],
+    )?;
+    row.map(|r| User::from_row(&r, 0)).transpose()
+}
+
+async fn get_authenticated_user(caller: Caller, State(app): State<App>) -> ApiResult<axum::Json<UserJson>> {
+    Ok(axum::Json(User::from(&caller).to_json(&app.urls, true)))
+}
+
+async fn get_user(
+    caller: Caller,
+    State(app): State<App>,
+    Path(user_id): Path<String>,
+) -> ApiResult<axum::Json<UserJson>> {
+    let me = caller.user_id.clone();
+    let (user, shares_org) = app
+        .db
+        .read(move |c| {
+            let user = load(c, &user_id)?
+                .ok_or_else(|| ApiError::not_found(format!("user {user_id:?} not found")))?;
+            let shares_org = user.id == me
+                || c.exists(
+                    "SELECT 1 FROM members a JOIN members b ON a.organization_id = b.organization_id
+                     WHERE a.user_id = ?1 AND b.user_id = ?2",
+                    params![me, user.id.clone()],
+                )?;
+            Ok::<_, ApiError>((user, shares_org))
+        })
+        .await?;
+    Ok(axum::Json(user.to_json(&app.urls, shares_org)))
+}

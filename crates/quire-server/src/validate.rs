@@ -1,0 +1,95 @@
+//! Field validation shared by handlers; every error names the field.
+
+use crate::error::ApiError;
+
+/// A title of `min..=max` characters that does not start or end with whitespace.
+pub fn title(field: &str, value: &str, min: usize, max: usize) -> Result<String, ApiError> {
+    let len = value.chars().count();
+    if len < min || len > max {
+        return Err(ApiError::bad_request(format!(
+            "`{field}` must be {min} to {max} characters long, not {len}"
+        )));
+    }
+    if value.trim() != value {
+        return Err(ApiError::bad_request(format!(
+            "`{field}` must not start or end with whitespace"
+        )));
+    }
+    Ok(value.to_string())
+}
+
+/// A string of at most `max` characters.
+pub fn max_len(field: &str, value: &str, max: usize) -> Result<(), ApiError> {
+    let len = value.chars().count();
+    if len > max {
+        return Err(ApiError::bad_request(format!(
+            "`{field}` must be at most {max} characters long, not {len}"
+        )));
+    }
+    Ok(())
+}
+
+/// An email domain such as `example.com`, returned lowercased.
+pub fn email_domain(field: &str, value: &str) -> Result<String, ApiError> {
+    let domain = value.trim().to_ascii_lowercase();
+    let labels: Vec<&str> = domain.split('.').collect();
+    let valid = domain.len() <= 253
+        && labels.len() >= 2
+        && labels.iter().all(|l| {
+            !l.is_empty()
+                && l.len() <= 63
+                && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+                && !l.starts_with('-')
+                && !l.ends_with('-')
+        });
+    if !valid {
+        return Err(ApiError::bad_request(format!(
+            "`{field}` contains an invalid email domain {value:?}"
+        )));
+    }
+    Ok(domain)
+}
+
+/// An absolute http(s) URL of at most 2048 characters.
+pub fn url(field: &str, value: &str) -> Result<url::Url, ApiError> {
+    max_len(field, value, 2048)?;
+    let parsed = url::Url::parse(value)
+        .map_err(|e| ApiError::bad_request(format!("`{field}` must be an absolute URL: {e}")))?;
+    if !matches!(parsed.scheme(), "http" | "https") {
+        return Err(ApiError::bad_request(format!(
+            "`{field}` must be an http or https URL"
+        )));
+    }
+    Ok(parsed)
+}
+
+/// An email address (`local@domain`), returned with its domain lowercased.
+pub fn email(field: &str, value: &str) -> Result<String, ApiError> {
+    let value = value.trim();
+    let (local, domain) = value
+        .rsplit_once('@')
+        .filter(|(l, _)| !l.is_empty() && l.len() <= 64 && !l.contains(char::is_whitespace))
+        .ok_or_else(|| ApiError::bad_request(format!("`{field}` must be an email address, not {value:?}")))?;
+    let domain = email_domain(field, domain)
+        .map_err(|_| ApiError::bad_request(format!("`{field}` must be an email address, not {value:?}")))?;
+    Ok(format!("{local}@{domain}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn validates_fields() {
+        assert!(title("title", "ab", 2, 255).is_ok());
+        assert!(title("title", "a", 2, 255).is_err());
+        assert!(title("title", " ab", 2, 255).is_err());
+        assert_eq!(email_domain("d", "Example.COM").unwrap(), "example.com");
+        assert!(email_domain("d", "localhost").is_err());
+        assert!(email_domain("d", "-a.com").is_err());
+        assert_eq!(email("e", "Ann@Example.com").unwrap(), "Ann@example.com");
+        assert!(email("e", "nope").is_err());
+        assert!(url("u", "https://x.org/a.png").is_ok());
+        assert!(url("u", "ftp://x.org").is_err());
+    }
+}

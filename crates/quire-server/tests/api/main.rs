@@ -1,0 +1,8 @@
+//! API tests: each starts a real server and talks HTTP to it, on SQLite, or on PostgreSQL when
+//! `QUIRE_TEST_DATABASE_URL` is set.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+mod foundation;
+mod orgs;

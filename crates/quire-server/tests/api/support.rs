@@ -1,0 +1,275 @@
+//! The test harness: a real quire server on an ephemeral port with a fresh database (SQLite in a
+//! temporary directory, or a fresh schema of the PostgreSQL database named by
+//! `QUIRE_TEST_DATABASE_URL`), and a small HTTP client.
+
+// A shared harness: helpers arrive before every test that uses them.
+#![allow(dead_code)]
+
+use std::time::Duration;
+
+use clap::Parser;
+use quire_server::config::ServeArgs;
+use quire_server::db::Db;
+use quire_server::server::Running;
+use serde_json::Value;
+
+pub struct TestApp {
+    pub base: String,
+    pub running: Option<Running>,
+    pub db: Db,
+    client: reqwest::Client,
+    _dir: tempfile::TempDir,
+    pg: Option<PgSchema>,
+}
+
+/// A user created for a test, with an API token.
+#[derive(Clone, Debug)]
+pub struct TestUser {
+    pub id: String,
+    pub email: String,
+    pub token: String,
+}
+
+/// A response: status, headers and the JSON body (Null when empty).
+#[derive(Debug)]
+pub struct Resp {
+    pub status: u16,
+    pub headers: reqwest::header::HeaderMap,
+    pub body: Value,
+}
+
+impl Resp {
+    /// Asserts the status, printing the body when it differs.
+    #[track_caller]
+    pub fn expect(self, status: u16) -> Value {
+        assert_eq!(self.status, status, "unexpected status; body: {}", self.body);
+        self.body
+    }
+
+    /// Asserts an error status with the JSON error envelope.
+    #[track_caller]
+    pub fn expect_error(self, status: u16) -> String {
+        assert_eq!(self.status, status, "unexpected status; body: {}", self.body);
+        assert_eq!(
+            self.body["error"]["code"], status,
+            "error envelope: {}",
+            self.body
+        );
+        let message = self.body["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        assert!(!message.is_empty(), "error without a message: {}", self.body);
+        message
+    }
+}
+
+struct PgSchema {
+    admin_url: String,
+    schema: String,
+}
+
+impl Drop for PgSchema {
+    fn drop(&mut self) {
+        let url = self.admin_url.clone();
+        let sql = format!("DROP SCHEMA IF EXISTS {} CASCADE", self.schema);
+        // The synchronous client must not run on an async runtime thread.
+        let _ = std::thread::spawn(move || {
+            if let Ok(mut c) = postgres::Client::connect(&url, postgres::NoTls) {
+                let _ = c.batch_execute(&sql);
+            }
+        })
+        .join();
+    }
+}
+
+impl TestApp {
+    pub async fn start() -> TestApp {
+        TestApp::start_with(&[]).await
+    }
+
+    /// Starts a server with extra `quire serve` flags.
+    pub async fn start_with(flags: &[&str]) -> TestApp {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let mut argv: Vec<String> = vec![
+            "serve".into(),
+            "--listen".into(),
+            "127.0.0.1:0".into(),
+            "--data-dir".into(),
+            dir.path().display().to_string(),
+            "--no-bootstrap".into(),
+        ];
+        let mut pg = None;
+        if let Ok(url) = std::env::var("QUIRE_TEST_DATABASE_URL") {
+            if !url.is_empty() {
+                let schema = format!("t_{}", quire_server::ids::random_base62(16).to_lowercase());
+                let admin_url = url.clone();
+                let create = format!("CREATE SCHEMA {schema}");
+                std::thread::spawn(move || {
+                    let mut c = postgres::Client::connect(&admin_url, postgres::NoTls)
+                        .expect("connect to test PostgreSQL");
+                    c.batch_execute(&create).expect("create test schema");
+                })
+                .join()
+                .expect("schema thread");
+                let sep = if url.contains('?') { '&' } else { '?' };
+                argv.push("--database-url".into());
+                argv.push(format!("{url}{sep}options=-csearch_path%3D{schema}"));
+                argv.push("--database-max-connections".into());
+                argv.push("4".into());
+                pg = Some(PgSchema {
+                    admin_url: url,
+                    schema,
+                });
+            }
+        }
+        argv.extend(flags.iter().map(|f| f.to_string()));
+        let args = ServeCli::parse_from(std::iter::once("test".to_string()).chain(argv)).args();
+        let running = quire_server::server::start(&args).await.expect("server starts");
+        let base = format!("http://{}", running.addr);
+        let db = running.db.clone();
+        TestApp {
+            base,
+            db,
+            running: Some(running),
+            client: reqwest::Client::builder()
+                .timeout(Duration::from_secs(60))
+                .build()
+                .expect("client"),
+            _dir: dir,
+            pg,
+        }
+    }
+
+    pub fn is_postgres(&self) -> bool {
+        self.pg.is_some()
+    }
+
+    /// Creates a user with a token through the admin functions.
+    pub async fn user(&self, name: &str) -> TestUser {
+        let email = format!(
+            "{}@{}.example.com",
+            name.to_lowercase(),
+            quire_server::ids::random_base62(8).to_lowercase()
+        );
+        self.user_with_email(name, &email).await
+    }
+
+    pub async fn user_with_email(&self, name: &str, email: &str) -> TestUser {
+        let db = self.db.clone();
+        let (name, email) = (name.to_string(), email.to_string());
+        tokio::task::spawn_blocking(move || {
+            let id = quire_server::admin::create_user(&db, &email, &name).expect("create user");
+            let token = quire_server::admin::create_token(&db, &email, &[]).expect("create token");
+            TestUser { id, email, token }
+        })
+        .await
+        .expect("user thread")
+    }
+
+    pub async fn request(&self, method: &str, token: Option<&str>, path: &str, body: Option<Value>) -> Resp {
+        let url = format!("{}{path}", self.base);
+        let method = reqwest::Method::from_bytes(method.as_bytes()).expect("method");
+        let mut req = self.client.request(method, url);
+        if let Some(t) = token {
+            req = req.bearer_auth(t);
+        }
+        if let Some(b) = body {
+            req = req.json(&b);
+        }
+        let resp = req.send().await.expect("request sent");
+        let status = resp.status().as_u16();
+        let headers = resp.headers().clone();
+        let bytes = resp.bytes().await.expect("body");
+        let body = if bytes.is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_slice(&bytes)
+                .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned()))
+        };
+        Resp {
+            status,
+            headers,
+            body,
+        }
+    }
+
+    pub async fn get(&self, user: &TestUser, path: &str) -> Resp {
+        self.request("GET", Some(&user.token), path, None).await
+    }
+
+    pub async fn post(&self, user: &TestUser, path: &str, body: Value) -> Resp {
+        self.request("POST", Some(&user.token), path, Some(body)).await
+    }
+
+    pub async fn patch(&self, user: &TestUser, path: &str, body: Value) -> Resp {
+        self.request("PATCH", Some(&user.token), path, Some(body)).await
+    }
+
+    pub async fn put(&self, user: &TestUser, path: &str, body: Value) -> Resp {
+        self.request("PUT", Some(&user.token), path, Some(body)).await
+    }
+
+    pub async fn delete(&self, user: &TestUser, path: &str) -> Resp {
+        self.request("DELETE", Some(&user.token), path, None).await
+    }
+
+    /// Walks a list page by page with `limit` and returns every item.
+    pub async fn walk(&self, user: &TestUser, path: &str, limit: usize) -> Vec<Value> {
+        let mut items = Vec::new();
+        let sep = if path.contains('?') { '&' } else { '?' };
+        let mut url = format!("{path}{sep}limit={limit}");
+        for _ in 0..100_000 {
+            let body = self.get(user, &url).await.expect(200);
+            let page = body["items"].as_array().expect("items").clone();
+            assert!(page.len() <= limit, "page larger than limit");
+            items.extend(page);
+            match body["next"]["page"].as_str() {
+                Some(next) => url = format!("{path}{sep}limit={limit}&page={next}"),
+                None => {
+                    assert!(body.get("next").is_none(), "next present without page: {body}");
+                    return items;
+                }
+            }
+        }
+        panic!("list did not end");
+    }
+
+    /// Creates an organization through the API; returns its id.
+    pub async fn org(&self, admin: &TestUser, title: &str) -> String {
+        let body = self
+            .post(admin, "/v1/orgs", serde_json::json!({ "title": title }))
+            .await
+            .expect(201);
+        body["id"].as_str().expect("org id").to_string()
+    }
+}
+
+impl Drop for TestApp {
+    fn drop(&mut self) {
+        // Dropping the runtime stops the server tasks; the PostgreSQL schema goes with `pg`.
+        self.running.take();
+    }
+}
+
+#[derive(clap::Parser)]
+struct ServeCli {
+    #[command(subcommand)]
+    command: ServeCommand,
+}
+
+#[derive(clap::Subcommand)]
+enum ServeCommand {
+    Serve {
+        #[command(flatten)]
+        args: ServeArgs,
+    },
+}
+
+impl ServeCli {
+    fn args(self) -> ServeArgs {
+        match self.command {
+            ServeCommand::Serve { args } => args,
+        }
+    }
+}

@@ -1,0 +1,152 @@
+//! The `quire` command: `serve` runs the server; `admin` manages users, organizations and
+//! tokens on the same database, also while the server runs.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use quire_server::config::{LogFormat, ServeArgs, StorageArgs};
+use quire_server::db::Db;
+
+#[derive(Parser)]
+#[command(name = "quire", version, about = "A self-hosted documentation platform")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the HTTP server.
+    Serve {
+        #[command(flatten)]
+        args: ServeArgs,
+        /// Email of the administrator created on the first start with an empty database.
+        #[arg(long, env = "QUIRE_BOOTSTRAP_EMAIL", default_value = "admin@example.com")]
+        bootstrap_email: String,
+    },
+    /// Manage users, organizations and tokens directly in the database.
+    Admin {
+        #[command(flatten)]
+        storage: StorageArgs,
+        #[command(subcommand)]
+        command: AdminCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum AdminCommand {
+    /// Users.
+    User {
+        #[command(subcommand)]
+        command: UserCommand,
+    },
+    /// Organizations.
+    Org {
+        #[command(subcommand)]
+        command: OrgCommand,
+    },
+    /// API tokens.
+    Token {
+        #[command(subcommand)]
+        command: TokenCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum UserCommand {
+    /// Create a user and print its id.
+    Create {
+        #[arg(long)]
+        email: String,
+        #[arg(long)]
+        name: String,
+    },
+}
+
+#[derive(Subcommand)]
+enum OrgCommand {
+    /// Create an organization administered by an existing user and print its id.
+    Create {
+        #[arg(long)]
+        title: String,
+        /// Email of the user who becomes the organization's admin.
+        #[arg(long)]
+        owner: String,
+    },
+}
+
+#[derive(Subcommand)]
+enum TokenCommand {
+    /// Issue an API token for a user and print it (it is not stored and cannot be shown again).
+    Create {
+        #[arg(long)]
+        email: String,
+        /// Restrict the token to a scope (repeatable), e.g. space:content:read. Without any, the
+        /// token may do whatever its user may.
+        #[arg(long = "scope")]
+        scopes: Vec<String>,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Serve {
+            args,
+            bootstrap_email,
+        } => {
+            init_logs(args.log_format, "info");
+            let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+                Ok(rt) => rt,
+                Err(e) => return fail(&format!("cannot start the runtime: {e}")),
+            };
+            match runtime.block_on(quire_server::server::serve(args, bootstrap_email)) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => fail(&e),
+            }
+        }
+        Command::Admin { storage, command } => {
+            init_logs(LogFormat::Text, "warn");
+            match admin(&storage, command) {
+                Ok(out) => {
+                    println!("{out}");
+                    ExitCode::SUCCESS
+                }
+                Err(e) => fail(&e),
+            }
+        }
+    }
+}
+
+fn admin(storage: &StorageArgs, command: AdminCommand) -> Result<String, String> {
+    let db = Db::open(&storage.db_config()?).map_err(|e| format!("cannot open the database: {e}"))?;
+    let result = match command {
+        AdminCommand::User {
+            command: UserCommand::Create { email, name },
+        } => quire_server::admin::create_user(&db, &email, &name),
+        AdminCommand::Org {
+            command: OrgCommand::Create { title, owner },
+        } => quire_server::admin::create_org(&db, &title, &owner),
+        AdminCommand::Token {
+            command: TokenCommand::Create { email, scopes },
+        } => quire_server::admin::create_token(&db, &email, &scopes),
+    };
+    result.map_err(|e| e.message)
+}
+
+fn fail(message: &str) -> ExitCode {
+    eprintln!("error: {message}");
+    ExitCode::FAILURE
+}
+
+fn init_logs(format: LogFormat, default: &str) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    match format {
+        LogFormat::Json => builder.json().init(),
+        LogFormat::Text => builder.init(),
+    }
+}
