@@ -1,2 +1,34 @@
-//! Pure content logic of quire: the document model, markdown conversion, page trees,
-//! three-way merges, link extraction and search sections. Nothing here does I/O.
+//! Pure content logic of quire: the document model, markdown conversion, link extraction and
+//! search sections. Nothing here does I/O.
+//!
+//! - [`document`]: the JSON document tree of GitBook's API ([`Document`], [`Node`], [`Leaf`],
+//!   [`Mark`], [`Fragment`], [`ContentRef`]), lossless for unknown types and fields, with
+//!   validation ([`Document::from_json`]), keys ([`fill_missing_keys`]) and reference visitors
+//!   ([`for_each_ref`], [`for_each_ref_mut`]).
+//! - [`markdown`]: GitBook-flavoured markdown to and from documents
+//!   ([`markdown_to_document`], [`document_to_markdown`], [`parse_page`], [`render_page`]),
+//!   frontmatter ([`PageFrontmatter`]) and link targets ([`normalize_link_target`],
+//!   [`resolve_links`]).
+//! - [`text`], [`sections`], [`links`], [`slug`]: plain text, search sections, outgoing
+//!   references and slugs.
+
+pub mod document;
+pub mod links;
+pub mod markdown;
+pub mod sections;
+pub mod slug;
+pub mod text;
+
+pub use document::{
+    ContentRef, Document, Fragment, JsonMap, Leaf, Mark, Node, NodeObject, RefSite, ValidationError,
+    fill_missing_keys, for_each_ref, for_each_ref_mut, strip_keys, validate_document,
+};
+pub use links::{DocumentLink, extract_links};
+pub use markdown::{
+    FrontmatterError, LayoutVisibility, LinkTarget, MarkdownPage, PageFrontmatter, PageLayout,
+    document_to_markdown, markdown_to_document, normalize_link_target, parse_page, render_page,
+    resolve_links, split_frontmatter,
+};
+pub use sections::{Section, sections};
+pub use slug::slugify;
+pub use text::{plain_text, plain_text_of_nodes};

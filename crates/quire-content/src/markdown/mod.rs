@@ -1,0 +1,90 @@
+//! GitBook-flavoured markdown to and from the document tree.
+//!
+//! The dialect is CommonMark with GitHub's extensions (tables, strikethrough, task lists,
+//! autolinks), `$$` math, YAML frontmatter for page metadata, and GitBook's block syntax
+//! (`{% hint %}`, `{% tabs %}`, `{% code %}`, `{% embed %}`, `{% file %}`, `{% content-ref %}`,
+//! `<details>`, `<figure>`). See `parse_blocks` for how each construct maps to blocks.
+//!
+//! Conversion is designed as a fixed point after one normalization: rendering a parsed document
+//! and parsing it again gives the same document, and rendering that gives the same markdown.
+
+mod directives;
+mod frontmatter;
+mod html;
+mod link_target;
+mod marks;
+mod parse_blocks;
+mod parse_inline;
+mod render_blocks;
+mod render_inline;
+mod table;
+
+use comrak::{Arena, Options};
+
+use crate::document::{ContentRef, Document};
+
+pub use frontmatter::{FrontmatterError, LayoutVisibility, PageFrontmatter, PageLayout, split_frontmatter};
+pub use link_target::{LinkTarget, normalize_link_target, resolve_links};
+
+/// A markdown file: page metadata and content.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct MarkdownPage {
+    /// The YAML frontmatter.
+    pub frontmatter: PageFrontmatter,
+    /// The content.
+    pub document: Document,
+}
+
+/// Parses a markdown file, frontmatter included.
+pub fn parse_page(markdown: &str) -> Result<MarkdownPage, FrontmatterError> {
+    let (yaml, body) = split_frontmatter(markdown);
+    Ok(MarkdownPage {
+        frontmatter: PageFrontmatter::from_yaml(yaml.unwrap_or_default())?,
+        document: markdown_to_document(body),
+    })
+}
+
+/// Writes a markdown file: frontmatter (when not empty), then content.
+pub fn render_page(page: &MarkdownPage, resolve: &dyn Fn(&ContentRef) -> Option<String>) -> String {
+    let yaml = page.frontmatter.to_yaml();
+    let body = document_to_markdown(&page.document, resolve);
+    if yaml.is_empty() {
+        body
+    } else {
+        format!("---\n{yaml}---\n\n{body}")
+    }
+}
+
+/// Parses markdown into a document. Frontmatter, if any, is skipped (see [`parse_page`]).
+/// Link, image and file targets become `url` references holding the raw target; see
+/// [`resolve_links`]. Nodes have no keys; see [`crate::document::fill_missing_keys`].
+pub fn markdown_to_document(markdown: &str) -> Document {
+    let (_, body) = split_frontmatter(markdown);
+    let (prepared, directives) = directives::extract(body);
+    let arena = Arena::new();
+    let root = comrak::parse_document(&arena, &prepared, &comrak_options());
+    Document::new(parse_blocks::convert_container(root, &directives))
+}
+
+/// Renders a document as markdown. `resolve` gives the link target of a reference (a relative
+/// path for a page or file id); references it leaves unresolved render as their best available
+/// text target (the URL, `#anchor`, or the id). The output ends with a newline unless empty.
+pub fn document_to_markdown(document: &Document, resolve: &dyn Fn(&ContentRef) -> Option<String>) -> String {
+    let renderer = render_inline::Renderer::new(resolve);
+    let mut markdown = render_blocks::blocks(&document.nodes, &renderer);
+    if !markdown.is_empty() {
+        markdown.push('\n');
+    }
+    markdown
+}
+
+/// The comrak dialect: GFM plus dollar math, without comrak's own frontmatter handling.
+pub(crate) fn comrak_options() -> Options<'static> {
+    let mut options = Options::default();
+    options.extension.strikethrough = true;
+    options.extension.table = true;
+    options.extension.autolink = true;
+    options.extension.tasklist = true;
+    options.extension.math_dollars = true;
+    options
+}

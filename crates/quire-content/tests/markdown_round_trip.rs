@@ -1,0 +1,108 @@
+//! Round trips between markdown and documents over a corpus of every supported construct:
+//! markdown → document → markdown must reach a fixed point after one normalization.
+
+#![cfg(test)]
+
+use quire_content::{Document, document_to_markdown, markdown_to_document, strip_keys};
+
+fn parse(markdown: &str) -> Document {
+    let mut document = markdown_to_document(markdown);
+    strip_keys(&mut document);
+    document
+}
+
+fn pretty(document: &Document) -> String {
+    serde_json::to_string_pretty(document).unwrap()
+}
+
+fn render(document: &Document) -> String {
+    document_to_markdown(document, &|_| None)
+}
+
+/// md1 → doc1 → md2 → doc2 → md3: doc2 == doc1 and md3 == md2; returns md2.
+fn fixed_point(md1: &str) -> String {
+    let doc1 = parse(md1);
+    doc1.validate()
+        .unwrap_or_else(|error| panic!("{error} for\n{md1}"));
+    let md2 = render(&doc1);
+    let doc2 = parse(&md2);
+    let (json1, json2) = (pretty(&doc1), pretty(&doc2));
+    if json1 != json2 {
+        panic!("document changed\n--- md1:\n{md1}\n--- md2:\n{md2}\n--- doc1:\n{json1}\n--- doc2:\n{json2}");
+    }
+    let md3 = render(&doc2);
+    assert_eq!(md3, md2, "markdown changed\n--- md1:\n{md1}");
+    md2
+}
+
+const CORPUS: &[&str] = &[
+    // Headings and paragraphs.
+    "# One\n\n## Two\n\n### Three\n\n#### Four\n\n###### Six\n\nSetext\n======\n\nSub\n---\n",
+    "Plain paragraph\nwith a soft break.\n\nHard  \nbreak and\\\nbackslash break.",
+    "# Heading with *marks* and `code` #\n\n## C# and F#\n\n### Custom id <a href=\"#custom\" id=\"custom\"></a>\n",
+    // Marks.
+    "**bold** *italic* ***both*** ~~strike~~ `code` **bold `code` bold** *a **b** c*",
+    "mid**word**bold and a**\"quoted\"**b and x`y`z and **trailing space **here",
+    "<kbd>Ctrl</kbd>+<kbd>C</kbd>, H<sub>2</sub>O, x<sup>2</sup>, <mark style=\"color:red;\">red</mark> <strong>html bold</strong> <em>em</em> <del>del</del>",
+    "**bold [link](a.md) bold** and [**bold link**](b.md) and [`code link`](c.md)",
+    // Escaping.
+    "1. not a list\n\n1) nor this\n\n- item? no: \\- escaped\n\n\\# not a heading\n\n\\> not a quote\n\n\\+ plus",
+    "Stars \\* and \\*\\*double\\*\\*, under\\_scores\\_, snake_case_word, \\[brackets\\], \\<angle>, back\\\\slash, \\`tick\\`, \\~tilde\\~, pipe \\| and \\$dollar, {\\% hint %}",
+    "Entities: &amp; &copy; &#65; and & alone; URL-like text: https\\://example.com and www\\.example.com and me\\@example.com",
+    "Hello!\\[not link\\] and Hi\\![link](x.md)",
+    "Trailing spaces and **bold** at line end  \nnext line\\\n  leading spaces",
+    // Links and images.
+    "[rel](../guide/setup.md#install) [abs](https://example.com/a_b?x=1&y=2) [anchor](#section) [spaces](<a b.md>) [parens](<x(1.md>) [title](t.md \"A title\")",
+    "Autolinks: <https://example.com> https://bare.example.com www.example.com and mail@example.com",
+    "Inline ![icon](icon.png) image and [![badge](badge.svg)](https://ci.example.com)",
+    "![alone](images/a.png)\n\n![one](1.png) ![two](2.png)",
+    "<figure><img src=\".gitbook/assets/shot.png\" alt=\"Screenshot\"><figcaption><p>The caption &amp; more</p></figcaption></figure>",
+    "<div align=\"left\"><figure><img src=\"a.png\" alt=\"\" width=\"300\"><figcaption></figcaption></figure></div>",
+    "<figure><picture><source srcset=\"dark.png\" media=\"(prefers-color-scheme: dark)\"><img src=\"light.png\" alt=\"x\"></picture><figcaption><p>Both</p></figcaption></figure>",
+    // Lists.
+    "- one\n- two\n  - nested *a*\n  - nested b\n    1. deep\n    2. deeper\n- three",
+    "3. three\n4. four\n\n   second paragraph in four\n\n10. ten",
+    "- [ ] todo\n- [x] done\n  - [ ] nested todo",
+    "- a\n- b\n\n\n* c\n* d\n\n1. x\n\n1) y",
+    "- ```js\n  code in item\n  ```\n- # heading in item\n- > quote in item\n-\n  empty first line",
+    "- item\n\n  {% hint style=\"warning\" %}\n  hint in item\n  {% endhint %}\n- {% hint style=\"info\" %}\n  first child hint\n  {% endhint %}",
+    // Quotes, dividers.
+    "> quote\n> more\n>\n> > nested\n\n***\n\n---\n\n___",
+    // Code.
+    "```rust\nfn main() {\n    println!(\"hi\");\n}\n```\n\n```\nno language\n```\n\n    indented code\n    block\n\n~~~python extra info\n``` backticks inside\n~~~",
+    "````markdown\n```js\ninner\n```\n````\n\n```\n```\n\n```text\n\n\nblank lines\n\n```",
+    "{% code title=\"main.rs\" overflow=\"wrap\" lineNumbers=\"true\" %}\n```rust\nfn main() {}\n```\n{% endcode %}",
+    // Math.
+    "$$\nf(x) = x^2\n- \\frac{1}{2}\n$$\n\nInline $$e^{i\\pi}$$ and $a$ math.\n\n$$x + y$$",
+    // Tables.
+    "| Name | **Size** | Notes |\n| :--- | ---: | :-: |\n| `a\\|b` | 1 | *it* |\n| [link](x.md) |  | pipe \\| here<br>and break |\n| only one |",
+    "| a |\n| - |",
+    // GitBook blocks.
+    "{% hint style=\"info\" %}\nInfo **hint** with a list:\n\n- a\n- b\n{% endhint %}\n\n{% hint style=\"danger\" %}\n{% endhint %}\n\n{% hint %}\nno style\n{% endhint %}",
+    "{% tabs %}\n{% tab title=\"Windows\" %}\nRun `setup.exe`.\n{% endtab %}\n\n{% tab title=\"Linux & \\\"Mac\\\"\" %}\n```bash\n./setup\n```\n{% endtab %}\n{% endtabs %}",
+    "{% embed url=\"https://www.youtube.com/watch?v=x\" %}\n\n{% embed url=\"https://example.com\" %}\nA caption\n{% endembed %}",
+    "{% content-ref url=\"../other/page.md\" %}\n[page.md](../other/page.md)\n{% endcontent-ref %}\n\n{% file src=\".gitbook/assets/doc.pdf\" %}\n\n{% file src=\"a.zip\" %}\nThe archive\n{% endfile %}",
+    "<details>\n\n<summary>Click <em>me</em></summary>\n\nHidden **content**.\n\n- with a list\n\n</details>\n\n<details open><summary>Open</summary>\nBody\n</details>",
+    "{% stepper %}\n{% step %}\n## Install\n\nDo it.\n{% endstep %}\n\n{% step %}\nDone.\n{% endstep %}\n{% endstepper %}",
+    "{% include \"../.gitbook/includes/shared.md\" %}",
+    // Unsupported or broken constructs are kept, not dropped.
+    "<div class=\"custom\">\n<b>raw html</b>\n</div>\n\n<!-- a comment -->\n\nInline <span class=\"x\">span</span> and </sup> stray.",
+    "{% unknown tag %}\n\n{% endhint %}\n\n{% hint style=\"info\" %}\nunclosed hint",
+    "[ref link][r] and [undefined][nope]\n\n[r]: https://example.com/ref \"Ref\"",
+    "Footnote[^1] text.\n\n[^1]: The note.",
+    "",
+];
+
+#[test]
+fn corpus_reaches_a_fixed_point_after_one_normalization() {
+    for markdown in CORPUS {
+        fixed_point(markdown);
+    }
+}
+
+#[test]
+fn every_corpus_entry_is_a_valid_document() {
+    for markdown in CORPUS {
+        parse(markdown).validate().unwrap();
+    }
+}
