@@ -106,3 +106,80 @@ fn every_corpus_entry_is_a_valid_document() {
         parse(markdown).validate().unwrap();
     }
 }
+
+/// A small deterministic generator (xorshift), so that failures reproduce.
+struct Random(u64);
+
+impl Random {
+    fn below(&mut self, bound: usize) -> usize {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 % bound as u64) as usize
+    }
+}
+
+const SNIPPETS: &[&str] = &[
+    "Some *text* with **marks**",
+    "# Heading",
+    "### Deep `heading`",
+    "- item\n- item two",
+    "1. first\n2. second",
+    "- [ ] task",
+    "> quoted *text*",
+    "```js\nlet x = 1;\n```",
+    "***",
+    "$$\na^2\n$$",
+    "| a | b |\n| --- | --- |\n| 1 | 2 |",
+    "{% hint style=\"info\" %}\nA hint\n{% endhint %}",
+    "{% tabs %}\n{% tab title=\"T\" %}\nTab body\n{% endtab %}\n{% endtabs %}",
+    "{% embed url=\"https://e.x\" %}",
+    "<details>\n\n<summary>S</summary>\n\nBody\n\n</details>",
+    "![img](a.png)",
+    "[link](b.md) and text",
+    "1. not a list? 1\\. yes",
+    "<div>html</div>",
+    "{% code title=\"t\" %}\n```\ncode\n```\n{% endcode %}",
+    "> - a\n> - b\n>\n> > nested",
+    "- a\n  - b\n    - c",
+    "Line one  \nline two with <kbd>K</kbd>",
+    "<figure><img src=\"a.png\" alt=\"\"><figcaption><p>c</p></figcaption></figure>",
+    "{% file src=\"f.pdf\" %}\nCap\n{% endfile %}",
+    "{% content-ref url=\"p.md\" %}\n[p.md](p.md)\n{% endcontent-ref %}",
+    "Setext\n---",
+    "    indented code",
+    "+ plus list\n+ more",
+];
+
+/// Random documents from snippets, some nested in list items or hints.
+fn random_markdown(random: &mut Random) -> String {
+    let mut blocks = Vec::new();
+    for _ in 0..1 + random.below(6) {
+        let snippet = SNIPPETS[random.below(SNIPPETS.len())];
+        let block = match random.below(5) {
+            0 => {
+                let indented = snippet.replace('\n', "\n  ");
+                format!("- {indented}")
+            }
+            1 => {
+                let indented = snippet.replace('\n', "\n   ");
+                format!("1. {indented}")
+            }
+            2 if !snippet.contains("{%") => {
+                format!("{{% hint style=\"warning\" %}}\n{snippet}\n{{% endhint %}}")
+            }
+            _ => snippet.to_owned(),
+        };
+        blocks.push(block);
+    }
+    let separator = if random.below(3) == 0 { "\n" } else { "\n\n" };
+    blocks.join(separator)
+}
+
+#[test]
+fn random_markdown_reaches_a_fixed_point() {
+    let mut random = Random(0x00c0_ffee_1234_5678);
+    for _ in 0..300 {
+        fixed_point(&random_markdown(&mut random));
+    }
+}

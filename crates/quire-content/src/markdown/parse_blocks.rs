@@ -367,6 +367,14 @@ fn convert_block<'a>(node: &'a AstNode<'a>, directives: &Directives) -> Vec<Node
         NodeValue::Paragraph => paragraph(node, directives),
         NodeValue::Heading(heading) => {
             let InlineContent { mut nodes, anchor } = convert_inlines(node, directives, true);
+            // A heading is one line: a setext heading's line breaks become spaces.
+            crate::document::walk_nodes_mut(&mut nodes, &mut |node| {
+                for leaf in node.leaves.iter_mut().flatten() {
+                    if leaf.text.contains('\n') {
+                        leaf.text = leaf.text.replace('\n', " ");
+                    }
+                }
+            });
             let mut data = JsonMap::new();
             if let Some(anchor) = anchor {
                 trim_trailing_whitespace(&mut nodes);
@@ -382,26 +390,7 @@ fn convert_block<'a>(node: &'a AstNode<'a>, directives: &Directives) -> Vec<Node
             non_empty(convert_container(node, directives)),
         ),
         NodeValue::List(list) => {
-            let tasks = list.is_task_list
-                || node
-                    .children()
-                    .any(|item| matches!(item.data.borrow().value, NodeValue::TaskItem(_)));
-            let mut data = JsonMap::new();
-            let list_type = if tasks {
-                "list-tasks"
-            } else if list.list_type == ListType::Ordered {
-                if list.start != 1 {
-                    data.insert("start".into(), Value::from(list.start));
-                }
-                "list-ordered"
-            } else {
-                "list-unordered"
-            };
-            let items = node
-                .children()
-                .map(|item| list_item(item, tasks, directives))
-                .collect();
-            Node::block(list_type, data, items)
+            return lists(node, list.list_type == ListType::Ordered, list.start, directives);
         }
         NodeValue::Item(_) | NodeValue::TaskItem(_) => list_item(node, false, directives),
         NodeValue::CodeBlock(code) => {
@@ -448,6 +437,36 @@ fn paragraph<'a>(node: &'a AstNode<'a>, directives: &Directives) -> Node {
         return Node::block("images", JsonMap::new(), images);
     }
     Node::paragraph(convert_inlines(node, directives, false).nodes)
+}
+
+/// The lists of a comrak list: GitBook lists are all tasks or all plain items, so a markdown
+/// list mixing both becomes one list per run of items of the same kind.
+fn lists<'a>(node: &'a AstNode<'a>, ordered: bool, start: usize, directives: &Directives) -> Vec<Node> {
+    let mut lists: Vec<Node> = Vec::new();
+    let mut previous_task = None;
+    for item in node.children() {
+        let task = matches!(item.data.borrow().value, NodeValue::TaskItem(_));
+        let converted = list_item(item, task, directives);
+        match lists.last_mut().and_then(|list| list.nodes.as_mut()) {
+            Some(items) if previous_task == Some(task) => items.push(converted),
+            _ => {
+                let mut data = JsonMap::new();
+                let list_type = if task {
+                    "list-tasks"
+                } else if ordered {
+                    if lists.is_empty() && start != 1 {
+                        data.insert("start".into(), Value::from(start));
+                    }
+                    "list-ordered"
+                } else {
+                    "list-unordered"
+                };
+                lists.push(Node::block(list_type, data, vec![converted]));
+            }
+        }
+        previous_task = Some(task);
+    }
+    lists
 }
 
 fn list_item<'a>(node: &'a AstNode<'a>, tasks: bool, directives: &Directives) -> Node {
@@ -546,11 +565,14 @@ fn figures(literal: &str) -> Option<Node> {
 }
 
 fn trim_trailing_whitespace(nodes: &mut [Node]) {
-    if let Some(leaf) = nodes
-        .last_mut()
-        .and_then(|node| node.leaves.as_mut())
-        .and_then(|leaves| leaves.last_mut())
-    {
+    let Some(leaves) = nodes.last_mut().and_then(|node| node.leaves.as_mut()) else {
+        return;
+    };
+    while let Some(leaf) = leaves.last_mut() {
         leaf.text.truncate(leaf.text.trim_end().len());
+        if !leaf.text.is_empty() || leaves.len() == 1 {
+            break;
+        }
+        leaves.pop();
     }
 }

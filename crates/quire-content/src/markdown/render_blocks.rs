@@ -21,8 +21,9 @@ pub(crate) fn blocks(nodes: &[Node], renderer: &Renderer<'_>) -> String {
     let mut rendered: Vec<String> = Vec::with_capacity(nodes.len());
     let mut previous: Option<(&Node, bool)> = None;
     for node in nodes {
-        let alternate = previous
-            .is_some_and(|(previous, alternate)| previous.node_type() == node.node_type() && !alternate);
+        let alternate = previous.is_some_and(|(previous, alternate)| {
+            list_family(previous).is_some() && list_family(previous) == list_family(node) && !alternate
+        });
         let text = block(node, alternate, renderer);
         if !text.is_empty() {
             rendered.push(text);
@@ -30,6 +31,15 @@ pub(crate) fn blocks(nodes: &[Node], renderer: &Renderer<'_>) -> String {
         }
     }
     rendered.join("\n\n")
+}
+
+/// Lists written with the same markers: adjacent ones must alternate markers to stay apart.
+fn list_family(node: &Node) -> Option<&'static str> {
+    match node.node_type() {
+        "list-unordered" | "list-tasks" => Some("bullet"),
+        "list-ordered" => Some("ordered"),
+        _ => None,
+    }
 }
 
 /// Renders one block. `alternate` asks lists for their other marker, so that two adjacent
@@ -164,7 +174,7 @@ fn list(node: &Node, alternate: bool, renderer: &Renderer<'_>) -> String {
             (true, false) => format!("{}.", start + index as u64),
             (true, true) => format!("{})", start + index as u64),
             (false, false) => "-".to_owned(),
-            (false, true) => "*".to_owned(),
+            (false, true) => "+".to_owned(),
         };
         let indent = " ".repeat(marker.chars().count() + 1);
         if node.node_type() == "list-tasks" {
@@ -175,8 +185,15 @@ fn list(node: &Node, alternate: bool, renderer: &Renderer<'_>) -> String {
             });
         }
         let body = blocks(item.children(), renderer);
+        // A task's checkbox must be followed by a paragraph; anything else starts on the next line.
+        let body_on_next_line = node.node_type() == "list-tasks"
+            && item
+                .children()
+                .first()
+                .is_some_and(|first| first.node_type() != "paragraph");
         let mut lines = body.split('\n');
         let mut text = match lines.next() {
+            Some(first) if body_on_next_line && !first.is_empty() => format!("{marker}\n{indent}{first}"),
             Some(first) if !first.is_empty() => format!("{marker} {first}"),
             _ => marker.clone(),
         };

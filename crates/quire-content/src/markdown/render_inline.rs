@@ -518,7 +518,10 @@ fn settle_delimiters(tokens: &[Token], spans: &mut [Span]) {
                     Token::Open(span) => Some(*span),
                     _ => None,
                 })
-            } else if opens && !left_flanking(before, after) || closes && !right_flanking(before, after) {
+            } else if opens && !left_flanking(before, after)
+                || closes && !right_flanking(before, after)
+                || ambiguous(before, after)
+            {
                 run.iter().find_map(|token| match token {
                     Token::Open(span) | Token::Close(span) => Some(*span),
                     Token::Literal(_) => None,
@@ -588,6 +591,14 @@ fn is_markdown_punctuation(character: Option<char>) -> bool {
     character.is_some_and(|c| {
         c.is_ascii_punctuation() || (!c.is_ascii() && !c.is_alphanumeric() && !c.is_whitespace())
     })
+}
+
+/// A run that could both open and close next to punctuation: parsers pair such runs in ways
+/// that depend on the delimiters around them, so it is not trusted.
+fn ambiguous(before: Option<char>, after: Option<char>) -> bool {
+    left_flanking(before, after)
+        && right_flanking(before, after)
+        && (is_markdown_punctuation(before) || is_markdown_punctuation(after))
 }
 
 fn left_flanking(before: Option<char>, after: Option<char>) -> bool {

@@ -1,0 +1,201 @@
+//! How each markdown construct maps to GitBook's document tree, and back.
+
+#![cfg(test)]
+
+use quire_content::{
+    ContentRef, Document, document_to_markdown, markdown_to_document, parse_page, render_page,
+};
+use serde_json::{Value, json};
+
+fn nodes(markdown: &str) -> Value {
+    serde_json::to_value(markdown_to_document(markdown)).unwrap()["nodes"].clone()
+}
+
+fn text(value: &str) -> Value {
+    json!({"object": "text", "leaves": [{"object": "leaf", "text": value, "marks": []}]})
+}
+
+fn paragraph(value: &str) -> Value {
+    json!({"object": "block", "type": "paragraph", "isVoid": false, "data": {}, "nodes": [text(value)]})
+}
+
+#[test]
+fn headings_and_paragraphs() {
+    assert_eq!(
+        nodes("# A\n\n#### D\n\nText"),
+        json!([
+            {"object": "block", "type": "heading-1", "isVoid": false, "data": {}, "nodes": [text("A")]},
+            {"object": "block", "type": "heading-3", "isVoid": false, "data": {}, "nodes": [text("D")]},
+            paragraph("Text")
+        ])
+    );
+}
+
+#[test]
+fn lists_map_to_gitbook_list_blocks() {
+    let value = nodes("3. a\n4. b\n\n- [x] done\n- [ ] todo\n");
+    assert_eq!(value[0]["type"], "list-ordered");
+    assert_eq!(value[0]["data"], json!({"start": 3}));
+    assert_eq!(
+        value[0]["nodes"][1],
+        json!({"object": "block", "type": "list-item", "isVoid": false, "data": {}, "nodes": [paragraph("b")]})
+    );
+    assert_eq!(value[1]["type"], "list-tasks");
+    assert_eq!(value[1]["nodes"][0]["data"], json!({"checked": true}));
+    assert_eq!(value[1]["nodes"][1]["data"], json!({"checked": false}));
+}
+
+#[test]
+fn code_blocks_have_one_code_line_per_line() {
+    let value =
+        nodes("{% code title=\"a.rs\" lineNumbers=\"true\" %}\n```rust\nfn a() {}\n\n```\n{% endcode %}");
+    assert_eq!(
+        value,
+        json!([{"object": "block", "type": "code", "isVoid": false,
+        "data": {"syntax": "rust", "title": "a.rs", "lineNumbers": true},
+        "nodes": [
+            {"object": "block", "type": "code-line", "isVoid": false, "data": {}, "nodes": [text("fn a() {}")]},
+            {"object": "block", "type": "code-line", "isVoid": false, "data": {}, "nodes": [text("")]}
+        ]}])
+    );
+}
+
+#[test]
+fn gitbook_blocks() {
+    let value = nodes(
+        "{% hint style=\"warning\" %}\nCareful\n{% endhint %}\n\n{% tabs %}\n{% tab title=\"A\" %}\nin a\n{% endtab %}\n{% endtabs %}\n\n{% embed url=\"https://v.io/1\" %}\n\n{% file src=\"f.pdf\" %}\n\n{% content-ref url=\"p.md\" %}\n[p.md](p.md)\n{% endcontent-ref %}\n\n$$\nx^2\n$$\n\n***",
+    );
+    assert_eq!(
+        value[0],
+        json!({"object": "block", "type": "hint", "isVoid": false, "data": {"style": "warning"}, "nodes": [paragraph("Careful")]})
+    );
+    assert_eq!(
+        value[1],
+        json!({"object": "block", "type": "tabs", "isVoid": false, "data": {}, "nodes": [
+            {"object": "block", "type": "tabs-item", "isVoid": false, "data": {"title": "A"}, "nodes": [paragraph("in a")]}
+        ]})
+    );
+    assert_eq!(
+        value[2],
+        json!({"object": "block", "type": "embed", "isVoid": true, "data": {"url": "https://v.io/1"}})
+    );
+    assert_eq!(
+        value[3],
+        json!({"object": "block", "type": "file", "isVoid": true, "data": {"ref": {"kind": "url", "url": "f.pdf"}}})
+    );
+    assert_eq!(
+        value[4],
+        json!({"object": "block", "type": "content-ref", "isVoid": true, "data": {"ref": {"kind": "url", "url": "p.md"}}})
+    );
+    assert_eq!(
+        value[5],
+        json!({"object": "block", "type": "math", "isVoid": true, "data": {"formula": "x^2"}})
+    );
+    assert_eq!(
+        value[6],
+        json!({"object": "block", "type": "divider", "isVoid": true, "data": {}})
+    );
+}
+
+#[test]
+fn expandables_have_title_and_body_fragments() {
+    let value = nodes("<details>\n<summary>More</summary>\nBody\n</details>");
+    assert_eq!(
+        value,
+        json!([{"object": "block", "type": "expandable", "isVoid": true, "data": {}, "fragments": [
+            {"object": "fragment", "fragment": "expandable-title", "type": "expandable-title", "nodes": [paragraph("More")]},
+            {"object": "fragment", "fragment": "expandable-body", "type": "expandable-body", "nodes": [paragraph("Body")]}
+        ]}])
+    );
+}
+
+#[test]
+fn images_become_image_blocks_with_caption_fragments() {
+    let value = nodes(
+        "![a](a.png)\n\n<figure><img src=\"b.png\" alt=\"b\"><figcaption><p>Cap</p></figcaption></figure>",
+    );
+    assert_eq!(
+        value[0],
+        json!({"object": "block", "type": "images", "isVoid": false, "data": {}, "nodes": [
+            {"object": "block", "type": "image", "isVoid": true, "data": {"ref": {"kind": "url", "url": "a.png"}, "alt": "a"}, "fragments": []}
+        ]})
+    );
+    assert_eq!(
+        value[1]["nodes"][0]["fragments"],
+        json!([{"object": "fragment", "fragment": "caption", "nodes": [paragraph("Cap")]}])
+    );
+}
+
+#[test]
+fn tables_map_to_grid_tables_with_cell_fragments() {
+    let value = nodes("| Name | Size |\n| --- | --: |\n| **a** | 1 |\n| b |  |");
+    let table = &value[0];
+    assert_eq!(table["type"], "table");
+    assert_eq!(table["isVoid"], true);
+    assert_eq!(
+        table["data"]["view"],
+        json!({"type": "grid", "columns": ["c0", "c1"], "hideHeader": false})
+    );
+    assert_eq!(
+        table["data"]["definition"]["c1"],
+        json!({"id": "c1", "title": "Size", "type": "text", "textAlignment": "right"})
+    );
+    assert_eq!(
+        table["data"]["records"],
+        json!({
+            "r0": {"orderIndex": "a0", "values": {"c0": "r0c0", "c1": "r0c1"}},
+            "r1": {"orderIndex": "a1", "values": {"c0": "r1c0"}}
+        })
+    );
+    assert_eq!(table["fragments"][0]["fragment"], "r0c0");
+    assert_eq!(
+        table["fragments"][0]["nodes"][0]["nodes"][0]["leaves"][0]["marks"][0]["type"],
+        "bold"
+    );
+    assert_eq!(table["fragments"].as_array().unwrap().len(), 3);
+}
+
+#[test]
+fn raw_html_is_kept_as_an_html_code_block() {
+    let value = nodes("<div>\n<b>x</b>\n</div>");
+    assert_eq!(value[0]["type"], "code");
+    assert_eq!(value[0]["data"], json!({"syntax": "html"}));
+    assert_eq!(value[0]["nodes"].as_array().unwrap().len(), 3);
+}
+
+#[test]
+fn references_render_through_the_resolver() {
+    let document = Document::from_json(json!({"object": "document", "data": {}, "nodes": [
+        {"object": "block", "type": "paragraph", "data": {}, "nodes": [
+            {"object": "text", "leaves": [{"object": "leaf", "text": "See ", "marks": []}]},
+            {"object": "inline", "type": "link", "data": {"ref": {"kind": "page", "page": "p1"}}, "nodes": [text("setup")]},
+            {"object": "text", "leaves": [{"object": "leaf", "text": ", ", "marks": []}]},
+            {"object": "inline", "type": "link", "data": {"ref": {"kind": "anchor", "anchor": "usage"}}, "nodes": [text("usage")]},
+            {"object": "text", "leaves": [{"object": "leaf", "text": " and ", "marks": []}]},
+            {"object": "inline", "type": "link", "data": {"ref": {"kind": "page", "page": "unknown"}}, "nodes": [text("gone")]},
+            text(".")
+        ]},
+        {"object": "block", "type": "file", "isVoid": true, "data": {"ref": {"kind": "file", "file": "f1"}}}
+    ]}))
+    .unwrap();
+    let resolve = |content_ref: &ContentRef| match content_ref {
+        ContentRef::Page { page, .. } if page == "p1" => Some("guide/setup.md".to_owned()),
+        ContentRef::File { file, .. } if file == "f1" => Some(".gitbook/assets/manual.pdf".to_owned()),
+        _ => None,
+    };
+    assert_eq!(
+        document_to_markdown(&document, &resolve),
+        "See [setup](guide/setup.md), [usage](#usage) and [gone](unknown).\n\n{% file src=\".gitbook/assets/manual.pdf\" %}\n"
+    );
+}
+
+#[test]
+fn pages_carry_frontmatter() {
+    let markdown = "---\ndescription: Install it\nlayout:\n  width: wide\n---\n\n# Install\n";
+    let page = parse_page(markdown).unwrap();
+    assert_eq!(page.frontmatter.description.as_deref(), Some("Install it"));
+    assert_eq!(page.document.nodes.len(), 1);
+    assert_eq!(render_page(&page, &|_| None), markdown);
+    assert!(parse_page("---\n: [\n---\n").is_err());
+    assert_eq!(markdown_to_document(markdown).nodes.len(), 1);
+}
