@@ -12,6 +12,8 @@ CREATE TABLE users (
     email TEXT NOT NULL UNIQUE,
     display_name TEXT NOT NULL,
     photo_url TEXT,
+    -- Lowercased, accent-folded display name and email, for member search on both engines.
+    search_text TEXT NOT NULL DEFAULT '',
     email_verified BIGINT NOT NULL DEFAULT 1,
     created_at BIGINT NOT NULL
 );
@@ -74,6 +76,8 @@ CREATE TABLE teams (
     id TEXT PRIMARY KEY,
     organization_id TEXT NOT NULL REFERENCES organizations (id) ON DELETE CASCADE,
     title TEXT NOT NULL,
+    -- Lowercased, accent-folded title, for the case-insensitive title filter on both engines.
+    search_title TEXT NOT NULL,
     created_at BIGINT NOT NULL
 );
 CREATE INDEX teams_org ON teams (organization_id, created_at, id);

@@ -24,8 +24,15 @@ fn insert_user(c: &mut dyn Conn, email: &str, name: &str) -> Result<String, ApiE
     }
     let id = ids::new_id();
     c.execute(
-        "INSERT INTO users (id, email, display_name, email_verified, created_at) VALUES (?1, ?2, ?3, 1, ?4)",
-        params![id.clone(), email.to_ascii_lowercase(), name, clock::now_ms()],
+        "INSERT INTO users (id, email, display_name, search_text, email_verified, created_at)
+         VALUES (?1, ?2, ?3, ?4, 1, ?5)",
+        params![
+            id.clone(),
+            email.to_ascii_lowercase(),
+            name,
+            crate::users::search_text(name, email),
+            clock::now_ms()
+        ],
     )?;
     Ok(id)
 }

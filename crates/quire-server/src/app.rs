@@ -35,6 +35,8 @@ pub struct AppInner {
     pub urls: Urls,
     pub settings: Settings,
     pub metrics: Metrics,
+    /// The instance's signing key (see `signing`), the same in every process.
+    pub signing_key: Vec<u8>,
 }
 
 impl Deref for App {
@@ -46,12 +48,13 @@ impl Deref for App {
 }
 
 impl App {
-    pub fn new(db: Db, urls: Urls, settings: Settings) -> App {
+    pub fn new(db: Db, urls: Urls, settings: Settings, signing_key: Vec<u8>) -> App {
         App(Arc::new(AppInner {
             db,
             urls,
             settings,
             metrics: Metrics::default(),
+            signing_key,
         }))
     }
 }
@@ -62,7 +65,13 @@ const REQUEST_ID: &str = "x-request-id";
 pub fn router(app: App) -> Router {
     let api = Router::new()
         .merge(crate::users::routes())
-        .merge(crate::orgs::routes());
+        .merge(crate::orgs::routes())
+        .merge(crate::members::routes())
+        .merge(crate::teams::routes())
+        .merge(crate::invites::routes())
+        .merge(crate::collections::routes())
+        .merge(crate::spaces::routes())
+        .merge(crate::grants::routes());
     Router::new()
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))

@@ -149,6 +149,9 @@ pub async fn run_one(app: &App) -> Result<bool, ApiError> {
     Ok(true)
 }
 
-async fn execute(_app: &App, job: &Job) -> Result<(), ApiError> {
-    Err(ApiError::internal(format!("unknown job kind {:?}", job.kind)))
+async fn execute(app: &App, job: &Job) -> Result<(), ApiError> {
+    match job.kind.as_str() {
+        crate::spaces::lifecycle::PURGE_JOB => crate::spaces::lifecycle::run_purge(app, &job.payload).await,
+        other => Err(ApiError::internal(format!("unknown job kind {other:?}"))),
+    }
 }

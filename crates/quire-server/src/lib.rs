@@ -3,16 +3,21 @@
 //! Layout: one module per resource group (routes, handlers and queries together), beside the
 //! shared infrastructure (`db`, `auth`, `permissions`, `paging`, `error`, `extract`, `jobs`).
 
+pub mod access;
 pub mod admin;
 pub mod app;
 pub mod auth;
 pub mod clock;
+pub mod collections;
 pub mod config;
 pub mod db;
 pub mod error;
 pub mod extract;
+pub mod grants;
 pub mod ids;
+pub mod invites;
 pub mod jobs;
+pub mod members;
 pub mod merge_rules;
 mod metrics;
 pub mod orgs;
@@ -20,6 +25,11 @@ pub mod paging;
 pub mod permissions;
 mod richtext;
 pub mod server;
+pub mod siblings;
+pub mod signing;
+pub mod spaces;
+pub mod teams;
+pub mod transfer;
 pub mod urls;
 pub mod users;
 mod validate;

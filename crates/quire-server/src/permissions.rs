@@ -144,6 +144,183 @@ pub fn require_org(standing: Standing, action: OrgAction, what: &str) -> Result<
     Ok(())
 }
 
+/// Actions on a team.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TeamAction {
+    /// See the team and its members.
+    View,
+    /// Rename or delete the team, add and remove its members.
+    Manage,
+}
+
+/// The one decision for team actions: organization admins and the team's owners manage it.
+pub fn team_allows(standing: Standing, owns_team: bool, action: TeamAction) -> bool {
+    match action {
+        TeamAction::View => org_allows(standing, OrgAction::ListTeams),
+        TeamAction::Manage => standing.at_least(Role::Admin) || (owns_team && standing.is_member()),
+    }
+}
+
+/// Actions on an organization membership.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MemberAction {
+    View,
+    ChangeRole,
+    /// Remove the member: admins remove anyone, members may leave.
+    Remove,
+    MarkSso,
+}
+
+/// The one decision for membership actions; `is_self` when the caller is that member.
+pub fn member_allows(standing: Standing, is_self: bool, action: MemberAction) -> bool {
+    match action {
+        MemberAction::View => {
+            org_allows(standing, OrgAction::ListMembers) || (is_self && standing.is_member())
+        }
+        MemberAction::ChangeRole | MemberAction::MarkSso => standing.at_least(Role::Admin),
+        MemberAction::Remove => standing.at_least(Role::Admin) || (is_self && standing.is_member()),
+    }
+}
+
+/// The default access of organization members to a space or collection: inherited from the
+/// parent (`"inherit"`), a role, or none (`null`: only explicit grants give access).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DefaultLevel {
+    Inherit,
+    Role(Role),
+    NoAccess,
+}
+
+impl DefaultLevel {
+    /// From the stored column: 'inherit', a role, or NULL.
+    pub fn from_column(value: Option<&str>) -> DefaultLevel {
+        match value {
+            None => DefaultLevel::NoAccess,
+            Some("inherit") => DefaultLevel::Inherit,
+            Some(r) => Role::parse(r).map_or(DefaultLevel::Inherit, DefaultLevel::Role),
+        }
+    }
+
+    pub fn to_column(self) -> Option<&'static str> {
+        match self {
+            DefaultLevel::Inherit => Some("inherit"),
+            DefaultLevel::Role(r) => Some(r.as_str()),
+            DefaultLevel::NoAccess => None,
+        }
+    }
+
+    /// Parses `defaultLevel` from a request: a role, `"inherit"`, or null.
+    pub fn parse(value: &serde_json::Value) -> Result<DefaultLevel, ApiError> {
+        match value {
+            serde_json::Value::Null => Ok(DefaultLevel::NoAccess),
+            serde_json::Value::String(s) if s == "inherit" => Ok(DefaultLevel::Inherit),
+            serde_json::Value::String(s) => Role::parse(s).map(DefaultLevel::Role).ok_or_else(|| {
+                ApiError::bad_request(format!(
+                    "`defaultLevel` must be a role (admin, create, review, edit, comment, read), \"inherit\" or null, not {s:?}"
+                ))
+            }),
+            other => Err(ApiError::bad_request(format!(
+                "`defaultLevel` must be a role, \"inherit\" or null, not {other}"
+            ))),
+        }
+    }
+
+    /// The wire value: the role, `"inherit"`, or null.
+    pub fn to_json(self) -> serde_json::Value {
+        self.to_column()
+            .map_or(serde_json::Value::Null, |s| serde_json::Value::String(s.into()))
+    }
+}
+
+/// What decides a caller's role on a space or collection: their standing in the organization,
+/// the strongest role granted to them (or their teams) on the item or any collection above it,
+/// and the default levels from the item up to the top of the organization.
+#[derive(Clone, Debug)]
+pub struct ContentAccess<'a> {
+    pub standing: Standing,
+    pub granted: Option<Role>,
+    /// Default levels of the item, then of each collection above it, nearest first.
+    pub defaults: &'a [DefaultLevel],
+}
+
+/// The effective role on a space or collection: organization admins administer everything; other
+/// members get the strongest of their grants and their organization role limited by the nearest
+/// default level that is not `inherit` (none when it is null); guests get only their grants.
+pub fn content_role(access: &ContentAccess<'_>) -> Option<Role> {
+    let by_default = match access.standing {
+        Standing::Outsider => return None,
+        Standing::Member(Role::Admin) => return Some(Role::Admin),
+        Standing::Guest => None,
+        Standing::Member(role) => match access.defaults.iter().find(|d| **d != DefaultLevel::Inherit) {
+            None => Some(role),
+            Some(DefaultLevel::Role(level)) => Some(role.min(*level)),
+            Some(_) => None,
+        },
+    };
+    by_default.max(access.granted)
+}
+
+/// Actions on a space.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SpaceAction {
+    /// Read the space and its content.
+    View,
+    Comment,
+    /// Write content: change requests and their content.
+    Edit,
+    Review,
+    Merge,
+    /// Change settings, delete, restore, move, manage access and invite links.
+    Admin,
+    TriggerGitSync,
+    InstallIntegration,
+}
+
+/// Facts about a space that limit actions whatever the role.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SpaceState {
+    pub locked: bool,
+    pub deleted: bool,
+}
+
+/// The one decision for space actions. A locked space refuses every content change; a deleted
+/// space only lets its admins see and restore it.
+pub fn space_allows(role: Option<Role>, state: SpaceState, action: SpaceAction) -> bool {
+    let Some(role) = role else { return false };
+    if state.deleted {
+        return role >= Role::Admin && matches!(action, SpaceAction::View | SpaceAction::Admin);
+    }
+    match action {
+        SpaceAction::View => true,
+        SpaceAction::Comment => role >= Role::Comment,
+        SpaceAction::Edit | SpaceAction::Merge | SpaceAction::TriggerGitSync => {
+            role >= Role::Edit && !state.locked
+        }
+        SpaceAction::Review => role >= Role::Review,
+        SpaceAction::Admin | SpaceAction::InstallIntegration => role >= Role::Admin,
+    }
+}
+
+/// Actions on a collection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CollectionAction {
+    View,
+    /// Create spaces and collections inside it.
+    Create,
+    /// Change, delete, move, transfer it; manage its access and invite links.
+    Admin,
+}
+
+/// The one decision for collection actions.
+pub fn collection_allows(role: Option<Role>, action: CollectionAction) -> bool {
+    let Some(role) = role else { return false };
+    match action {
+        CollectionAction::View => true,
+        CollectionAction::Create => role >= Role::Create,
+        CollectionAction::Admin => role >= Role::Admin,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -159,6 +336,73 @@ mod tests {
             assert_eq!(Role::parse(r.as_str()), Some(r));
         }
         assert_eq!(Role::parse("owner"), None);
+    }
+
+    #[test]
+    fn content_roles_follow_grants_and_default_levels() {
+        use DefaultLevel::{Inherit, NoAccess};
+        let level = DefaultLevel::Role;
+        let member = |r| Standing::Member(r);
+        let role = |standing, granted, defaults: &[DefaultLevel]| {
+            content_role(&ContentAccess {
+                standing,
+                granted,
+                defaults,
+            })
+        };
+        assert_eq!(
+            role(member(Role::Edit), None, &[Inherit, Inherit]),
+            Some(Role::Edit)
+        );
+        assert_eq!(
+            role(member(Role::Edit), None, &[Inherit, level(Role::Read)]),
+            Some(Role::Read)
+        );
+        assert_eq!(
+            role(member(Role::Edit), None, &[level(Role::Admin)]),
+            Some(Role::Edit)
+        );
+        assert_eq!(role(member(Role::Edit), None, &[NoAccess]), None);
+        assert_eq!(
+            role(member(Role::Edit), Some(Role::Comment), &[NoAccess]),
+            Some(Role::Comment)
+        );
+        assert_eq!(
+            role(member(Role::Read), Some(Role::Admin), &[]),
+            Some(Role::Admin)
+        );
+        assert_eq!(role(member(Role::Admin), None, &[NoAccess]), Some(Role::Admin));
+        assert_eq!(role(Standing::Guest, None, &[Inherit]), None);
+        assert_eq!(role(Standing::Guest, Some(Role::Read), &[]), Some(Role::Read));
+        assert_eq!(role(Standing::Outsider, Some(Role::Read), &[]), None);
+    }
+
+    #[test]
+    fn locked_and_deleted_spaces_limit_actions() {
+        let locked = SpaceState {
+            locked: true,
+            deleted: false,
+        };
+        assert!(!space_allows(Some(Role::Admin), locked, SpaceAction::Edit));
+        assert!(!space_allows(Some(Role::Admin), locked, SpaceAction::Merge));
+        assert!(space_allows(Some(Role::Admin), locked, SpaceAction::Admin));
+        let deleted = SpaceState {
+            locked: false,
+            deleted: true,
+        };
+        assert!(space_allows(Some(Role::Admin), deleted, SpaceAction::View));
+        assert!(!space_allows(Some(Role::Edit), deleted, SpaceAction::View));
+        assert!(space_allows(
+            Some(Role::Read),
+            SpaceState::default(),
+            SpaceAction::View
+        ));
+        assert!(!space_allows(
+            Some(Role::Read),
+            SpaceState::default(),
+            SpaceAction::Comment
+        ));
+        assert!(!space_allows(None, SpaceState::default(), SpaceAction::View));
     }
 
     #[test]

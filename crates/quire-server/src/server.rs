@@ -39,10 +39,14 @@ impl Running {
 /// Opens the database (running migrations), binds the listener and serves in the background.
 pub async fn start(args: &ServeArgs) -> Result<Running, String> {
     let db_config = args.storage.db_config()?;
-    let db = tokio::task::spawn_blocking(move || Db::open(&db_config))
-        .await
-        .map_err(|e| format!("database start failed: {e}"))?
-        .map_err(|e| format!("cannot open the database: {e}"))?;
+    let (db, signing_key) = tokio::task::spawn_blocking(move || {
+        let db = Db::open(&db_config).map_err(|e| format!("cannot open the database: {e}"))?;
+        let key = crate::signing::load_or_create_key(&db)
+            .map_err(|e| format!("cannot load the signing key: {e}"))?;
+        Ok::<_, String>((db, key))
+    })
+    .await
+    .map_err(|e| format!("database start failed: {e}"))??;
     let listener = TcpListener::bind(args.listen)
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", args.listen))?;
@@ -55,7 +59,7 @@ pub async fn start(args: &ServeArgs) -> Result<Running, String> {
         max_body_bytes: args.max_body_bytes,
         space_retention_ms: i64::try_from(args.space_retention.as_millis()).unwrap_or(i64::MAX),
     };
-    let app = App::new(db.clone(), Urls::new(&public_url), settings);
+    let app = App::new(db.clone(), Urls::new(&public_url), settings, signing_key);
     let (stop, stopped) = watch::channel(false);
     let router = crate::app::router(app.clone());
     let mut shutdown = stopped.clone();

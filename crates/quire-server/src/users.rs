@@ -110,6 +110,16 @@ pub fn load_many(c: &mut dyn Conn, ids: &[&str]) -> Result<HashMap<String, User>
     Ok(out)
 }
 
+/// The text member search matches: lowercased and accent-folded, the same on every engine.
+pub fn search_text(display_name: &str, email: &str) -> String {
+    fold(&format!("{display_name} {email}"))
+}
+
+/// Lowercases and folds accents (`É` → `e`), for case- and accent-insensitive matching.
+pub fn fold(text: &str) -> String {
+    deunicode::deunicode(text).to_lowercase()
+}
+
 pub fn load(c: &mut dyn Conn, id: &str) -> Result<Option<User>, DbError> {
     let row = c.query_opt(
         &format!("SELECT {USER_COLUMNS} FROM users u WHERE u.id = ?1"),

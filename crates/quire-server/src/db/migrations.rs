@@ -11,12 +11,20 @@ struct Migration {
     postgres: &'static str,
 }
 
-const MIGRATIONS: &[Migration] = &[Migration {
-    version: 1,
-    name: "foundation",
-    sqlite: include_str!("../../migrations/0001_foundation.sql"),
-    postgres: include_str!("../../migrations/0001_foundation.sql"),
-}];
+const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        name: "foundation",
+        sqlite: include_str!("../../migrations/0001_foundation.sql"),
+        postgres: include_str!("../../migrations/0001_foundation.sql"),
+    },
+    Migration {
+        version: 2,
+        name: "content structure",
+        sqlite: include_str!("../../migrations/0002_content_structure.sql"),
+        postgres: include_str!("../../migrations/0002_content_structure.sql"),
+    },
+];
 
 /// An arbitrary constant that names quire's migration lock among PostgreSQL advisory locks.
 const PG_MIGRATION_LOCK: i64 = 0x7175_6972_6500;

@@ -303,3 +303,36 @@ impl Args {
         &self.0
     }
 }
+
+/// A `LIKE` pattern matching `needle` anywhere, with `%`, `_` and `\` escaped; use it with
+/// `LIKE ?n ESCAPE '\'`.
+pub fn like_contains(needle: &str) -> String {
+    let mut out = String::with_capacity(needle.len() + 2);
+    out.push('%');
+    for c in needle.chars() {
+        if matches!(c, '%' | '_' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out.push('%');
+    out
+}
+
+/// `FOR UPDATE` on PostgreSQL, where concurrent writers must lock the rows they read before
+/// changing them; nothing on SQLite, whose single writer is already serialized.
+pub fn for_update(c: &dyn Conn) -> &'static str {
+    match c.dialect() {
+        Dialect::Postgres => " FOR UPDATE",
+        Dialect::Sqlite => "",
+    }
+}
+
+/// `expr` compared byte by byte: PostgreSQL otherwise compares text by its collation, under
+/// which `B` may sort after `a`; SQLite's default is already bytewise.
+pub fn bytewise(c: &dyn Conn, expr: &str) -> String {
+    match c.dialect() {
+        Dialect::Postgres => format!("{expr} COLLATE \"C\""),
+        Dialect::Sqlite => expr.to_string(),
+    }
+}

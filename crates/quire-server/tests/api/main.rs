@@ -5,4 +5,7 @@
 mod support;
 
 mod foundation;
+mod matrix;
+mod members;
 mod orgs;
+mod spaces;

@@ -64,6 +64,19 @@ impl Resp {
     }
 }
 
+/// Server logs go to the test output when RUST_LOG is set (e.g. RUST_LOG=error).
+fn init_logs() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        if std::env::var_os("RUST_LOG").is_some() {
+            let _ = tracing_subscriber::fmt()
+                .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+                .with_test_writer()
+                .try_init();
+        }
+    });
+}
+
 struct PgSchema {
     admin_url: String,
     schema: String,
@@ -90,6 +103,7 @@ impl TestApp {
 
     /// Starts a server with extra `quire serve` flags.
     pub async fn start_with(flags: &[&str]) -> TestApp {
+        init_logs();
         let dir = tempfile::tempdir().expect("temp dir");
         let mut argv: Vec<String> = vec![
             "serve".into(),
@@ -242,6 +256,38 @@ impl TestApp {
             .await
             .expect(201);
         body["id"].as_str().expect("org id").to_string()
+    }
+}
+
+impl TestApp {
+    /// Adds `user` to the organization with `role` (None: guest) through an invite link.
+    pub async fn add_member(&self, admin: &TestUser, org: &str, user: &TestUser, role: Option<&str>) {
+        let invite = self
+            .post(
+                admin,
+                &format!("/v1/orgs/{org}/link-invites"),
+                serde_json::json!({ "role": role }),
+            )
+            .await
+            .expect(201);
+        let id = invite["id"].as_str().expect("invite id");
+        self.post(
+            user,
+            &format!("/v1/orgs/{org}/invites/{id}"),
+            serde_json::json!({}),
+        )
+        .await
+        .expect(200);
+        if let Some(role) = role {
+            // Joining never lowers a role; set it exactly for tests that need a weaker one.
+            self.patch(
+                admin,
+                &format!("/v1/orgs/{org}/members/{}", user.id),
+                serde_json::json!({ "role": role }),
+            )
+            .await
+            .expect(200);
+        }
     }
 }
 

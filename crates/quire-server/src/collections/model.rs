@@ -1,0 +1,183 @@
+//! A collection as stored and as sent.
+
+use serde::Serialize;
+
+use crate::access::AccessContext;
+use crate::db::{Conn, DbError, Row};
+use crate::error::ApiError;
+use crate::permissions::{CollectionAction, DefaultLevel, Role, Standing, collection_allows};
+use crate::urls::Urls;
+
+#[derive(Clone, Debug)]
+pub struct Collection {
+    pub id: String,
+    pub org_id: String,
+    pub parent: Option<String>,
+    pub title: String,
+    pub description: Option<String>,
+    pub default_level: DefaultLevel,
+    pub position: String,
+    pub created_at: i64,
+}
+
+/// The columns [`Collection::from_row`] reads, with the table aliased `c`.
+pub const COLUMNS: &str =
+    "c.id, c.organization_id, c.parent_id, c.title, c.description, c.default_level, c.position, c.created_at";
+pub const COLLECTION_COLUMNS: usize = 8;
+
+impl Collection {
+    pub fn from_row(row: &Row) -> Result<Collection, DbError> {
+        let default_level: Option<String> = row.get(5)?;
+        Ok(Collection {
+            id: row.get(0)?,
+            org_id: row.get(1)?,
+            parent: row.get(2)?,
+            title: row.get(3)?,
+            description: row.get(4)?,
+            default_level: DefaultLevel::from_column(default_level.as_deref()),
+            position: row.get(6)?,
+            created_at: row.get(7)?,
+        })
+    }
+
+    pub fn to_json(&self, urls: &Urls, role: Option<Role>) -> CollectionJson {
+        let allows = |action| collection_allows(role, action);
+        CollectionJson {
+            object: "collection",
+            id: self.id.clone(),
+            title: self.title.clone(),
+            description: self.description.clone(),
+            organization: self.org_id.clone(),
+            parent: self.parent.clone(),
+            default_level: self.default_level.to_json(),
+            urls: CollectionUrls {
+                location: urls.api(&format!("/collections/{}", self.id)),
+                app: urls.app(&format!("/o/{}/c/{}", self.org_id, self.id)),
+            },
+            permissions: CollectionPermissions {
+                view: allows(CollectionAction::View),
+                admin: allows(CollectionAction::Admin),
+                view_invite_links: allows(CollectionAction::Admin),
+                create: allows(CollectionAction::Create),
+            },
+        }
+    }
+}
+
+/// A collection with the caller's role on it.
+#[derive(Clone, Debug)]
+pub struct CollectionFor {
+    pub collection: Collection,
+    pub role: Option<Role>,
+    pub standing: Standing,
+}
+
+impl CollectionFor {
+    pub fn allows(&self, action: CollectionAction) -> bool {
+        collection_allows(self.role, action)
+    }
+
+    /// Fails with 404 when the caller cannot see the collection, 403 when the action is not
+    /// allowed.
+    pub fn require(&self, action: CollectionAction) -> Result<(), ApiError> {
+        if !self.allows(CollectionAction::View) {
+            return Err(not_found(&self.collection.id));
+        }
+        if !self.allows(action) {
+            return Err(ApiError::forbidden(format!(
+                "your role on collection {:?} does not allow this ({action:?})",
+                self.collection.id
+            )));
+        }
+        Ok(())
+    }
+
+    pub fn to_json(&self, urls: &Urls) -> CollectionJson {
+        self.collection.to_json(urls, self.role)
+    }
+}
+
+pub fn not_found(id: &str) -> ApiError {
+    ApiError::not_found(format!("collection {id:?} not found"))
+}
+
+/// Loads a collection with the caller's role on it; None when it does not exist.
+pub fn load_for(
+    c: &mut dyn Conn,
+    collection_id: &str,
+    user_id: &str,
+) -> Result<Option<CollectionFor>, DbError> {
+    let sql = format!(
+        "SELECT {COLUMNS}, m.user_id, m.role, m.disabled FROM collections c
+         LEFT JOIN members m ON m.organization_id = c.organization_id AND m.user_id = ?2
+         WHERE c.id = ?1"
+    );
+    let Some(row) = c.query_opt(&sql, crate::params![collection_id, user_id])? else {
+        return Ok(None);
+    };
+    let collection = Collection::from_row(&row)?;
+    let member: Option<String> = row.get(COLLECTION_COLUMNS)?;
+    let disabled: Option<bool> = row.get(COLLECTION_COLUMNS + 2)?;
+    let standing = match member {
+        Some(_) if disabled != Some(true) => {
+            Standing::from_membership(Some(Role::from_column(row.get(COLLECTION_COLUMNS + 1)?)))
+        }
+        _ => Standing::Outsider,
+    };
+    let ctx = AccessContext::for_item(
+        c,
+        &collection.org_id,
+        user_id,
+        standing,
+        collection.parent.as_deref(),
+    )?;
+    let role = ctx.collection_role_with(
+        &collection.id,
+        collection.default_level,
+        collection.parent.as_deref(),
+    );
+    Ok(Some(CollectionFor {
+        collection,
+        role,
+        standing,
+    }))
+}
+
+/// Loads a collection the caller may see, or 404.
+pub fn load_visible(c: &mut dyn Conn, collection_id: &str, user_id: &str) -> Result<CollectionFor, ApiError> {
+    match load_for(c, collection_id, user_id)? {
+        Some(col) if col.allows(CollectionAction::View) => Ok(col),
+        _ => Err(not_found(collection_id)),
+    }
+}
+
+#[derive(Serialize, Debug, Clone)]
+#[serde(rename_all = "camelCase")]
+pub struct CollectionJson {
+    pub object: &'static str,
+    pub id: String,
+    pub title: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    pub organization: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parent: Option<String>,
+    pub default_level: serde_json::Value,
+    pub urls: CollectionUrls,
+    pub permissions: CollectionPermissions,
+}
+
+#[derive(Serialize, Debug, Clone)]
+pub struct CollectionUrls {
+    pub location: String,
+    pub app: String,
+}
+
+#[derive(Serialize, Debug, Clone)]
+#[serde(rename_all = "camelCase")]
+pub struct CollectionPermissions {
+    pub view: bool,
+    pub admin: bool,
+    pub view_invite_links: bool,
+    pub create: bool,
+}

@@ -1,0 +1,520 @@
+//! Access grants on spaces and collections: invite users and teams with a role, list, change and
+//! remove them. Users invited who are not in the organization join it as guests.
+
+use axum::Router;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::routing::{get, patch, post};
+use serde::{Deserialize, Serialize};
+
+use crate::app::App;
+use crate::auth::Caller;
+use crate::collections;
+use crate::db::{Args, Conn};
+use crate::error::{ApiError, ApiResult};
+use crate::extract::{Json, Patch, Path, Query};
+use crate::members;
+use crate::paging::{List, Page};
+use crate::permissions::{CollectionAction, Role, SpaceAction};
+use crate::siblings::Kind;
+use crate::spaces;
+use crate::teams::{self, TeamJson};
+use crate::users::{USER_COLUMNS, User, UserJson};
+use crate::{clock, orgs, params};
+
+pub fn routes() -> Router<App> {
+    Router::new()
+        .route("/v1/spaces/{spaceId}/permissions", post(invite_space))
+        .route("/v1/spaces/{spaceId}/permissions/users", get(list_users_space))
+        .route("/v1/spaces/{spaceId}/permissions/teams", get(list_teams_space))
+        .route(
+            "/v1/spaces/{spaceId}/permissions/users/{userId}",
+            patch(update_user_space).delete(remove_user_space),
+        )
+        .route(
+            "/v1/spaces/{spaceId}/permissions/teams/{teamId}",
+            patch(update_team_space).delete(remove_team_space),
+        )
+        .route(
+            "/v1/collections/{collectionId}/permissions",
+            post(invite_collection),
+        )
+        .route(
+            "/v1/collections/{collectionId}/permissions/users",
+            get(list_users_collection),
+        )
+        .route(
+            "/v1/collections/{collectionId}/permissions/teams",
+            get(list_teams_collection),
+        )
+        .route(
+            "/v1/collections/{collectionId}/permissions/users/{userId}",
+            patch(update_user_collection).delete(remove_user_collection),
+        )
+        .route(
+            "/v1/collections/{collectionId}/permissions/teams/{teamId}",
+            patch(update_team_collection).delete(remove_team_collection),
+        )
+}
+
+/// A space or collection whose access is being read or changed.
+struct Target {
+    kind: Kind,
+    id: String,
+    org_id: String,
+    can_admin: bool,
+    standing: crate::permissions::Standing,
+}
+
+/// Loads the target the caller can see, or 404.
+fn load_target(c: &mut dyn Conn, kind: Kind, id: &str, user_id: &str) -> ApiResult<Target> {
+    match kind {
+        Kind::Space => {
+            let s = spaces::model::load_visible(c, id, user_id)?;
+            let standing = orgs::load_for(c, &s.space.org_id, user_id)?
+                .map_or(crate::permissions::Standing::Outsider, |o| o.standing);
+            Ok(Target {
+                kind,
+                id: id.to_string(),
+                org_id: s.space.org_id.clone(),
+                can_admin: s.allows(SpaceAction::Admin),
+                standing,
+            })
+        }
+        Kind::Collection => {
+            let col = collections::model::load_visible(c, id, user_id)?;
+            Ok(Target {
+                kind,
+                id: id.to_string(),
+                org_id: col.collection.org_id.clone(),
+                can_admin: col.allows(CollectionAction::Admin),
+                standing: col.standing,
+            })
+        }
+    }
+}
+
+impl Target {
+    fn require_admin(&self) -> ApiResult<()> {
+        if !self.can_admin {
+            return Err(ApiError::forbidden(format!(
+                "only admins of {} {:?} may change who can access it",
+                self.kind.name(),
+                self.id
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// `role` in a grant body: a role, or null to remove the access.
+fn parse_role(value: &Patch<String>) -> ApiResult<Option<Role>> {
+    match value {
+        Patch::Absent => Err(ApiError::bad_request(
+            "`role` is required: a role, or null to remove access",
+        )),
+        Patch::Null => Ok(None),
+        Patch::Value(r) => Role::parse_field("role", r).map(Some),
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct InviteBody {
+    #[serde(default)]
+    role: Patch<String>,
+    #[serde(default)]
+    users: Vec<String>,
+    #[serde(default)]
+    teams: Vec<String>,
+}
+
+async fn invite(kind: Kind, caller: Caller, app: App, id: String, body: InviteBody) -> ApiResult<StatusCode> {
+    let role = parse_role(&body.role)?;
+    if body.users.is_empty() && body.teams.is_empty() {
+        return Err(ApiError::bad_request("give at least one of `users` and `teams`"));
+    }
+    app.db
+        .write(move |c| {
+            let target = load_target(c, kind, &id, &caller.user_id)?;
+            target.require_admin()?;
+            for user in &body.users {
+                if crate::users::load(c, user)?.is_none() {
+                    return Err(ApiError::not_found(format!("no user has the id {user:?}")));
+                }
+                if role.is_some() {
+                    // Someone outside the organization joins it as a guest of this content.
+                    members::join(c, &target.org_id, user, None)?;
+                }
+                set_grant(c, &target, Holder::User(user), role)?;
+            }
+            for team in &body.teams {
+                let known = c.exists(
+                    "SELECT 1 FROM teams WHERE id = ?1 AND organization_id = ?2",
+                    params![team.clone(), target.org_id.clone()],
+                )?;
+                if !known {
+                    return Err(ApiError::not_found(format!(
+                        "no team of this organization has the id {team:?}"
+                    )));
+                }
+                set_grant(c, &target, Holder::Team(team), role)?;
+            }
+            Ok::<_, ApiError>(())
+        })
+        .await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+enum Holder<'a> {
+    User(&'a str),
+    Team(&'a str),
+}
+
+impl Holder<'_> {
+    fn column(&self) -> &'static str {
+        match self {
+            Holder::User(_) => "user_id",
+            Holder::Team(_) => "team_id",
+        }
+    }
+
+    fn id(&self) -> &str {
+        match self {
+            Holder::User(id) | Holder::Team(id) => id,
+        }
+    }
+}
+
+/// Sets (or with None removes) the role a user or team has on the target.
+fn set_grant(c: &mut dyn Conn, target: &Target, holder: Holder<'_>, role: Option<Role>) -> ApiResult<()> {
+    let column = holder.column();
+    match role {
+        None => {
+            c.execute(
+                &format!("DELETE FROM grants WHERE target_id = ?1 AND {column} = ?2"),
+                params![target.id.clone(), holder.id()],
+            )?;
+        }
+        Some(role) => {
+            c.execute(
+                &format!(
+                    "INSERT INTO grants (organization_id, target_kind, target_id, {column}, role, created_at)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                     ON CONFLICT (target_id, {column}) DO UPDATE SET role = excluded.role"
+                ),
+                params![
+                    target.org_id.clone(),
+                    target.kind.name(),
+                    target.id.clone(),
+                    holder.id(),
+                    role.as_str(),
+                    clock::now_ms()
+                ],
+            )?;
+        }
+    }
+    Ok(())
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RoleBody {
+    #[serde(default)]
+    role: Patch<String>,
+}
+
+async fn update(
+    kind: Kind,
+    caller: Caller,
+    app: App,
+    id: String,
+    holder: HolderId,
+    body: RoleBody,
+) -> ApiResult<StatusCode> {
+    let role = parse_role(&body.role)?;
+    app.db
+        .write(move |c| {
+            let target = load_target(c, kind, &id, &caller.user_id)?;
+            target.require_admin()?;
+            let holder = holder.as_holder();
+            let exists = c.exists(
+                &format!(
+                    "SELECT 1 FROM grants WHERE target_id = ?1 AND {} = ?2",
+                    holder.column()
+                ),
+                params![target.id.clone(), holder.id()],
+            )?;
+            if !exists {
+                return Err(ApiError::not_found(format!(
+                    "{} {:?} has no access granted on this {}",
+                    if matches!(holder, Holder::User(_)) {
+                        "user"
+                    } else {
+                        "team"
+                    },
+                    holder.id(),
+                    kind.name()
+                )));
+            }
+            set_grant(c, &target, holder, role)
+        })
+        .await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+async fn remove(kind: Kind, caller: Caller, app: App, id: String, holder: HolderId) -> ApiResult<StatusCode> {
+    app.db
+        .write(move |c| {
+            // Access on content the caller cannot see is, to them, access that does not exist.
+            let target = match load_target(c, kind, &id, &caller.user_id) {
+                Err(e) if e.status == StatusCode::NOT_FOUND => return Ok(()),
+                other => other?,
+            };
+            target.require_admin()?;
+            set_grant(c, &target, holder.as_holder(), None)
+        })
+        .await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+#[derive(Clone)]
+enum HolderId {
+    User(String),
+    Team(String),
+}
+
+impl HolderId {
+    fn as_holder(&self) -> Holder<'_> {
+        match self {
+            HolderId::User(id) => Holder::User(id),
+            HolderId::Team(id) => Holder::Team(id),
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct UserPermission {
+    permission: Role,
+    user: UserJson,
+}
+
+#[derive(Serialize)]
+struct TeamPermission {
+    permission: Role,
+    team: TeamJson,
+}
+
+async fn list_users(
+    kind: Kind,
+    caller: Caller,
+    app: App,
+    id: String,
+    query: Query,
+) -> ApiResult<axum::Json<List<UserPermission>>> {
+    let page = Page::from_query(&query, format!("grants-users:{id}"))?;
+    let list = app
+        .db
+        .read(move |c| {
+            let target = load_target(c, kind, &id, &caller.user_id)?;
+            let mut args = Args::default();
+            let filter = format!(
+                " WHERE g.target_id = {} AND g.user_id IS NOT NULL",
+                args.arg(&target.id)
+            );
+            let count: i64 = c
+                .query_scalar(&format!("SELECT count(*) FROM grants g{filter}"), args.values())?
+                .unwrap_or(0);
+            let mut sql = format!(
+                "SELECT {USER_COLUMNS}, g.role FROM grants g JOIN users u ON u.id = g.user_id{filter}"
+            );
+            if let Some(after) = page.after::<String>()? {
+                sql += &format!(" AND g.user_id > {}", args.arg(after));
+            }
+            sql += &format!(" ORDER BY g.user_id LIMIT {}", args.arg(page.fetch()));
+            let rows = c
+                .query(&sql, args.values())?
+                .iter()
+                .map(|r| {
+                    Ok((
+                        User::from_row(r, 0)?,
+                        Role::from_column(r.get(4)?).unwrap_or(Role::Read),
+                    ))
+                })
+                .collect::<Result<Vec<_>, crate::db::DbError>>()?;
+            Ok::<_, ApiError>(page.finish(rows, count as u64, |(u, _)| u.id.clone()))
+        })
+        .await?;
+    Ok(axum::Json(list.map(|(u, permission)| UserPermission {
+        permission,
+        user: u.to_json(&app.urls, true),
+    })))
+}
+
+async fn list_teams(
+    kind: Kind,
+    caller: Caller,
+    app: App,
+    id: String,
+    query: Query,
+) -> ApiResult<axum::Json<List<TeamPermission>>> {
+    let page = Page::from_query(&query, format!("grants-teams:{id}"))?;
+    let (standing, list) = app
+        .db
+        .read(move |c| {
+            let target = load_target(c, kind, &id, &caller.user_id)?;
+            let mut args = Args::default();
+            let filter = format!(
+                " JOIN grants g ON g.team_id = t.id WHERE g.target_id = {}",
+                args.arg(&target.id)
+            );
+            let count: i64 = c
+                .query_scalar(&format!("SELECT count(*) FROM teams t{filter}"), args.values())?
+                .unwrap_or(0);
+            let me = args.arg(&caller.user_id);
+            let mut sql = format!("{}{filter}", teams::model::select(&me, ", g.role"));
+            if let Some(after) = page.after::<String>()? {
+                sql += &format!(" AND t.id > {}", args.arg(after));
+            }
+            sql += &format!(" ORDER BY t.id LIMIT {}", args.arg(page.fetch()));
+            let rows = c
+                .query(&sql, args.values())?
+                .iter()
+                .map(|r| {
+                    let role = Role::from_column(r.get(teams::model::TEAM_COLUMNS)?).unwrap_or(Role::Read);
+                    Ok((teams::Team::from_row(r)?, role))
+                })
+                .collect::<Result<Vec<_>, crate::db::DbError>>()?;
+            Ok::<_, ApiError>((
+                target.standing,
+                page.finish(rows, count as u64, |(t, _)| t.id.clone()),
+            ))
+        })
+        .await?;
+    Ok(axum::Json(list.map(|(t, permission)| TeamPermission {
+        permission,
+        team: t.to_json(standing),
+    })))
+}
+
+async fn invite_space(
+    caller: Caller,
+    State(app): State<App>,
+    Path(id): Path<String>,
+    Json(body): Json<InviteBody>,
+) -> ApiResult<StatusCode> {
+    invite(Kind::Space, caller, app, id, body).await
+}
+
+async fn invite_collection(
+    caller: Caller,
+    State(app): State<App>,
+    Path(id): Path<String>,
+    Json(body): Json<InviteBody>,
+) -> ApiResult<StatusCode> {
+    invite(Kind::Collection, caller, app, id, body).await
+}
+
+async fn list_users_space(
+    caller: Caller,
+    State(app): State<App>,
+    Path(id): Path<String>,
+    query: Query,
+) -> ApiResult<axum::Json<List<UserPermission>>> {
+    list_users(Kind::Space, caller, app, id, query).await
+}
+
+async fn list_users_collection(
+    caller: Caller,
+    State(app): State<App>,
+    Path(id): Path<String>,
+    query: Query,
+) -> ApiResult<axum::Json<List<UserPermission>>> {
+    list_users(Kind::Collection, caller, app, id, query).await
+}
+
+async fn list_teams_space(
+    caller: Caller,
+    State(app): State<App>,
+    Path(id): Path<String>,
+    query: Query,
+) -> ApiResult<axum::Json<List<TeamPermission>>> {
+    list_teams(Kind::Space, caller, app, id, query).await
+}
+
+async fn list_teams_collection(
+    caller: Caller,
+    State(app): State<App>,
+    Path(id): Path<String>,
+    query: Query,
+) -> ApiResult<axum::Json<List<TeamPermission>>> {
+    list_teams(Kind::Collection, caller, app, id, query).await
+}
+
+async fn update_user_space(
+    caller: Caller,
+    State(app): State<App>,
+    Path((id, user)): Path<(String, String)>,
+    Json(body): Json<RoleBody>,
+) -> ApiResult<StatusCode> {
+    update(Kind::Space, caller, app, id, HolderId::User(user), body).await
+}
+
+async fn update_user_collection(
+    caller: Caller,
+    State(app): State<App>,
+    Path((id, user)): Path<(String, String)>,
+    Json(body): Json<RoleBody>,
+) -> ApiResult<StatusCode> {
+    update(Kind::Collection, caller, app, id, HolderId::User(user), body).await
+}
+
+async fn update_team_space(
+    caller: Caller,
+    State(app): State<App>,
+    Path((id, team)): Path<(String, String)>,
+    Json(body): Json<RoleBody>,
+) -> ApiResult<StatusCode> {
+    update(Kind::Space, caller, app, id, HolderId::Team(team), body).await
+}
+
+async fn update_team_collection(
+    caller: Caller,
+    State(app): State<App>,
+    Path((id, team)): Path<(String, String)>,
+    Json(body): Json<RoleBody>,
+) -> ApiResult<StatusCode> {
+    update(Kind::Collection, caller, app, id, HolderId::Team(team), body).await
+}
+
+async fn remove_user_space(
+    caller: Caller,
+    State(app): State<App>,
+    Path((id, user)): Path<(String, String)>,
+) -> ApiResult<StatusCode> {
+    remove(Kind::Space, caller, app, id, HolderId::User(user)).await
+}
+
+async fn remove_user_collection(
+    caller: Caller,
+    State(app): State<App>,
+    Path((id, user)): Path<(String, String)>,
+) -> ApiResult<StatusCode> {
+    remove(Kind::Collection, caller, app, id, HolderId::User(user)).await
+}
+
+async fn remove_team_space(
+    caller: Caller,
+    State(app): State<App>,
+    Path((id, team)): Path<(String, String)>,
+) -> ApiResult<StatusCode> {
+    remove(Kind::Space, caller, app, id, HolderId::Team(team)).await
+}
+
+async fn remove_team_collection(
+    caller: Caller,
+    State(app): State<App>,
+    Path((id, team)): Path<(String, String)>,
+) -> ApiResult<StatusCode> {
+    remove(Kind::Collection, caller, app, id, HolderId::Team(team)).await
+}

@@ -1,0 +1,101 @@
+//! An organization member as stored and as sent.
+
+use serde::Serialize;
+
+use crate::clock;
+use crate::db::{Conn, DbError, Row};
+use crate::permissions::Role;
+use crate::urls::Urls;
+use crate::users::{USER_COLUMNS, User, UserJson};
+
+#[derive(Clone, Debug)]
+pub struct Member {
+    pub user: User,
+    pub role: Option<Role>,
+    pub disabled: bool,
+    pub sso: bool,
+    pub joined_at: i64,
+    pub last_seen_at: Option<i64>,
+    pub teams: i64,
+    pub spaces: i64,
+}
+
+/// The columns [`Member::from_row`] reads, with `members m` and `users u` in the query.
+pub fn select_columns() -> String {
+    format!(
+        "{USER_COLUMNS}, m.role, m.disabled, m.sso, m.joined_at, m.last_seen_at,
+             (SELECT count(*) FROM team_members tm JOIN teams t ON t.id = tm.team_id
+              WHERE t.organization_id = m.organization_id AND tm.user_id = m.user_id),
+             (SELECT count(*) FROM grants g JOIN spaces s ON s.id = g.target_id
+              WHERE g.user_id = m.user_id AND g.organization_id = m.organization_id
+                AND g.target_kind = 'space' AND s.deleted_at IS NULL)"
+    )
+}
+
+/// How many columns [`select_columns`] selects.
+pub const MEMBER_COLUMNS: usize = 11;
+
+/// The SELECT of the members of the organization whose id is `org`.
+pub fn select(org: &str) -> String {
+    format!(
+        "SELECT {} FROM members m JOIN users u ON u.id = m.user_id WHERE m.organization_id = {org}",
+        select_columns()
+    )
+}
+
+impl Member {
+    pub fn from_row(row: &Row) -> Result<Member, DbError> {
+        Ok(Member {
+            user: User::from_row(row, 0)?,
+            role: Role::from_column(row.get(4)?),
+            disabled: row.get(5)?,
+            sso: row.get(6)?,
+            joined_at: row.get(7)?,
+            last_seen_at: row.get(8)?,
+            teams: row.get(9)?,
+            spaces: row.get(10)?,
+        })
+    }
+
+    pub fn to_json(&self, urls: &Urls) -> MemberJson {
+        MemberJson {
+            object: "member",
+            id: self.user.id.clone(),
+            role: self.role,
+            user: self.user.to_json(urls, true),
+            disabled: self.disabled,
+            joined_at: self.joined_at,
+            last_seen_at: self.last_seen_at,
+            sso: self.sso,
+            spaces: self.spaces,
+            teams: self.teams,
+            sites: 0,
+        }
+    }
+}
+
+pub fn load(c: &mut dyn Conn, org_id: &str, user_id: &str) -> Result<Option<Member>, DbError> {
+    let sql = format!("{} AND m.user_id = ?2", select("?1"));
+    c.query_opt(&sql, crate::params![org_id, user_id])?
+        .map(|r| Member::from_row(&r))
+        .transpose()
+}
+
+#[derive(Serialize, Debug)]
+#[serde(rename_all = "camelCase")]
+pub struct MemberJson {
+    pub object: &'static str,
+    pub id: String,
+    pub role: Option<Role>,
+    pub user: UserJson,
+    pub disabled: bool,
+    #[serde(with = "clock::ts")]
+    pub joined_at: i64,
+    #[serde(with = "clock::ts::opt", skip_serializing_if = "Option::is_none")]
+    pub last_seen_at: Option<i64>,
+    pub sso: bool,
+    pub spaces: i64,
+    pub teams: i64,
+    /// quire grants no per-site access, so no member is counted on any site.
+    pub sites: i64,
+}

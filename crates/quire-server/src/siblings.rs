@@ -1,0 +1,202 @@
+//! The order of spaces and collections that share a parent: one sequence, kept with fractional
+//! keys (`quire_content::order`) so that placing an item writes only that item's key.
+
+use quire_content::order;
+use serde::Deserialize;
+
+use crate::db::{Args, Conn};
+use crate::error::{ApiError, ApiResult};
+use crate::params;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    Space,
+    Collection,
+}
+
+impl Kind {
+    fn table(self) -> &'static str {
+        match self {
+            Kind::Space => "spaces",
+            Kind::Collection => "collections",
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Space => "space",
+            Kind::Collection => "collection",
+        }
+    }
+}
+
+/// `{type: "space", space: id}` or `{type: "collection", collection: id}`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Pointer {
+    #[serde(rename = "type")]
+    pub kind: Kind,
+    pub space: Option<String>,
+    pub collection: Option<String>,
+}
+
+impl Pointer {
+    fn id(&self) -> ApiResult<&str> {
+        let id = match self.kind {
+            Kind::Space => self.space.as_deref(),
+            Kind::Collection => self.collection.as_deref(),
+        };
+        id.ok_or_else(|| {
+            ApiError::bad_request(format!(
+                "`position` names a {} without its `{}` id",
+                self.kind.name(),
+                self.kind.name()
+            ))
+        })
+    }
+}
+
+/// The `position` of a move: before or after a sibling.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Position {
+    pub before: Option<Pointer>,
+    pub after: Option<Pointer>,
+}
+
+#[derive(Clone, Debug)]
+struct Sibling {
+    kind: Kind,
+    id: String,
+    key: String,
+}
+
+/// The siblings under `parent` (top level when None) in order, active spaces only.
+fn siblings(c: &mut dyn Conn, org_id: &str, parent: Option<&str>) -> ApiResult<Vec<Sibling>> {
+    let mut args = Args::default();
+    let org = args.arg(org_id);
+    let under = match parent {
+        Some(p) => format!("= {}", args.arg(p)),
+        None => "IS NULL".to_string(),
+    };
+    let sql = format!(
+        "SELECT 'space', id, position FROM spaces
+         WHERE organization_id = {org} AND parent_id {under} AND deleted_at IS NULL
+         UNION ALL
+         SELECT 'collection', id, position FROM collections WHERE organization_id = {org} AND parent_id {under}"
+    );
+    let mut items = c
+        .query(&sql, args.values())?
+        .iter()
+        .map(|r| {
+            let kind: String = r.get(0)?;
+            Ok(Sibling {
+                kind: if kind == "space" {
+                    Kind::Space
+                } else {
+                    Kind::Collection
+                },
+                id: r.get(1)?,
+                key: r.get(2)?,
+            })
+        })
+        .collect::<Result<Vec<_>, crate::db::DbError>>()?;
+    // Ordered here rather than in SQL: keys compare by bytes, which PostgreSQL collations do not.
+    items.sort_by(|a, b| a.key.cmp(&b.key).then_with(|| a.id.cmp(&b.id)));
+    Ok(items)
+}
+
+/// The key for an item placed under `parent`: at the end, or before/after a sibling. Writes the
+/// item's key; when two siblings share a key there is no room between them, and the siblings are
+/// renumbered first. `item` is excluded from its own siblings.
+pub fn place(
+    c: &mut dyn Conn,
+    org_id: &str,
+    parent: Option<&str>,
+    item: (Kind, &str),
+    position: Option<&Position>,
+) -> ApiResult<()> {
+    let mut list: Vec<Sibling> = siblings(c, org_id, parent)?
+        .into_iter()
+        .filter(|s| !(s.kind == item.0 && s.id == item.1))
+        .collect();
+    let index = match position {
+        None
+        | Some(Position {
+            before: None,
+            after: None,
+        }) => list.len(),
+        Some(Position {
+            before: Some(_),
+            after: Some(_),
+        }) => {
+            return Err(ApiError::bad_request(
+                "`position` takes `before` or `after`, not both",
+            ));
+        }
+        Some(Position {
+            before: Some(p),
+            after: None,
+        }) => locate(&list, p, item)?,
+        Some(Position {
+            before: None,
+            after: Some(p),
+        }) => locate(&list, p, item)? + 1,
+    };
+    let prev = index
+        .checked_sub(1)
+        .and_then(|i| list.get(i))
+        .map(|s| s.key.clone());
+    let next = list.get(index).map(|s| s.key.clone());
+    if let (Some(p), Some(n)) = (&prev, &next) {
+        if p >= n {
+            renumber(c, &mut list)?;
+            return place(c, org_id, parent, item, position);
+        }
+    }
+    let key = order::key_between(prev.as_deref(), next.as_deref());
+    set_key(c, item.0, item.1, &key)
+}
+
+fn locate(list: &[Sibling], pointer: &Pointer, item: (Kind, &str)) -> ApiResult<usize> {
+    let id = pointer.id()?;
+    if pointer.kind == item.0 && id == item.1 {
+        return Err(ApiError::bad_request(
+            "`position` cannot name the item being moved",
+        ));
+    }
+    list.iter()
+        .position(|s| s.kind == pointer.kind && s.id == id)
+        .ok_or_else(|| {
+            ApiError::bad_request(format!(
+                "`position` names {} {id:?}, which is not a sibling under the target parent",
+                pointer.kind.name()
+            ))
+        })
+}
+
+fn renumber(c: &mut dyn Conn, list: &mut [Sibling]) -> ApiResult<()> {
+    let keys = order::keys_between(None, None, list.len());
+    for (sibling, key) in list.iter_mut().zip(keys) {
+        set_key(c, sibling.kind, &sibling.id, &key)?;
+        sibling.key = key;
+    }
+    Ok(())
+}
+
+fn set_key(c: &mut dyn Conn, kind: Kind, id: &str, key: &str) -> ApiResult<()> {
+    c.execute(
+        &format!("UPDATE {} SET position = ?2 WHERE id = ?1", kind.table()),
+        params![id, key],
+    )?;
+    Ok(())
+}
+
+/// The ids of a sequence of siblings in order (for tests and listings).
+pub fn ordered_ids(c: &mut dyn Conn, org_id: &str, parent: Option<&str>) -> ApiResult<Vec<(Kind, String)>> {
+    Ok(siblings(c, org_id, parent)?
+        .into_iter()
+        .map(|s| (s.kind, s.id))
+        .collect())
+}

@@ -1,0 +1,95 @@
+//! The space lifecycle: active → deleted (restorable during the retention) → purged for good by a
+//! durable background job.
+
+use serde_json::json;
+
+use super::model::Space;
+use crate::app::App;
+use crate::db::Conn;
+use crate::error::{ApiError, ApiResult};
+use crate::{jobs, params};
+
+pub const PURGE_JOB: &str = "purge_space";
+
+fn purge_key(space_id: &str) -> String {
+    format!("{PURGE_JOB}:{space_id}")
+}
+
+/// Marks a space deleted and schedules its purge at the end of the retention.
+pub fn soft_delete(c: &mut dyn Conn, space_id: &str, now: i64, retention_ms: i64) -> ApiResult<()> {
+    let changed = c.execute(
+        "UPDATE spaces SET deleted_at = ?2, updated_at = ?2 WHERE id = ?1 AND deleted_at IS NULL",
+        params![space_id, now],
+    )?;
+    if changed > 0 {
+        let payload = json!({ "space": space_id, "deletedAt": now });
+        jobs::enqueue(
+            c,
+            PURGE_JOB,
+            &payload,
+            now.saturating_add(retention_ms),
+            Some(&purge_key(space_id)),
+        )?;
+    }
+    Ok(())
+}
+
+/// Brings a deleted space back, unless its retention has passed (then it is as good as gone: 404).
+pub fn restore(c: &mut dyn Conn, space: &Space, now: i64, retention_ms: i64) -> ApiResult<()> {
+    let Some(deleted_at) = space.deleted_at else {
+        return Ok(());
+    };
+    if deleted_at.saturating_add(retention_ms) <= now {
+        purge(c, &space.id)?;
+        return Err(super::model::not_found(&space.id));
+    }
+    // The parent collection may have been deleted meanwhile: the space returns at the top level.
+    c.execute(
+        "UPDATE spaces SET deleted_at = NULL, updated_at = ?2,
+             parent_id = CASE WHEN parent_id IN (SELECT id FROM collections) THEN parent_id ELSE NULL END
+         WHERE id = ?1",
+        params![space.id.clone(), now],
+    )?;
+    jobs::cancel(c, &purge_key(&space.id))
+}
+
+/// Removes a space and everything in it from the database, with its scheduled purge.
+pub fn purge(c: &mut dyn Conn, space_id: &str) -> ApiResult<()> {
+    remove_rows(c, space_id)?;
+    jobs::cancel(c, &purge_key(space_id))
+}
+
+fn remove_rows(c: &mut dyn Conn, space_id: &str) -> ApiResult<()> {
+    c.execute("DELETE FROM grants WHERE target_id = ?1", params![space_id])?;
+    c.execute("DELETE FROM invite_links WHERE target_id = ?1", params![space_id])?;
+    // Content rows reference the space with ON DELETE CASCADE.
+    c.execute("DELETE FROM spaces WHERE id = ?1", params![space_id])?;
+    Ok(())
+}
+
+/// The purge job: removes the space if it is still the deletion the job was scheduled for.
+pub async fn run_purge(app: &App, payload: &serde_json::Value) -> ApiResult<()> {
+    let space_id = payload["space"].as_str().unwrap_or_default().to_string();
+    let deleted_at = payload["deletedAt"].as_i64();
+    if space_id.is_empty() {
+        return Err(ApiError::internal("purge job without a space"));
+    }
+    app.db
+        .write(move |c| {
+            let current: Option<Option<i64>> = c
+                .query_opt(
+                    "SELECT deleted_at FROM spaces WHERE id = ?1",
+                    params![space_id.clone()],
+                )?
+                .map(|r| r.get(0))
+                .transpose()?;
+            if let Some(Some(at)) = current {
+                if Some(at) == deleted_at {
+                    remove_rows(c, &space_id)?;
+                    tracing::info!(space = %space_id, "purged deleted space");
+                }
+            }
+            Ok::<_, ApiError>(())
+        })
+        .await
+}

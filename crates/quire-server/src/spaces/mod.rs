@@ -1,0 +1,605 @@
+//! Spaces: create, list, read, update, delete and restore, duplicate, move, transfer; and the
+//! spaces a member can access.
+
+pub mod lifecycle;
+pub mod model;
+
+use axum::Router;
+use axum::extract::State;
+use axum::http::{StatusCode, header};
+use axum::response::IntoResponse;
+use axum::routing::{get, post};
+use serde::{Deserialize, Serialize};
+
+use crate::access::AccessContext;
+use crate::app::App;
+use crate::auth::Caller;
+use crate::collections::{self, MoveBody, require_create_in};
+use crate::db::{Args, Conn};
+use crate::error::{ApiError, ApiResult};
+use crate::extract::{Json, OptionalJson, Patch, Path, Query};
+use crate::merge_rules::MergeRules;
+use crate::orgs;
+use crate::paging::{List, Page};
+use crate::permissions::{MemberAction, Role, SpaceAction, Standing};
+use crate::siblings::{self, Kind};
+use crate::{clock, ids, params, validate};
+pub use model::{Space, SpaceFor, SpaceJson};
+
+pub fn routes() -> Router<App> {
+    Router::new()
+        .route(
+            "/v1/orgs/{organizationId}/spaces",
+            get(list_org_spaces).post(create_space),
+        )
+        .route(
+            "/v1/spaces/{spaceId}",
+            get(get_space).patch(update_space).delete(delete_space),
+        )
+        .route("/v1/spaces/{spaceId}/duplicate", post(duplicate_space))
+        .route("/v1/spaces/{spaceId}/restore", post(restore_space))
+        .route("/v1/spaces/{spaceId}/move", post(move_space))
+        .route("/v1/spaces/{spaceId}/transfer", post(transfer_space))
+        .route(
+            "/v1/orgs/{organizationId}/members/{userId}/spaces",
+            get(list_member_spaces),
+        )
+}
+
+pub const TITLE_MAX: usize = 50;
+pub const EMOJI_MAX: usize = 50;
+
+/// GitBook's translation languages: the values `language` accepts.
+pub const LANGUAGES: &[&str] = &[
+    "en", "fr", "de", "es", "it", "pt", "pt-br", "ru", "ja", "zh", "zh-tw", "yue", "ko", "ar", "hi", "nl",
+    "pl", "tr", "sv", "no", "da", "fi", "el", "cs", "hu", "ro", "th", "vi", "id", "ms", "he", "uk", "sk",
+    "bg", "hr", "lt", "lv", "et", "sl",
+];
+
+pub const VISIBILITIES: &[&str] = &[
+    "public",
+    "unlisted",
+    "share-link",
+    "visitor-auth",
+    "in-collection",
+    "private",
+];
+
+fn language(value: &str) -> ApiResult<String> {
+    if LANGUAGES.contains(&value) {
+        Ok(value.to_string())
+    } else {
+        Err(ApiError::bad_request(format!(
+            "`language` must be one of {}, not {value:?}",
+            LANGUAGES.join(", ")
+        )))
+    }
+}
+
+fn edit_mode(value: &str) -> ApiResult<String> {
+    match value {
+        "live" | "locked" => Ok(value.to_string()),
+        _ => Err(ApiError::bad_request(format!(
+            "`editMode` must be live or locked, not {value:?}"
+        ))),
+    }
+}
+
+fn emoji(value: &str) -> ApiResult<String> {
+    validate::max_len("emoji", value, EMOJI_MAX)?;
+    Ok(value.to_string())
+}
+
+async fn get_space(
+    caller: Caller,
+    State(app): State<App>,
+    Path(space_id): Path<String>,
+    query: Query,
+) -> ApiResult<axum::Json<SpaceJson>> {
+    // `shareKey` resolves published URLs of share-link sites; quire publishes no sites yet, so
+    // the key changes nothing in the answer.
+    let _share_key = query.str("shareKey");
+    let space = app
+        .db
+        .read(move |c| model::load_visible(c, &space_id, &caller.user_id))
+        .await?;
+    Ok(axum::Json(space.to_json(&app.urls)))
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct CreateSpace {
+    title: Option<String>,
+    emoji: Option<String>,
+    icon: Option<String>,
+    parent: Option<String>,
+    language: Option<String>,
+    edit_mode: Option<String>,
+    visibility: Option<String>,
+    #[serde(default)]
+    empty: bool,
+    template: Option<serde_json::Value>,
+    computed_source: Option<serde_json::Value>,
+}
+
+async fn create_space(
+    caller: Caller,
+    State(app): State<App>,
+    Path(org_id): Path<String>,
+    OptionalJson(body): OptionalJson<CreateSpace>,
+) -> ApiResult<impl IntoResponse> {
+    let body = body.unwrap_or_default();
+    if body.computed_source.is_some() {
+        return Err(ApiError::bad_request(
+            "`computedSource`: quire does not support computed content sources",
+        ));
+    }
+    if body.template.is_some() && body.empty {
+        return Err(ApiError::bad_request("give `template` or `empty`, not both"));
+    }
+    let title = body.title.clone().unwrap_or_else(|| "Untitled".to_string());
+    validate::max_len("title", &title, TITLE_MAX)?;
+    let emoji = body.emoji.as_deref().map(emoji).transpose()?;
+    let icon = body
+        .icon
+        .as_deref()
+        .map(|u| validate::url("icon", u).map(|u| u.to_string()))
+        .transpose()?;
+    let language = body.language.as_deref().map(language).transpose()?;
+    let edit_mode = edit_mode(body.edit_mode.as_deref().unwrap_or("live"))?;
+    let visibility = visibility(
+        body.visibility.as_deref().unwrap_or("private"),
+        body.parent.is_some(),
+    )?;
+    let space = app
+        .db
+        .write(move |c| {
+            require_create_in(c, &org_id, body.parent.as_deref(), &caller.user_id)?;
+            let id = ids::new_id();
+            let now = clock::now_ms();
+            c.execute(
+                "INSERT INTO spaces (id, organization_id, parent_id, title, emoji, icon_url, visibility, edit_mode,
+                                     language, position, created_at, updated_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, '', ?10, ?10)",
+                params![
+                    id.clone(),
+                    org_id.clone(),
+                    body.parent.clone(),
+                    title.clone(),
+                    emoji.clone(),
+                    icon.clone(),
+                    visibility.clone(),
+                    edit_mode.clone(),
+                    language.clone(),
+                    now
+                ],
+            )?;
+            siblings::place(c, &org_id, body.parent.as_deref(), (Kind::Space, &id), None)?;
+            model::load_visible(c, &id, &caller.user_id)
+        })
+        .await?;
+    let json = space.to_json(&app.urls);
+    Ok((
+        StatusCode::CREATED,
+        [(header::LOCATION, json.urls.location.clone())],
+        axum::Json(json),
+    ))
+}
+
+fn visibility(value: &str, in_collection: bool) -> ApiResult<String> {
+    if !VISIBILITIES.contains(&value) {
+        return Err(ApiError::bad_request(format!(
+            "`visibility` must be one of {}, not {value:?}",
+            VISIBILITIES.join(", ")
+        )));
+    }
+    if value == "in-collection" && !in_collection {
+        return Err(ApiError::bad_request(
+            "`visibility` in-collection is only for spaces inside a collection",
+        ));
+    }
+    Ok(value.to_string())
+}
+
+async fn list_org_spaces(
+    caller: Caller,
+    State(app): State<App>,
+    Path(org_id): Path<String>,
+    query: Query,
+) -> ApiResult<axum::Json<List<SpaceJson>>> {
+    let page = Page::from_query(&query, format!("org-spaces:{org_id}"))?;
+    let list = app
+        .db
+        .read(move |c| {
+            let org = orgs::load_visible(c, &org_id, &caller.user_id)?;
+            let ctx = AccessContext::for_org(c, &org_id, &caller.user_id, org.standing)?;
+            list_visible(c, &org_id, &ctx, &page, crate::extract::Order::Asc)
+        })
+        .await?;
+    Ok(axum::Json(list.map(|s| s.to_json(&app.urls))))
+}
+
+/// The active spaces of an organization that `ctx` can view, in creation order.
+fn list_visible(
+    c: &mut dyn Conn,
+    org_id: &str,
+    ctx: &AccessContext,
+    page: &Page,
+    order: crate::extract::Order,
+) -> ApiResult<List<SpaceFor>> {
+    let mut args = Args::default();
+    let mut filter = format!(
+        " WHERE s.organization_id = {} AND s.deleted_at IS NULL",
+        args.arg(org_id)
+    );
+    filter += &ctx.visible_spaces_sql(&mut args);
+    let count: i64 = c
+        .query_scalar(&format!("SELECT count(*) FROM spaces s{filter}"), args.values())?
+        .unwrap_or(0);
+    let mut sql = format!("SELECT {} FROM spaces s{filter}", model::columns());
+    if let Some((created, id)) = page.after::<(i64, String)>()? {
+        sql += &format!(
+            " AND (s.created_at, s.id) {} ({}, {})",
+            order.after_op(),
+            args.arg(created),
+            args.arg(id)
+        );
+    }
+    sql += &format!(
+        " ORDER BY s.created_at {0}, s.id {0} LIMIT {1}",
+        order.sql(),
+        args.arg(page.fetch())
+    );
+    let rows = model::query_with_roles(c, &sql, args.values(), ctx)?;
+    Ok(page.finish(rows, count as u64, |s| (s.space.created_at, s.space.id.clone())))
+}
+
+#[derive(Serialize)]
+struct MemberSpace {
+    permission: Role,
+    space: SpaceJson,
+}
+
+/// The spaces a member can access, with the member's effective role on each; each space's
+/// `permissions` are the caller's.
+async fn list_member_spaces(
+    caller: Caller,
+    State(app): State<App>,
+    Path((org_id, user_id)): Path<(String, String)>,
+    query: Query,
+) -> ApiResult<axum::Json<List<MemberSpace>>> {
+    let order = query.order()?;
+    let page = Page::from_query(
+        &query,
+        format!("member-spaces:{org_id}:{user_id}:{}", order.name()),
+    )?;
+    let list = app
+        .db
+        .read(move |c| {
+            let org = orgs::load_visible(c, &org_id, &caller.user_id)?;
+            crate::members::require_member_action(&org, &caller, &user_id, MemberAction::View)?;
+            let membership = orgs::load_for(c, &org_id, &user_id)?
+                .map(|o| o.standing)
+                .unwrap_or(Standing::Outsider);
+            if membership == Standing::Outsider {
+                return Err(ApiError::not_found(format!(
+                    "user {user_id:?} is not a member of this organization"
+                )));
+            }
+            let member_ctx = AccessContext::for_org(c, &org_id, &user_id, membership)?;
+            let caller_ctx = AccessContext::for_org(c, &org_id, &caller.user_id, org.standing)?;
+            let list = list_visible(c, &org_id, &member_ctx, &page, order)?;
+            Ok::<_, ApiError>(list.map(|s| {
+                let caller_role = model::role_in(&caller_ctx, &s.space);
+                (
+                    s.role.unwrap_or(Role::Read),
+                    SpaceFor {
+                        space: s.space,
+                        role: caller_role,
+                    },
+                )
+            }))
+        })
+        .await?;
+    Ok(axum::Json(list.map(|(permission, s)| MemberSpace {
+        permission,
+        space: s.to_json(&app.urls),
+    })))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct UpdateSpace {
+    edit_mode: Option<String>,
+    title: Option<String>,
+    #[serde(default)]
+    default_level: Patch<serde_json::Value>,
+    language: Option<String>,
+    merge_rules: Option<serde_json::Value>,
+    #[serde(default)]
+    emoji: Patch<String>,
+    #[serde(default)]
+    icon: Patch<String>,
+    visibility: Option<String>,
+}
+
+async fn update_space(
+    caller: Caller,
+    State(app): State<App>,
+    Path(space_id): Path<String>,
+    Json(body): Json<UpdateSpace>,
+) -> ApiResult<axum::Json<SpaceJson>> {
+    let edit_mode = body.edit_mode.as_deref().map(edit_mode).transpose()?;
+    if let Some(t) = &body.title {
+        validate::max_len("title", t, TITLE_MAX)?;
+    }
+    let default_level = crate::collections::parse_default_level(&body.default_level)?;
+    let language = body.language.as_deref().map(language).transpose()?;
+    let merge_rules = body.merge_rules.map(|v| MergeRules::parse(v, true)).transpose()?;
+    let emoji = match body.emoji {
+        Patch::Value(e) => Patch::Value(emoji(&e)?),
+        other => other,
+    };
+    let icon = match body.icon {
+        Patch::Value(u) => Patch::Value(validate::url("icon", &u)?.to_string()),
+        other => other,
+    };
+    let space = app
+        .db
+        .write(move |c| {
+            let current = model::load_visible(c, &space_id, &caller.user_id)?;
+            current.require(SpaceAction::Admin)?;
+            let mut s = current.space.clone();
+            if s.deleted_at.is_some() {
+                return Err(ApiError::bad_request("a deleted space cannot change: restore it first"));
+            }
+            if let Some(m) = &edit_mode {
+                s.edit_mode = m.clone();
+            }
+            if let Some(t) = &body.title {
+                s.title = t.clone();
+            }
+            if let Some(d) = default_level {
+                s.default_level = d;
+            }
+            if let Some(l) = &language {
+                s.language = Some(l.clone());
+            }
+            if let Some(rules) = &merge_rules {
+                for user in rules.users() {
+                    let member = c.exists(
+                        "SELECT 1 FROM members WHERE organization_id = ?1 AND user_id = ?2",
+                        params![s.org_id.clone(), user],
+                    )?;
+                    if !member {
+                        return Err(ApiError::bad_request(format!(
+                            "invalid `mergeRules`: user {user:?} is not a member of this organization"
+                        )));
+                    }
+                }
+                s.merge_rules = rules.clone();
+            }
+            if let Some(e) = emoji.clone().into_update() {
+                s.emoji = e;
+            }
+            if let Some(i) = icon.clone().into_update() {
+                s.icon_url = i;
+            }
+            if let Some(v) = &body.visibility {
+                s.visibility = visibility(v, s.parent.is_some())?;
+            }
+            c.execute(
+                "UPDATE spaces SET edit_mode = ?2, title = ?3, default_level = ?4, language = ?5, merge_rules = ?6,
+                     emoji = ?7, icon_url = ?8, visibility = ?9, updated_at = ?10
+                 WHERE id = ?1",
+                params![
+                    s.id.clone(),
+                    s.edit_mode.clone(),
+                    s.title.clone(),
+                    s.default_level.to_column(),
+                    s.language.clone(),
+                    s.merge_rules.to_json_text(),
+                    s.emoji.clone(),
+                    s.icon_url.clone(),
+                    s.visibility.clone(),
+                    clock::now_ms()
+                ],
+            )?;
+            model::load_visible(c, &space_id, &caller.user_id)
+        })
+        .await?;
+    Ok(axum::Json(space.to_json(&app.urls)))
+}
+
+async fn delete_space(
+    caller: Caller,
+    State(app): State<App>,
+    Path(space_id): Path<String>,
+) -> ApiResult<StatusCode> {
+    let retention = app.settings.space_retention_ms;
+    app.db
+        .write(move |c| {
+            let Some(space) = model::load_for(c, &space_id, &caller.user_id)? else {
+                return Ok(());
+            };
+            if !space.allows(SpaceAction::View) {
+                return Ok(());
+            }
+            space.require(SpaceAction::Admin)?;
+            lifecycle::soft_delete(c, &space_id, clock::now_ms(), retention)
+        })
+        .await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+async fn restore_space(
+    caller: Caller,
+    State(app): State<App>,
+    Path(space_id): Path<String>,
+) -> ApiResult<axum::Json<SpaceJson>> {
+    let retention = app.settings.space_retention_ms;
+    let space = app
+        .db
+        .write(move |c| {
+            let space = model::load_visible(c, &space_id, &caller.user_id)?;
+            space.require(SpaceAction::Admin)?;
+            lifecycle::restore(c, &space.space, clock::now_ms(), retention)?;
+            model::load_visible(c, &space_id, &caller.user_id)
+        })
+        .await?;
+    Ok(axum::Json(space.to_json(&app.urls)))
+}
+
+async fn duplicate_space(
+    caller: Caller,
+    State(app): State<App>,
+    Path(space_id): Path<String>,
+) -> ApiResult<impl IntoResponse> {
+    let space = app
+        .db
+        .write(move |c| {
+            let source = model::load_visible(c, &space_id, &caller.user_id)?;
+            if source.space.deleted_at.is_some() {
+                return Err(ApiError::bad_request("a deleted space cannot be duplicated: restore it first"));
+            }
+            let s = &source.space;
+            require_create_in(c, &s.org_id, s.parent.as_deref(), &caller.user_id)?;
+            let id = ids::new_id();
+            let now = clock::now_ms();
+            let title: String = format!("{} (copy)", s.title).chars().take(TITLE_MAX).collect();
+            c.execute(
+                "INSERT INTO spaces (id, organization_id, parent_id, title, emoji, icon_url, visibility, edit_mode,
+                                     language, default_level, merge_rules, position, created_at, updated_at)
+                 SELECT ?2, organization_id, parent_id, ?3, emoji, icon_url, visibility, edit_mode, language,
+                        default_level, merge_rules, '', ?4, ?4
+                 FROM spaces WHERE id = ?1",
+                params![s.id.clone(), id.clone(), title, now],
+            )?;
+            c.execute(
+                "INSERT INTO grants (organization_id, target_kind, target_id, user_id, team_id, role, created_at)
+                 SELECT organization_id, target_kind, ?2, user_id, team_id, role, ?3 FROM grants WHERE target_id = ?1",
+                params![s.id.clone(), id.clone(), now],
+            )?;
+            let after = siblings::Pointer { kind: Kind::Space, space: Some(s.id.clone()), collection: None };
+            let position = siblings::Position { before: None, after: Some(after) };
+            siblings::place(c, &s.org_id, s.parent.as_deref(), (Kind::Space, &id), Some(&position))?;
+            model::load_visible(c, &id, &caller.user_id)
+        })
+        .await?;
+    let json = space.to_json(&app.urls);
+    Ok((
+        StatusCode::CREATED,
+        [(header::LOCATION, json.urls.location.clone())],
+        axum::Json(json),
+    ))
+}
+
+async fn move_space(
+    caller: Caller,
+    State(app): State<App>,
+    Path(space_id): Path<String>,
+    Json(body): Json<MoveBody>,
+) -> ApiResult<axum::Json<SpaceJson>> {
+    body.check()?;
+    let space = app
+        .db
+        .write(move |c| {
+            let current = model::load_visible(c, &space_id, &caller.user_id)?;
+            current.require(SpaceAction::Admin)?;
+            if current.space.deleted_at.is_some() {
+                return Err(ApiError::bad_request(
+                    "a deleted space cannot move: restore it first",
+                ));
+            }
+            let org_id = current.space.org_id.clone();
+            let parent = match body.parent.clone() {
+                Patch::Absent => current.space.parent.clone(),
+                Patch::Null => None,
+                Patch::Value(p) => Some(p),
+            };
+            if parent != current.space.parent {
+                require_create_in(c, &org_id, parent.as_deref(), &caller.user_id)?;
+                reparent(c, &space_id, parent.as_deref())?;
+            }
+            siblings::place(
+                c,
+                &org_id,
+                parent.as_deref(),
+                (Kind::Space, &space_id),
+                body.position.as_ref(),
+            )?;
+            model::load_visible(c, &space_id, &caller.user_id)
+        })
+        .await?;
+    Ok(axum::Json(space.to_json(&app.urls)))
+}
+
+/// Sets a space's parent. A space that leaves every collection cannot stay `in-collection`: it
+/// becomes `private`, the narrowest audience.
+fn reparent(c: &mut dyn Conn, space_id: &str, parent: Option<&str>) -> ApiResult<()> {
+    c.execute(
+        "UPDATE spaces SET parent_id = ?2, updated_at = ?3,
+             visibility = CASE WHEN ?4 = 1 AND visibility = 'in-collection' THEN 'private' ELSE visibility END
+         WHERE id = ?1",
+        params![space_id, parent, clock::now_ms(), parent.is_none()],
+    )?;
+    Ok(())
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TransferSpace {
+    organization: String,
+    collection: Option<String>,
+}
+
+async fn transfer_space(
+    caller: Caller,
+    State(app): State<App>,
+    Path(space_id): Path<String>,
+    Json(body): Json<TransferSpace>,
+) -> ApiResult<axum::Json<SpaceJson>> {
+    let space = app
+        .db
+        .write(move |c| {
+            let current = model::load_visible(c, &space_id, &caller.user_id)?;
+            current.require(SpaceAction::Admin)?;
+            if current.space.deleted_at.is_some() {
+                return Err(ApiError::bad_request(
+                    "a deleted space cannot be transferred: restore it first",
+                ));
+            }
+            crate::transfer::require_admin_of_both(
+                c,
+                &current.space.org_id,
+                &body.organization,
+                &caller.user_id,
+            )?;
+            if let Some(col) = &body.collection {
+                let col = collections::model::load_visible(c, col, &caller.user_id).map_err(|_| {
+                    ApiError::bad_request(format!("`collection` {col:?} is not a collection you can see"))
+                })?;
+                if col.collection.org_id != body.organization {
+                    return Err(ApiError::bad_request(
+                        "`collection` is not in the target organization",
+                    ));
+                }
+            }
+            c.execute(
+                "UPDATE spaces SET organization_id = ?2 WHERE id = ?1",
+                params![space_id.clone(), body.organization.clone()],
+            )?;
+            reparent(c, &space_id, body.collection.as_deref())?;
+            crate::transfer::move_access(c, &body.organization, std::slice::from_ref(&space_id))?;
+            siblings::place(
+                c,
+                &body.organization,
+                body.collection.as_deref(),
+                (Kind::Space, &space_id),
+                None,
+            )?;
+            model::load_visible(c, &space_id, &caller.user_id)
+        })
+        .await?;
+    Ok(axum::Json(space.to_json(&app.urls)))
+}

@@ -1,0 +1,294 @@
+//! A space as stored and as sent.
+
+use serde::Serialize;
+
+use crate::access::AccessContext;
+use crate::clock;
+use crate::db::{Conn, DbError, Row};
+use crate::error::ApiError;
+use crate::merge_rules::MergeRules;
+use crate::permissions::{DefaultLevel, Role, SpaceAction, SpaceState, Standing, space_allows};
+use crate::urls::Urls;
+
+#[derive(Clone, Debug)]
+pub struct Space {
+    pub id: String,
+    pub org_id: String,
+    pub parent: Option<String>,
+    pub title: String,
+    pub emoji: Option<String>,
+    pub icon_url: Option<String>,
+    pub visibility: String,
+    pub edit_mode: String,
+    pub language: Option<String>,
+    pub default_level: DefaultLevel,
+    pub merge_rules: MergeRules,
+    pub position: String,
+    pub revision: Option<String>,
+    pub created_at: i64,
+    pub updated_at: i64,
+    pub deleted_at: Option<i64>,
+    pub counters: Counters,
+}
+
+/// Counts shown on a space, computed by the query that loads it so they are always exact.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Counters {
+    pub comments: i64,
+    pub change_requests: i64,
+    pub change_requests_open: i64,
+    pub change_requests_draft: i64,
+}
+
+/// The columns [`Space::from_row`] reads, with the table aliased `s`.
+pub fn columns() -> &'static str {
+    "s.id, s.organization_id, s.parent_id, s.title, s.emoji, s.icon_url, s.visibility, s.edit_mode,
+     s.language, s.default_level, s.merge_rules, s.position, s.revision_id, s.created_at, s.updated_at,
+     s.deleted_at,
+     0, 0, 0, 0"
+}
+
+pub const SPACE_COLUMNS: usize = 20;
+
+impl Space {
+    pub fn from_row(row: &Row) -> Result<Space, DbError> {
+        let default_level: Option<String> = row.get(9)?;
+        let merge_rules: String = row.get(10)?;
+        Ok(Space {
+            id: row.get(0)?,
+            org_id: row.get(1)?,
+            parent: row.get(2)?,
+            title: row.get(3)?,
+            emoji: row.get(4)?,
+            icon_url: row.get(5)?,
+            visibility: row.get(6)?,
+            edit_mode: row.get(7)?,
+            language: row.get(8)?,
+            default_level: DefaultLevel::from_column(default_level.as_deref()),
+            merge_rules: MergeRules::from_json_text(&merge_rules),
+            position: row.get(11)?,
+            revision: row.get(12)?,
+            created_at: row.get(13)?,
+            updated_at: row.get(14)?,
+            deleted_at: row.get(15)?,
+            counters: Counters {
+                comments: row.get(16)?,
+                change_requests: row.get(17)?,
+                change_requests_open: row.get(18)?,
+                change_requests_draft: row.get(19)?,
+            },
+        })
+    }
+
+    pub fn state(&self) -> SpaceState {
+        SpaceState {
+            locked: self.edit_mode == "locked",
+            deleted: self.deleted_at.is_some(),
+        }
+    }
+
+    pub fn to_json(&self, urls: &Urls, role: Option<Role>) -> SpaceJson {
+        let allows = |action| space_allows(role, self.state(), action);
+        let published = (self.visibility != "private").then(|| urls.app(&format!("/s/{}", self.id)));
+        SpaceJson {
+            object: "space",
+            id: self.id.clone(),
+            title: self.title.clone(),
+            emoji: self.emoji.clone().unwrap_or_default(),
+            visibility: self.visibility.clone(),
+            created_at: self.created_at,
+            updated_at: self.updated_at,
+            deleted_at: self.deleted_at,
+            edit_mode: self.edit_mode.clone(),
+            merge_rules: self.merge_rules.clone(),
+            urls: SpaceUrls {
+                location: urls.api(&format!("/spaces/{}", self.id)),
+                app: urls.app(&format!("/o/{}/s/{}", self.org_id, self.id)),
+                public: (self.visibility == "public").then(|| published.clone()).flatten(),
+                published,
+                icon: self.icon_url.clone(),
+            },
+            organization: self.org_id.clone(),
+            parent: self.parent.clone(),
+            language: self.language.clone(),
+            revision: self.revision.clone().unwrap_or_default(),
+            default_level: self.default_level.to_json(),
+            comments: self.counters.comments,
+            change_requests: self.counters.change_requests,
+            change_requests_open: self.counters.change_requests_open,
+            change_requests_draft: self.counters.change_requests_draft,
+            permissions: SpacePermissions {
+                view: allows(SpaceAction::View),
+                access: allows(SpaceAction::View),
+                admin: allows(SpaceAction::Admin),
+                view_invite_links: allows(SpaceAction::Admin),
+                edit: allows(SpaceAction::Edit),
+                trigger_git_sync: allows(SpaceAction::TriggerGitSync),
+                comment: allows(SpaceAction::Comment),
+                merge: allows(SpaceAction::Merge),
+                review: allows(SpaceAction::Review),
+                install_integration: allows(SpaceAction::InstallIntegration),
+            },
+        }
+    }
+}
+
+/// A space with the caller's role on it.
+#[derive(Clone, Debug)]
+pub struct SpaceFor {
+    pub space: Space,
+    pub role: Option<Role>,
+}
+
+impl SpaceFor {
+    pub fn allows(&self, action: SpaceAction) -> bool {
+        space_allows(self.role, self.space.state(), action)
+    }
+
+    pub fn to_json(&self, urls: &Urls) -> SpaceJson {
+        self.space.to_json(urls, self.role)
+    }
+}
+
+/// Loads one space with the caller's role on it; None when it does not exist.
+pub fn load_for(c: &mut dyn Conn, space_id: &str, user_id: &str) -> Result<Option<SpaceFor>, DbError> {
+    let sql = format!(
+        "SELECT {}, m.user_id, m.role, m.disabled FROM spaces s
+         LEFT JOIN members m ON m.organization_id = s.organization_id AND m.user_id = ?2
+         WHERE s.id = ?1",
+        columns()
+    );
+    let Some(row) = c.query_opt(&sql, crate::params![space_id, user_id])? else {
+        return Ok(None);
+    };
+    let space = Space::from_row(&row)?;
+    let member: Option<String> = row.get(SPACE_COLUMNS)?;
+    let disabled: Option<bool> = row.get(SPACE_COLUMNS + 2)?;
+    let standing = match member {
+        Some(_) if disabled != Some(true) => {
+            Standing::from_membership(Some(Role::from_column(row.get(SPACE_COLUMNS + 1)?)))
+        }
+        _ => Standing::Outsider,
+    };
+    let ctx = AccessContext::for_item(c, &space.org_id, user_id, standing, space.parent.as_deref())?;
+    let role = role_in(&ctx, &space);
+    Ok(Some(SpaceFor { space, role }))
+}
+
+/// Loads a space the caller may see, or 404.
+pub fn load_visible(c: &mut dyn Conn, space_id: &str, user_id: &str) -> Result<SpaceFor, ApiError> {
+    match load_for(c, space_id, user_id)? {
+        Some(space) if space.allows(SpaceAction::View) => Ok(space),
+        _ => Err(not_found(space_id)),
+    }
+}
+
+pub fn not_found(space_id: &str) -> ApiError {
+    ApiError::not_found(format!("space {space_id:?} not found"))
+}
+
+impl SpaceFor {
+    /// Fails with 404 when the caller cannot see the space, 403 when the action is not allowed.
+    pub fn require(&self, action: SpaceAction) -> Result<(), ApiError> {
+        if !self.allows(SpaceAction::View) {
+            return Err(not_found(&self.space.id));
+        }
+        if self.allows(action) {
+            return Ok(());
+        }
+        let unlocked = SpaceState {
+            locked: false,
+            ..self.space.state()
+        };
+        if self.space.state().locked && space_allows(self.role, unlocked, action) {
+            return Err(ApiError::forbidden(format!(
+                "space {:?} is locked: its content cannot be changed until an admin sets editMode to live",
+                self.space.id
+            )));
+        }
+        Err(ApiError::forbidden(format!(
+            "your role on space {:?} does not allow this ({action:?})",
+            self.space.id
+        )))
+    }
+}
+
+/// The role a context gives on a space.
+pub fn role_in(ctx: &AccessContext, space: &Space) -> Option<Role> {
+    ctx.space_role(&space.id, space.default_level, space.parent.as_deref())
+}
+
+#[derive(Serialize, Debug, Clone)]
+#[serde(rename_all = "camelCase")]
+pub struct SpaceJson {
+    pub object: &'static str,
+    pub id: String,
+    pub title: String,
+    pub emoji: String,
+    pub visibility: String,
+    #[serde(with = "clock::ts")]
+    pub created_at: i64,
+    #[serde(with = "clock::ts")]
+    pub updated_at: i64,
+    #[serde(with = "clock::ts::opt", skip_serializing_if = "Option::is_none")]
+    pub deleted_at: Option<i64>,
+    pub edit_mode: String,
+    pub merge_rules: MergeRules,
+    pub urls: SpaceUrls,
+    pub organization: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parent: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub language: Option<String>,
+    pub revision: String,
+    pub default_level: serde_json::Value,
+    pub comments: i64,
+    pub change_requests: i64,
+    pub change_requests_open: i64,
+    pub change_requests_draft: i64,
+    pub permissions: SpacePermissions,
+}
+
+#[derive(Serialize, Debug, Clone)]
+pub struct SpaceUrls {
+    pub location: String,
+    pub app: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub published: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub public: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub icon: Option<String>,
+}
+
+#[derive(Serialize, Debug, Clone)]
+#[serde(rename_all = "camelCase")]
+pub struct SpacePermissions {
+    pub view: bool,
+    pub access: bool,
+    pub admin: bool,
+    pub view_invite_links: bool,
+    pub edit: bool,
+    pub trigger_git_sync: bool,
+    pub comment: bool,
+    pub merge: bool,
+    pub review: bool,
+    pub install_integration: bool,
+}
+
+/// Runs a query selecting [`columns`] and pairs each space with the role `ctx` gives on it.
+pub fn query_with_roles(
+    c: &mut dyn Conn,
+    sql: &str,
+    params: &[crate::db::Value],
+    ctx: &AccessContext,
+) -> Result<Vec<SpaceFor>, DbError> {
+    c.query(sql, params)?
+        .iter()
+        .map(|r| {
+            let space = Space::from_row(r)?;
+            let role = role_in(ctx, &space);
+            Ok(SpaceFor { space, role })
+        })
+        .collect()
+}

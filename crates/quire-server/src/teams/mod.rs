@@ -1,0 +1,488 @@
+//! Teams of an organization and their members.
+
+pub mod model;
+
+use std::collections::HashMap;
+
+use axum::Router;
+use axum::extract::State;
+use axum::http::{StatusCode, header};
+use axum::response::IntoResponse;
+use axum::routing::{get, put};
+use serde::{Deserialize, Serialize};
+
+use crate::app::App;
+use crate::auth::Caller;
+use crate::db::{Args, Conn, like_contains};
+use crate::error::{ApiError, ApiResult};
+use crate::extract::{Json, OptionalJson, Path, Query};
+use crate::members::{self, MemberJson};
+use crate::orgs::{self, OrgFor};
+use crate::paging::{List, Page};
+use crate::permissions::{OrgAction, TeamAction};
+use crate::{clock, ids, params, users, validate};
+pub use model::{Team, TeamJson, TeamMemberRole, TeamRole};
+
+pub fn routes() -> Router<App> {
+    Router::new()
+        .route(
+            "/v1/orgs/{organizationId}/teams",
+            get(list_teams).put(create_team),
+        )
+        .route(
+            "/v1/orgs/{organizationId}/teams/{teamId}",
+            get(get_team).patch(update_team).delete(delete_team),
+        )
+        .route(
+            "/v1/orgs/{organizationId}/teams/{teamId}/members",
+            get(list_team_members).put(update_team_members),
+        )
+        .route(
+            "/v1/orgs/{organizationId}/teams/{teamId}/members/{userId}",
+            put(add_team_member).delete(remove_team_member),
+        )
+}
+
+fn title(value: &str) -> ApiResult<String> {
+    validate::title("title", value, 1, 64)
+}
+
+/// Loads a team of the organization, or 404.
+pub fn load(c: &mut dyn Conn, org: &OrgFor, team_id: &str, caller: &str) -> ApiResult<Team> {
+    let sql = format!(
+        "{} WHERE t.id = ?2 AND t.organization_id = ?3",
+        model::select("?1", "")
+    );
+    let team = c
+        .query_opt(&sql, params![caller, team_id, org.org.id.clone()])?
+        .map(|r| Team::from_row(&r))
+        .transpose()?
+        .ok_or_else(|| ApiError::not_found(format!("team {team_id:?} not found")))?;
+    if !team.allows(org.standing, TeamAction::View) && !team.caller_owns {
+        return Err(ApiError::not_found(format!("team {team_id:?} not found")));
+    }
+    Ok(team)
+}
+
+fn require_manage(org: &OrgFor, team: &Team) -> ApiResult<()> {
+    if !team.allows(org.standing, TeamAction::Manage) {
+        return Err(ApiError::forbidden(format!(
+            "only organization admins and owners of team {:?} may change it",
+            team.id
+        )));
+    }
+    Ok(())
+}
+
+async fn list_teams(
+    caller: Caller,
+    State(app): State<App>,
+    Path(org_id): Path<String>,
+    query: Query,
+) -> ApiResult<axum::Json<List<TeamJson>>> {
+    let owner = query.str("owner").filter(|s| !s.is_empty()).map(String::from);
+    let title = query.str("title").map(users::fold).filter(|s| !s.is_empty());
+    let page = Page::from_query(&query, format!("teams:{org_id}:{owner:?}:{title:?}"))?;
+    let (standing, list) = app
+        .db
+        .read(move |c| {
+            let org = orgs::load_visible(c, &org_id, &caller.user_id)?;
+            org.require(OrgAction::ListTeams)?;
+            let mut args = Args::default();
+            let mut filter = format!(" WHERE t.organization_id = {}", args.arg(&org_id));
+            if let Some(t) = &title {
+                filter += &format!(" AND t.search_title LIKE {} ESCAPE '\\'", args.arg(like_contains(t)));
+            }
+            if let Some(owner) = &owner {
+                // Teams that member can manage: all of them for an admin, else the ones they own.
+                let owner_is_admin = c.exists(
+                    "SELECT 1 FROM members WHERE organization_id = ?1 AND user_id = ?2 AND role = 'admin'",
+                    params![org_id.clone(), owner.clone()],
+                )?;
+                if !owner_is_admin {
+                    filter += &format!(
+                        " AND EXISTS (SELECT 1 FROM team_members w WHERE w.team_id = t.id AND w.user_id = {} AND w.role = 'owner')",
+                        args.arg(owner)
+                    );
+                }
+            }
+            let count: i64 =
+                c.query_scalar(&format!("SELECT count(*) FROM teams t{filter}"), args.values())?.unwrap_or(0);
+            let me = args.arg(&caller.user_id);
+            let mut sql = format!("{}{filter}", model::select(&me, ""));
+            if let Some((created, id)) = page.after::<(i64, String)>()? {
+                sql += &format!(" AND (t.created_at, t.id) > ({}, {})", args.arg(created), args.arg(id));
+            }
+            sql += &format!(" ORDER BY t.created_at, t.id LIMIT {}", args.arg(page.fetch()));
+            let teams = c.query(&sql, args.values())?.iter().map(Team::from_row).collect::<Result<Vec<_>, _>>()?;
+            let list = page.finish(teams, count as u64, |t| (t.created_at, t.id.clone()));
+            Ok::<_, ApiError>((org.standing, list))
+        })
+        .await?;
+    Ok(axum::Json(list.map(|t| t.to_json(standing))))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CreateTeam {
+    title: String,
+    #[serde(default)]
+    members: Vec<String>,
+}
+
+async fn create_team(
+    caller: Caller,
+    State(app): State<App>,
+    Path(org_id): Path<String>,
+    Json(body): Json<CreateTeam>,
+) -> ApiResult<impl IntoResponse> {
+    let title = title(&body.title)?;
+    let (standing, team) = app
+        .db
+        .write(move |c| {
+            let org = orgs::load_visible(c, &org_id, &caller.user_id)?;
+            org.require(OrgAction::Admin)?;
+            let id = ids::new_id();
+            let now = clock::now_ms();
+            c.execute(
+                "INSERT INTO teams (id, organization_id, title, search_title, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![id.clone(), org_id.clone(), title.clone(), users::fold(&title), now],
+            )?;
+            for member in &body.members {
+                let user = resolve_member(c, &org_id, member)?;
+                set_team_member(c, &id, &user, TeamRole::Member)?;
+            }
+            Ok::<_, ApiError>((org.standing, load(c, &org, &id, &caller.user_id)?))
+        })
+        .await?;
+    let json = team.to_json(standing);
+    let location = app.urls.api(&format!("/orgs/{}/teams/{}", team.org_id, team.id));
+    Ok((
+        StatusCode::CREATED,
+        [(header::LOCATION, location)],
+        axum::Json(json),
+    ))
+}
+
+/// A member of the organization given by user id or email; 400 when there is none.
+fn resolve_member(c: &mut dyn Conn, org_id: &str, who: &str) -> ApiResult<String> {
+    let found: Option<String> = c.query_scalar(
+        "SELECT m.user_id FROM members m JOIN users u ON u.id = m.user_id
+         WHERE m.organization_id = ?1 AND (u.id = ?2 OR u.email = ?3)",
+        params![org_id, who, who.to_ascii_lowercase()],
+    )?;
+    found.ok_or_else(|| ApiError::bad_request(format!("{who:?} is not a member of this organization")))
+}
+
+fn set_team_member(c: &mut dyn Conn, team_id: &str, user_id: &str, role: TeamRole) -> ApiResult<()> {
+    c.execute(
+        "INSERT INTO team_members (team_id, user_id, role, added_at) VALUES (?1, ?2, ?3, ?4)
+         ON CONFLICT (team_id, user_id) DO UPDATE SET role = excluded.role",
+        params![team_id, user_id, role.as_str(), clock::now_ms()],
+    )?;
+    Ok(())
+}
+
+async fn get_team(
+    caller: Caller,
+    State(app): State<App>,
+    Path((org_id, team_id)): Path<(String, String)>,
+) -> ApiResult<axum::Json<TeamJson>> {
+    let (standing, team) = app
+        .db
+        .read(move |c| {
+            let org = orgs::load_visible(c, &org_id, &caller.user_id)?;
+            let team = load(c, &org, &team_id, &caller.user_id)?;
+            Ok::<_, ApiError>((org.standing, team))
+        })
+        .await?;
+    Ok(axum::Json(team.to_json(standing)))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct UpdateTeam {
+    title: String,
+}
+
+async fn update_team(
+    caller: Caller,
+    State(app): State<App>,
+    Path((org_id, team_id)): Path<(String, String)>,
+    Json(body): Json<UpdateTeam>,
+) -> ApiResult<axum::Json<TeamJson>> {
+    let title = title(&body.title)?;
+    let (standing, team) = app
+        .db
+        .write(move |c| {
+            let org = orgs::load_visible(c, &org_id, &caller.user_id)?;
+            let team = load(c, &org, &team_id, &caller.user_id)?;
+            require_manage(&org, &team)?;
+            c.execute(
+                "UPDATE teams SET title = ?2, search_title = ?3 WHERE id = ?1",
+                params![team_id.clone(), title.clone(), users::fold(&title)],
+            )?;
+            Ok::<_, ApiError>((org.standing, load(c, &org, &team_id, &caller.user_id)?))
+        })
+        .await?;
+    Ok(axum::Json(team.to_json(standing)))
+}
+
+async fn delete_team(
+    caller: Caller,
+    State(app): State<App>,
+    Path((org_id, team_id)): Path<(String, String)>,
+) -> ApiResult<StatusCode> {
+    app.db
+        .write(move |c| {
+            let org = orgs::load_visible(c, &org_id, &caller.user_id)?;
+            let team = match load(c, &org, &team_id, &caller.user_id) {
+                Ok(team) => team,
+                Err(e) if e.status == StatusCode::NOT_FOUND => return Ok(()),
+                Err(e) => return Err(e),
+            };
+            require_manage(&org, &team)?;
+            c.execute("DELETE FROM grants WHERE team_id = ?1", params![team_id.clone()])?;
+            c.execute(
+                "DELETE FROM team_members WHERE team_id = ?1",
+                params![team_id.clone()],
+            )?;
+            c.execute("DELETE FROM teams WHERE id = ?1", params![team_id.clone()])?;
+            Ok::<_, ApiError>(())
+        })
+        .await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+#[derive(Serialize)]
+struct TeamMemberItem {
+    organization: MemberJson,
+    team: TeamMemberRole,
+    permissions: ViewPermission,
+}
+
+#[derive(Serialize)]
+struct ViewPermission {
+    view: bool,
+}
+
+async fn list_team_members(
+    caller: Caller,
+    State(app): State<App>,
+    Path((org_id, team_id)): Path<(String, String)>,
+    query: Query,
+) -> ApiResult<axum::Json<List<TeamMemberItem>>> {
+    let page = Page::from_query(&query, format!("team-members:{team_id}"))?;
+    let list = app
+        .db
+        .read(move |c| {
+            let org = orgs::load_visible(c, &org_id, &caller.user_id)?;
+            let team = load(c, &org, &team_id, &caller.user_id)?;
+            let mut args = Args::default();
+            let org_arg = args.arg(&org_id);
+            let mut sql = format!(
+                "SELECT {}, tm.role FROM team_members tm JOIN members m ON m.user_id = tm.user_id AND m.organization_id = {org_arg}
+                 JOIN users u ON u.id = m.user_id WHERE tm.team_id = {}",
+                members::model::select_columns(),
+                args.arg(&team.id)
+            );
+            if let Some(id) = page.after::<String>()? {
+                sql += &format!(" AND tm.user_id > {}", args.arg(id));
+            }
+            sql += &format!(" ORDER BY tm.user_id LIMIT {}", args.arg(page.fetch()));
+            let rows = c.query(&sql, args.values())?;
+            let items = rows
+                .iter()
+                .map(|r| {
+                    let role: String = r.get(members::model::MEMBER_COLUMNS)?;
+                    Ok((members::Member::from_row(r)?, TeamRole::from_column(&role)))
+                })
+                .collect::<Result<Vec<_>, crate::db::DbError>>()?;
+            let list = page.finish(items, team.members as u64, |(m, _)| m.user.id.clone());
+            Ok::<_, ApiError>(list)
+        })
+        .await?;
+    Ok(axum::Json(list.map(|(m, role)| TeamMemberItem {
+        organization: m.to_json(&app.urls),
+        team: TeamMemberRole { role },
+        permissions: ViewPermission { view: true },
+    })))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct UpdateTeamMembers {
+    #[serde(default)]
+    add: Vec<String>,
+    #[serde(default)]
+    remove: Vec<String>,
+    #[serde(default)]
+    memberships: HashMap<String, RoleBody>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RoleBody {
+    role: Option<TeamRole>,
+}
+
+async fn update_team_members(
+    caller: Caller,
+    State(app): State<App>,
+    Path((org_id, team_id)): Path<(String, String)>,
+    Json(body): Json<UpdateTeamMembers>,
+) -> ApiResult<StatusCode> {
+    app.db
+        .write(move |c| {
+            let org = orgs::load_visible(c, &org_id, &caller.user_id)?;
+            let team = load(c, &org, &team_id, &caller.user_id)?;
+            require_manage(&org, &team)?;
+            let removed: Vec<String> = body
+                .remove
+                .iter()
+                .map(|w| resolve_member(c, &org_id, w))
+                .collect::<ApiResult<_>>()?;
+            for who in &body.add {
+                let user = resolve_member(c, &org_id, who)?;
+                if !removed.contains(&user) {
+                    add_keeping_role(c, &team.id, &user)?;
+                }
+            }
+            for (who, role) in &body.memberships {
+                let user = resolve_member(c, &org_id, who)?;
+                if !removed.contains(&user) {
+                    set_team_member(c, &team.id, &user, role.role.unwrap_or(TeamRole::Member))?;
+                }
+            }
+            for user in &removed {
+                c.execute(
+                    "DELETE FROM team_members WHERE team_id = ?1 AND user_id = ?2",
+                    params![team.id.clone(), user.clone()],
+                )?;
+            }
+            Ok::<_, ApiError>(())
+        })
+        .await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+fn add_keeping_role(c: &mut dyn Conn, team_id: &str, user_id: &str) -> ApiResult<()> {
+    c.execute(
+        "INSERT INTO team_members (team_id, user_id, role, added_at) VALUES (?1, ?2, 'member', ?3)
+         ON CONFLICT (team_id, user_id) DO NOTHING",
+        params![team_id, user_id, clock::now_ms()],
+    )?;
+    Ok(())
+}
+
+async fn add_team_member(
+    caller: Caller,
+    State(app): State<App>,
+    Path((org_id, team_id, user_id)): Path<(String, String, String)>,
+    OptionalJson(body): OptionalJson<RoleBody>,
+) -> ApiResult<StatusCode> {
+    let role = body.and_then(|b| b.role);
+    app.db
+        .write(move |c| {
+            let org = orgs::load_visible(c, &org_id, &caller.user_id)?;
+            let team = load(c, &org, &team_id, &caller.user_id)?;
+            require_manage(&org, &team)?;
+            let user = resolve_member(c, &org_id, &user_id)?;
+            match role {
+                Some(role) => set_team_member(c, &team.id, &user, role),
+                None => add_keeping_role(c, &team.id, &user),
+            }
+        })
+        .await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+async fn remove_team_member(
+    caller: Caller,
+    State(app): State<App>,
+    Path((org_id, team_id, user_id)): Path<(String, String, String)>,
+) -> ApiResult<StatusCode> {
+    app.db
+        .write(move |c| {
+            let org = orgs::load_visible(c, &org_id, &caller.user_id)?;
+            let team = load(c, &org, &team_id, &caller.user_id)?;
+            // Members may leave a team; changing anyone else needs the right to manage it.
+            if user_id != caller.user_id {
+                require_manage(&org, &team)?;
+            }
+            c.execute(
+                "DELETE FROM team_members WHERE team_id = ?1 AND user_id = ?2",
+                params![team.id.clone(), user_id.clone()],
+            )?;
+            Ok::<_, ApiError>(())
+        })
+        .await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+#[derive(Serialize)]
+pub struct MemberTeamItem {
+    team: TeamJson,
+    member: TeamMemberRole,
+}
+
+/// `GET /v1/orgs/{organizationId}/members/{userId}/teams`: the teams a member belongs to.
+pub async fn list_member_teams(
+    caller: Caller,
+    State(app): State<App>,
+    Path((org_id, user_id)): Path<(String, String)>,
+    query: Query,
+) -> ApiResult<axum::Json<List<MemberTeamItem>>> {
+    let title = query.str("title").map(users::fold).filter(|s| !s.is_empty());
+    let page = Page::from_query(&query, format!("member-teams:{org_id}:{user_id}:{title:?}"))?;
+    let (standing, list) = app
+        .db
+        .read(move |c| {
+            let org = orgs::load_visible(c, &org_id, &caller.user_id)?;
+            if caller.user_id != user_id {
+                org.require(OrgAction::ListTeams)?;
+            }
+            let mut args = Args::default();
+            let mut filter = format!(
+                " JOIN team_members tm ON tm.team_id = t.id WHERE t.organization_id = {} AND tm.user_id = {}",
+                args.arg(&org_id),
+                args.arg(&user_id)
+            );
+            if let Some(t) = &title {
+                filter += &format!(
+                    " AND t.search_title LIKE {} ESCAPE '\\'",
+                    args.arg(like_contains(t))
+                );
+            }
+            let count: i64 = c
+                .query_scalar(&format!("SELECT count(*) FROM teams t{filter}"), args.values())?
+                .unwrap_or(0);
+            let me = args.arg(&caller.user_id);
+            let mut sql = format!("{}{filter}", model::select(&me, ", tm.role"));
+            if let Some((created, id)) = page.after::<(i64, String)>()? {
+                sql += &format!(
+                    " AND (t.created_at, t.id) > ({}, {})",
+                    args.arg(created),
+                    args.arg(id)
+                );
+            }
+            sql += &format!(" ORDER BY t.created_at, t.id LIMIT {}", args.arg(page.fetch()));
+            let rows = c.query(&sql, args.values())?;
+            let items = rows
+                .iter()
+                .map(|r| {
+                    let role: String = r.get(model::TEAM_COLUMNS)?;
+                    Ok((Team::from_row(r)?, TeamRole::from_column(&role)))
+                })
+                .collect::<Result<Vec<_>, crate::db::DbError>>()?;
+            Ok::<_, ApiError>((
+                org.standing,
+                page.finish(items, count as u64, |(t, _)| (t.created_at, t.id.clone())),
+            ))
+        })
+        .await?;
+    Ok(axum::Json(list.map(|(t, role)| MemberTeamItem {
+        team: t.to_json(standing),
+        member: TeamMemberRole { role },
+    })))
+}

@@ -1,0 +1,62 @@
+//! Moving spaces and collections to another organization.
+//!
+//! Access that names people or teams of the source organization does not carry over: team grants
+//! are dropped (teams belong to their organization), user grants are kept only for users who are
+//! members or guests of the target organization, and invite links to the moved content are
+//! deleted. See docs/decisions.md.
+
+use crate::db::{Args, Conn};
+use crate::error::{ApiError, ApiResult};
+use crate::orgs;
+use crate::permissions::OrgAction;
+
+/// Transfers need the caller to administer both organizations.
+pub fn require_admin_of_both(c: &mut dyn Conn, source: &str, target: &str, user_id: &str) -> ApiResult<()> {
+    if source == target {
+        return Err(ApiError::bad_request(
+            "`organization` is the organization the content is already in",
+        ));
+    }
+    orgs::load_visible(c, source, user_id)?.require(OrgAction::Admin)?;
+    let target_org = orgs::load_visible(c, target, user_id).map_err(|_| {
+        ApiError::bad_request(format!(
+            "`organization` {target:?} is not an organization you belong to"
+        ))
+    })?;
+    if !target_org.allows(OrgAction::Admin) {
+        return Err(ApiError::forbidden(format!(
+            "you must be an admin of organization {target:?} to transfer into it"
+        )));
+    }
+    Ok(())
+}
+
+/// Rewrites the grants on moved `targets` for the target organization.
+pub fn move_access(c: &mut dyn Conn, target: &str, targets: &[String]) -> ApiResult<()> {
+    if targets.is_empty() {
+        return Ok(());
+    }
+    let mut args = Args::default();
+    let list = args.list(targets.iter().cloned());
+    let target_arg = args.arg(target);
+    c.execute(
+        &format!("DELETE FROM grants WHERE target_id IN ({list}) AND team_id IS NOT NULL"),
+        &args.values()[..targets.len()],
+    )?;
+    c.execute(
+        &format!(
+            "DELETE FROM grants WHERE target_id IN ({list}) AND user_id IS NOT NULL
+               AND user_id NOT IN (SELECT user_id FROM members WHERE organization_id = {target_arg})"
+        ),
+        args.values(),
+    )?;
+    c.execute(
+        &format!("UPDATE grants SET organization_id = {target_arg} WHERE target_id IN ({list})"),
+        args.values(),
+    )?;
+    c.execute(
+        &format!("DELETE FROM invite_links WHERE target_id IN ({list})"),
+        &args.values()[..targets.len()],
+    )?;
+    Ok(())
+}

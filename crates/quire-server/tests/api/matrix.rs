@@ -1,0 +1,514 @@
+//! The permission matrix: for each role and each operation of organizations, members, teams and
+//! invite links, the status the server answers; and for each resource read, its `permissions`
+//! object agrees with what the server then allows.
+
+use serde_json::{Value, json};
+
+use crate::support::{TestApp, TestUser};
+
+/// Callers, in the order of the expected-status columns below.
+const ROLES: [&str; 9] = [
+    "admin",
+    "create",
+    "review",
+    "edit",
+    "comment",
+    "read",
+    "guest",
+    "outsider",
+    "anonymous",
+];
+
+struct World {
+    app: TestApp,
+    owner: TestUser,
+    org: String,
+    /// One user per role of [`ROLES`] (anonymous: a user whose token is not sent).
+    callers: Vec<TestUser>,
+    team: String,
+    invite: String,
+    space: String,
+}
+
+async fn world() -> World {
+    let app = TestApp::start().await;
+    let owner = app.user("Owner").await;
+    let org = app.org(&owner, "Matrix").await;
+    let mut callers = Vec::new();
+    for role in ROLES {
+        let user = app.user(role).await;
+        match role {
+            "outsider" | "anonymous" => {}
+            "guest" => app.add_member(&owner, &org, &user, None).await,
+            r => app.add_member(&owner, &org, &user, Some(r)).await,
+        }
+        callers.push(user);
+    }
+    let team = app
+        .put(&owner, &format!("/v1/orgs/{org}/teams"), json!({"title": "Team"}))
+        .await
+        .expect(201);
+    let invite = app
+        .post(
+            &owner,
+            &format!("/v1/orgs/{org}/link-invites"),
+            json!({"role": "read"}),
+        )
+        .await
+        .expect(201);
+    let space = app
+        .post(
+            &owner,
+            &format!("/v1/orgs/{org}/spaces"),
+            json!({"title": "Space"}),
+        )
+        .await
+        .expect(201);
+    World {
+        team: team["id"].as_str().unwrap().to_string(),
+        invite: invite["id"].as_str().unwrap().to_string(),
+        space: space["id"].as_str().unwrap().to_string(),
+        app,
+        owner,
+        org,
+        callers,
+    }
+}
+
+impl World {
+    /// A fresh member, for operations that consume their target.
+    async fn fresh_member(&self) -> TestUser {
+        let user = self.app.user("target").await;
+        self.app
+            .add_member(&self.owner, &self.org, &user, Some("read"))
+            .await;
+        user
+    }
+
+    async fn fresh_team(&self) -> String {
+        let team = self
+            .app
+            .put(
+                &self.owner,
+                &format!("/v1/orgs/{}/teams", self.org),
+                json!({"title": "T"}),
+            )
+            .await;
+        team.expect(201)["id"].as_str().unwrap().to_string()
+    }
+
+    async fn fresh_invite(&self) -> String {
+        let invite = self
+            .app
+            .post(
+                &self.owner,
+                &format!("/v1/orgs/{}/link-invites", self.org),
+                json!({"role": "read"}),
+            )
+            .await;
+        invite.expect(201)["id"].as_str().unwrap().to_string()
+    }
+
+    async fn call(&self, caller: usize, method: &str, path: &str, body: Option<Value>) -> u16 {
+        let token = (ROLES[caller] != "anonymous").then_some(self.callers[caller].token.as_str());
+        self.app.request(method, token, path, body).await.status
+    }
+
+    /// Runs operation `op` as `caller` and returns the status.
+    async fn run(&self, op: &str, caller: usize) -> u16 {
+        let (org, team, invite) = (&self.org, &self.team, &self.invite);
+        let me = &self.callers[caller];
+        let doc = json!({"object": "document", "data": {}, "nodes": []});
+        match op {
+            "GET /user" => self.call(caller, "GET", "/v1/user", None).await,
+            "GET /users/{id}" => {
+                self.call(caller, "GET", &format!("/v1/users/{}", self.owner.id), None)
+                    .await
+            }
+            "GET /orgs" => self.call(caller, "GET", "/v1/orgs", None).await,
+            "POST /orgs" => {
+                self.call(caller, "POST", "/v1/orgs", Some(json!({"title": "Mine"})))
+                    .await
+            }
+            "GET /orgs/{org}" => self.call(caller, "GET", &format!("/v1/orgs/{org}"), None).await,
+            "PATCH /orgs/{org}" => {
+                self.call(
+                    caller,
+                    "PATCH",
+                    &format!("/v1/orgs/{org}"),
+                    Some(json!({"ai": true})),
+                )
+                .await
+            }
+            "GET /email-domains/{d}/orgs" => {
+                self.call(caller, "GET", "/v1/email-domains/example.com/orgs", None)
+                    .await
+            }
+            "POST /orgs/{org}/join" => {
+                self.call(caller, "POST", &format!("/v1/orgs/{org}/join"), None)
+                    .await
+            }
+            "GET agent-instructions" => {
+                self.call(caller, "GET", &format!("/v1/orgs/{org}/agent-instructions"), None)
+                    .await
+            }
+            "PUT agent-instructions" => {
+                self.call(
+                    caller,
+                    "PUT",
+                    &format!("/v1/orgs/{org}/agent-instructions"),
+                    Some(json!({"instructions": doc})),
+                )
+                .await
+            }
+            "GET members" => {
+                self.call(caller, "GET", &format!("/v1/orgs/{org}/members"), None)
+                    .await
+            }
+            "GET member" => {
+                self.call(
+                    caller,
+                    "GET",
+                    &format!("/v1/orgs/{org}/members/{}", self.owner.id),
+                    None,
+                )
+                .await
+            }
+            "PATCH member" => {
+                let target = self.fresh_member().await;
+                self.call(
+                    caller,
+                    "PATCH",
+                    &format!("/v1/orgs/{org}/members/{}", target.id),
+                    Some(json!({"role": "edit"})),
+                )
+                .await
+            }
+            "DELETE member" => {
+                let target = self.fresh_member().await;
+                self.call(
+                    caller,
+                    "DELETE",
+                    &format!("/v1/orgs/{org}/members/{}", target.id),
+                    None,
+                )
+                .await
+            }
+            "POST ping" => {
+                self.call(caller, "POST", &format!("/v1/orgs/{org}/ping"), None)
+                    .await
+            }
+            "POST member sso" => {
+                self.call(
+                    caller,
+                    "POST",
+                    &format!("/v1/orgs/{org}/members/{}/sso", self.owner.id),
+                    None,
+                )
+                .await
+            }
+            "GET member teams" => {
+                self.call(
+                    caller,
+                    "GET",
+                    &format!("/v1/orgs/{org}/members/{}/teams", self.owner.id),
+                    None,
+                )
+                .await
+            }
+            "GET member spaces" => {
+                self.call(
+                    caller,
+                    "GET",
+                    &format!("/v1/orgs/{org}/members/{}/spaces", self.owner.id),
+                    None,
+                )
+                .await
+            }
+            "GET teams" => {
+                self.call(caller, "GET", &format!("/v1/orgs/{org}/teams"), None)
+                    .await
+            }
+            "PUT teams" => {
+                self.call(
+                    caller,
+                    "PUT",
+                    &format!("/v1/orgs/{org}/teams"),
+                    Some(json!({"title": "New"})),
+                )
+                .await
+            }
+            "GET team" => {
+                self.call(caller, "GET", &format!("/v1/orgs/{org}/teams/{team}"), None)
+                    .await
+            }
+            "PATCH team" => {
+                self.call(
+                    caller,
+                    "PATCH",
+                    &format!("/v1/orgs/{org}/teams/{team}"),
+                    Some(json!({"title": "Renamed"})),
+                )
+                .await
+            }
+            "DELETE team" => {
+                let fresh = self.fresh_team().await;
+                self.call(caller, "DELETE", &format!("/v1/orgs/{org}/teams/{fresh}"), None)
+                    .await
+            }
+            "GET team members" => {
+                self.call(
+                    caller,
+                    "GET",
+                    &format!("/v1/orgs/{org}/teams/{team}/members"),
+                    None,
+                )
+                .await
+            }
+            "PUT team members" => {
+                self.call(
+                    caller,
+                    "PUT",
+                    &format!("/v1/orgs/{org}/teams/{team}/members"),
+                    Some(json!({"add": [self.owner.id]})),
+                )
+                .await
+            }
+            "PUT team member" => {
+                self.call(
+                    caller,
+                    "PUT",
+                    &format!("/v1/orgs/{org}/teams/{team}/members/{}", self.owner.id),
+                    None,
+                )
+                .await
+            }
+            "DELETE team member" => {
+                self.call(
+                    caller,
+                    "DELETE",
+                    &format!("/v1/orgs/{org}/teams/{team}/members/{}", self.owner.id),
+                    None,
+                )
+                .await
+            }
+            "GET link-invites" => {
+                self.call(caller, "GET", &format!("/v1/orgs/{org}/link-invites"), None)
+                    .await
+            }
+            "POST link-invites" => {
+                self.call(
+                    caller,
+                    "POST",
+                    &format!("/v1/orgs/{org}/link-invites"),
+                    Some(json!({"role": "read"})),
+                )
+                .await
+            }
+            "GET link-invite" => {
+                self.call(
+                    caller,
+                    "GET",
+                    &format!("/v1/orgs/{org}/link-invites/{invite}"),
+                    None,
+                )
+                .await
+            }
+            "PATCH link-invite" => {
+                self.call(
+                    caller,
+                    "PATCH",
+                    &format!("/v1/orgs/{org}/link-invites/{invite}"),
+                    Some(json!({"role": "read"})),
+                )
+                .await
+            }
+            "DELETE link-invite" => {
+                let fresh = self.fresh_invite().await;
+                self.call(
+                    caller,
+                    "DELETE",
+                    &format!("/v1/orgs/{org}/link-invites/{fresh}"),
+                    None,
+                )
+                .await
+            }
+            "POST invites/{id} (join)" => {
+                let fresh = self.fresh_invite().await;
+                let status = self
+                    .call(caller, "POST", &format!("/v1/orgs/{org}/invites/{fresh}"), None)
+                    .await;
+                // Joining made an outsider a member: undo it so later rows see an outsider.
+                if ROLES[caller] == "outsider" && status == 200 {
+                    self.app
+                        .delete(&self.owner, &format!("/v1/orgs/{org}/members/{}", me.id))
+                        .await
+                        .expect(204);
+                }
+                status
+            }
+            other => panic!("unknown operation {other}"),
+        }
+    }
+}
+
+/// Expected status per caller, in the order of [`ROLES`].
+const MATRIX: &[(&str, [u16; 9])] = &[
+    //                                   admin create review edit comment read guest outsider anon
+    ("GET /user", [200, 200, 200, 200, 200, 200, 200, 200, 401]),
+    ("GET /users/{id}", [200, 200, 200, 200, 200, 200, 200, 200, 401]),
+    ("GET /orgs", [200, 200, 200, 200, 200, 200, 200, 200, 401]),
+    ("POST /orgs", [201, 201, 201, 201, 201, 201, 201, 201, 401]),
+    ("GET /orgs/{org}", [200, 200, 200, 200, 200, 200, 200, 404, 401]),
+    ("PATCH /orgs/{org}", [200, 403, 403, 403, 403, 403, 403, 404, 401]),
+    (
+        "GET /email-domains/{d}/orgs",
+        [200, 200, 200, 200, 200, 200, 200, 200, 401],
+    ),
+    (
+        "POST /orgs/{org}/join",
+        [204, 204, 204, 204, 204, 204, 204, 400, 401],
+    ),
+    (
+        "GET agent-instructions",
+        [200, 200, 200, 200, 200, 200, 403, 404, 401],
+    ),
+    (
+        "PUT agent-instructions",
+        [200, 403, 403, 403, 403, 403, 403, 404, 401],
+    ),
+    ("GET members", [200, 200, 200, 200, 200, 200, 403, 404, 401]),
+    ("GET member", [200, 200, 200, 200, 200, 200, 403, 404, 401]),
+    ("PATCH member", [200, 403, 403, 403, 403, 403, 403, 404, 401]),
+    ("DELETE member", [204, 403, 403, 403, 403, 403, 403, 404, 401]),
+    ("POST ping", [200, 200, 200, 200, 200, 200, 200, 404, 401]),
+    ("POST member sso", [200, 403, 403, 403, 403, 403, 403, 404, 401]),
+    ("GET member teams", [200, 200, 200, 200, 200, 200, 403, 404, 401]),
+    ("GET member spaces", [200, 200, 200, 200, 200, 200, 403, 404, 401]),
+    ("GET teams", [200, 200, 200, 200, 200, 200, 403, 404, 401]),
+    ("PUT teams", [201, 403, 403, 403, 403, 403, 403, 404, 401]),
+    ("GET team", [200, 200, 200, 200, 200, 200, 404, 404, 401]),
+    ("PATCH team", [200, 403, 403, 403, 403, 403, 404, 404, 401]),
+    ("DELETE team", [204, 403, 403, 403, 403, 403, 204, 404, 401]),
+    ("GET team members", [200, 200, 200, 200, 200, 200, 404, 404, 401]),
+    ("PUT team members", [204, 403, 403, 403, 403, 403, 404, 404, 401]),
+    ("PUT team member", [204, 403, 403, 403, 403, 403, 404, 404, 401]),
+    (
+        "DELETE team member",
+        [204, 403, 403, 403, 403, 403, 404, 404, 401],
+    ),
+    ("GET link-invites", [200, 403, 403, 403, 403, 403, 403, 404, 401]),
+    ("POST link-invites", [201, 403, 403, 403, 403, 403, 403, 404, 401]),
+    ("GET link-invite", [200, 200, 200, 200, 200, 200, 200, 200, 401]),
+    ("PATCH link-invite", [200, 403, 403, 403, 403, 403, 403, 404, 401]),
+    (
+        "DELETE link-invite",
+        [204, 403, 403, 403, 403, 403, 403, 404, 401],
+    ),
+    (
+        "POST invites/{id} (join)",
+        [200, 200, 200, 200, 200, 200, 200, 200, 401],
+    ),
+];
+
+#[tokio::test]
+async fn every_role_gets_the_expected_status_for_every_operation() {
+    let w = world().await;
+    let mut failures = Vec::new();
+    for (op, expected) in MATRIX {
+        for (caller, want) in expected.iter().enumerate() {
+            let got = w.run(op, caller).await;
+            if got != *want {
+                failures.push(format!("{op} as {}: expected {want}, got {got}", ROLES[caller]));
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "permission matrix mismatches:\n{}",
+        failures.join("\n")
+    );
+}
+
+#[tokio::test]
+async fn permissions_objects_agree_with_what_the_server_allows() {
+    let w = world().await;
+    let org = &w.org;
+    for (caller, role) in ROLES.iter().enumerate() {
+        if *role == "anonymous" || *role == "outsider" {
+            continue;
+        }
+        let user = &w.callers[caller];
+        let org_json = w.app.get(user, &format!("/v1/orgs/{org}")).await.expect(200);
+        let p = &org_json["permissions"];
+        let allowed = |status: u16| (200..300).contains(&status);
+        let checks: Vec<(&str, bool, u16)> = vec![
+            (
+                "view",
+                p["view"].as_bool().unwrap(),
+                w.run("GET /orgs/{org}", caller).await,
+            ),
+            (
+                "admin",
+                p["admin"].as_bool().unwrap(),
+                w.run("PATCH /orgs/{org}", caller).await,
+            ),
+            (
+                "listMembers",
+                p["listMembers"].as_bool().unwrap(),
+                w.run("GET members", caller).await,
+            ),
+            (
+                "listTeams",
+                p["listTeams"].as_bool().unwrap(),
+                w.run("GET teams", caller).await,
+            ),
+            (
+                "createContent",
+                p["createContent"].as_bool().unwrap(),
+                w.call(
+                    caller,
+                    "POST",
+                    &format!("/v1/orgs/{org}/spaces"),
+                    Some(json!({"title": "x"})),
+                )
+                .await,
+            ),
+        ];
+        for (name, promised, status) in checks {
+            assert_eq!(
+                promised,
+                allowed(status),
+                "{role}: org permissions.{name} is {promised} but the server answered {status}"
+            );
+        }
+        // Teams: permissions.admin says whether a rename goes through.
+        let team = w.app.get(user, &format!("/v1/orgs/{org}/teams/{}", w.team)).await;
+        if team.status == 200 {
+            let promised = team.body["permissions"]["admin"].as_bool().unwrap();
+            let status = w.run("PATCH team", caller).await;
+            assert_eq!(promised, allowed(status), "{role}: team permissions.admin");
+        }
+        // Spaces: view and admin.
+        let space = w.app.get(user, &format!("/v1/spaces/{}", w.space)).await;
+        let visible = space.status == 200;
+        if visible {
+            let promised = space.body["permissions"]["admin"].as_bool().unwrap();
+            let status = w
+                .call(
+                    caller,
+                    "PATCH",
+                    &format!("/v1/spaces/{}", w.space),
+                    Some(json!({"title": "Space"})),
+                )
+                .await;
+            assert_eq!(promised, allowed(status), "{role}: space permissions.admin");
+            assert_eq!(space.body["permissions"]["view"], true);
+        } else {
+            assert_eq!(
+                *role, "guest",
+                "only guests lack access to a space with default levels"
+            );
+        }
+    }
+}
