@@ -15,6 +15,7 @@
 pub mod document;
 pub mod links;
 pub mod markdown;
+pub mod order;
 pub mod sections;
 pub mod slug;
 pub mod text;
