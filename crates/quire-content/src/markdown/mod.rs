@@ -3,10 +3,35 @@
 //! The dialect is CommonMark with GitHub's extensions (tables, strikethrough, task lists,
 //! autolinks), `$$` math, YAML frontmatter for page metadata, and GitBook's block syntax
 //! (`{% hint %}`, `{% tabs %}`, `{% code %}`, `{% embed %}`, `{% file %}`, `{% content-ref %}`,
-//! `<details>`, `<figure>`). See `parse_blocks` for how each construct maps to blocks.
+//! `{% include %}`, `{% stepper %}`, `<details>`, `<figure>`). The `parse_blocks` module lists how
+//! each block construct maps to the tree; inline marks come from `*`, `**`, `~~`, code spans and
+//! the HTML tags GitBook writes (`<kbd>`, `<sup>`, `<sub>`, `<mark style>`, `<strong>`, ...).
 //!
-//! Conversion is designed as a fixed point after one normalization: rendering a parsed document
-//! and parsing it again gives the same document, and rendering that gives the same markdown.
+//! Conversion is a fixed point after one normalization: parsing the rendering of a parsed
+//! document gives the same document, and rendering that gives the same markdown. Rendering a
+//! document made only of what markdown expresses and parsing it back gives the same document.
+//!
+//! What markdown cannot carry, and so is normalized or lost on the way through markdown:
+//! - heading levels 4 to 6 (they become `heading-3`); line breaks inside headings;
+//! - soft line breaks (they become spaces), whitespace at the edges of a line or of a bold,
+//!   italic or strikethrough span, empty paragraphs, unknown marks;
+//! - table header formatting (GitBook column titles are plain text), non-text columns (written as
+//!   text), several blocks in one cell (joined with `<br>`), views other than a grid with a
+//!   header, column widths;
+//! - image captions' formatting (captions are plain text in `<figcaption>`), `images` options
+//!   other than `align`;
+//! - the words after the first in a code fence's info string, per-line code data;
+//! - the body of `{% content-ref %}` (it is regenerated from the URL), a `{% code %}` wrapper
+//!   around anything but a single fenced code block (the content is kept);
+//! - blocks and inlines without a markdown form (OpenAPI, integrations without a URL, drawings,
+//!   conditional blocks, annotations' bodies, mentions, buttons' actions): they render as their
+//!   content or plain text.
+//!
+//! Nothing comrak yields is dropped silently: HTML blocks that are not GitBook figures become
+//! `code` blocks with `syntax: "html"`, unknown inline HTML and unknown or unbalanced liquid
+//! tags stay literal text, link titles are kept in `data.title`, footnote syntax (not supported)
+//! stays text. Liquid tags are recognised on their own line, optionally after a list marker, not
+//! inside block quotes.
 
 mod directives;
 mod frontmatter;

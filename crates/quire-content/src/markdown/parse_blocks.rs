@@ -237,16 +237,13 @@ impl<'a> BlockBuilder<'a, '_> {
                 } else {
                     Vec::new()
                 };
-                let mut data = JsonMap::new();
-                for (key, value) in attrs {
-                    match (name, key.as_str()) {
-                        ("file", "src") => data.extend(ref_data(value)),
-                        _ => {
-                            data.extend(attributes_data(std::slice::from_ref(&(
-                                key.clone(),
-                                value.clone(),
-                            ))));
-                        }
+                // `{% file src %}` holds a reference; other attributes are plain data.
+                let mut data = attributes_data(attrs);
+                if name == "file" {
+                    if let Some(Value::String(src)) = data.shift_remove("src") {
+                        let mut with_ref = ref_data(&src);
+                        with_ref.extend(data);
+                        data = with_ref;
                     }
                 }
                 let mut block = Node::void_block(name, data);
