@@ -12,13 +12,17 @@
 //! - [`text`], [`sections`], [`links`], [`slug`]: plain text, search sections, outgoing
 //!   references and slugs.
 
+pub mod buckets;
+pub mod changes;
 pub mod document;
 pub mod links;
 pub mod markdown;
 pub mod order;
+pub mod page_markdown;
 pub mod sections;
 pub mod slug;
 pub mod text;
+pub mod tree;
 
 pub use document::{
     ContentRef, Document, Fragment, JsonMap, Leaf, Mark, Node, NodeObject, RefSite, ValidationError,
