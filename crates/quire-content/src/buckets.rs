@@ -18,7 +18,9 @@ use crate::tree::{FileEntry, PageEntry, ReusableEntry, Tree};
 /// Entries per bucket the count aims at.
 pub const TARGET_PER_BUCKET: usize = 48;
 
-/// One stored entry.
+/// One stored entry. Short-lived (encoding and decoding), so the size of the page variant
+/// does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "k")]
 pub enum Entry {

@@ -820,7 +820,7 @@ pub fn resolve_target(
             .trim_end_matches(".md")
             .trim_end_matches("/README")
             .trim_end_matches("README");
-        return index.by_path(path).map(|id| page_ref(id));
+        return index.by_path(path).map(page_ref);
     }
     if let Some(rest) = path_part.strip_prefix("/files/") {
         return tree.files.contains_key(rest).then(|| ContentRef::file(rest));
