@@ -18,6 +18,7 @@ pub mod document;
 pub mod import;
 pub mod links;
 pub mod markdown;
+pub mod merge;
 pub mod order;
 pub mod page_markdown;
 pub mod sections;
