@@ -249,6 +249,8 @@ struct Pending {
     document: Document,
     /// Whether it came from markdown (raw link targets to resolve).
     from_markdown: bool,
+    /// The page's document before the batch, whose keys unchanged blocks keep.
+    previous: Option<Document>,
 }
 
 struct Batch<'c, 'a> {
@@ -541,6 +543,7 @@ impl Batch<'_, '_> {
                     page: id.clone(),
                     document,
                     from_markdown,
+                    previous: None,
                 },
             );
         }
@@ -559,20 +562,20 @@ impl Batch<'_, '_> {
             if page.kind != PageKind::Document {
                 return Err(err(i, format!("a {} page has no document", page.kind.as_str())));
             }
-            let (mut doc, meta, from_markdown) = self.read_document(i, input)?;
+            let (doc, meta, from_markdown) = self.read_document(i, input)?;
             if let Some(meta) = &meta {
                 Self::apply_meta(&mut page, meta);
             }
-            // Blocks that did not change keep their keys, so comments on them stay attached.
-            if let Some(old) = self.current_document(&page) {
-                carry_keys(&old, &mut doc);
-            }
+            // Blocks that did not change keep their keys (matched once links are resolved, in
+            // `finish`), so comments on them stay attached.
+            let previous = self.current_document(&page);
             self.pending.insert(
                 id.clone(),
                 Pending {
                     page: id.clone(),
                     document: doc,
                     from_markdown,
+                    previous,
                 },
             );
         }
@@ -702,13 +705,13 @@ impl Batch<'_, '_> {
                     .unwrap_or_default();
                 let mut doc = self.current_document(&current).unwrap_or_default();
                 revert_blocks(&old_doc, &mut doc, &keys);
-                let from_markdown = false;
                 self.pending.insert(
                     page_id.clone(),
                     Pending {
                         page: page_id.clone(),
                         document: doc,
-                        from_markdown,
+                        from_markdown: false,
+                        previous: None,
                     },
                 );
                 let mut page = (*current).clone();
@@ -746,6 +749,7 @@ impl Batch<'_, '_> {
                 page,
                 mut document,
                 from_markdown,
+                previous,
             },
         ) in pending
         {
@@ -755,6 +759,9 @@ impl Batch<'_, '_> {
                 resolve_links(&mut document, &resolver);
             } else {
                 for_each_ref_mut(&mut document, &mut |r| self.map_ref(r));
+            }
+            if let Some(previous) = &previous {
+                carry_keys(previous, &mut document);
             }
             fill_missing_keys(&mut document, self.ctx.new_key);
             let (hash, bytes) = encode_document(&document);

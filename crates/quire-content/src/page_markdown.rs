@@ -123,6 +123,21 @@ pub fn page_to_markdown(
     }
 }
 
+/// The relative link from the file `from` to the file `to` (both paths from the root of the
+/// space's files): `guide/a.md` to `guide/b.md` is `b.md`, to `api.md` is `../api.md`.
+pub fn relative_path(from: &str, to: &str) -> String {
+    let from_dir: Vec<&str> = from
+        .split('/')
+        .collect::<Vec<_>>()
+        .split_last()
+        .map_or(Vec::new(), |(_, d)| d.to_vec());
+    let to_parts: Vec<&str> = to.split('/').collect();
+    let common = from_dir.iter().zip(&to_parts).take_while(|(a, b)| a == b).count();
+    let mut parts: Vec<&str> = std::iter::repeat_n("..", from_dir.len() - common).collect();
+    parts.extend(&to_parts[common..]);
+    parts.join("/")
+}
+
 /// A title as heading text: characters that would start other markdown are escaped.
 fn escape_heading(title: &str) -> String {
     let mut out = String::with_capacity(title.len());
@@ -215,6 +230,15 @@ mod tests {
             }
         );
         assert_eq!(page_to_markdown(&page, &again.document, &|_| None), out);
+    }
+
+    #[test]
+    fn relative_paths_between_page_files() {
+        assert_eq!(relative_path("guide/a.md", "guide/b.md"), "b.md");
+        assert_eq!(relative_path("guide/a.md", "api.md"), "../api.md");
+        assert_eq!(relative_path("README.md", "guide/README.md"), "guide/README.md");
+        assert_eq!(relative_path("a/b/c.md", "a/x/y.md"), "../x/y.md");
+        assert_eq!(relative_path("a.md", "a.md"), "a.md");
     }
 
     #[test]

@@ -37,6 +37,10 @@ pub struct AppInner {
     pub metrics: Metrics,
     /// The instance's signing key (see `signing`), the same in every process.
     pub signing_key: Vec<u8>,
+    /// Immutable content (revision trees, documents) kept in memory.
+    pub content: crate::content::store::ContentCache,
+    /// Where file bytes live.
+    pub blobs: crate::files::BlobStore,
 }
 
 impl Deref for App {
@@ -48,13 +52,21 @@ impl Deref for App {
 }
 
 impl App {
-    pub fn new(db: Db, urls: Urls, settings: Settings, signing_key: Vec<u8>) -> App {
+    pub fn new(
+        db: Db,
+        urls: Urls,
+        settings: Settings,
+        signing_key: Vec<u8>,
+        blobs: crate::files::BlobStore,
+    ) -> App {
         App(Arc::new(AppInner {
             db,
             urls,
             settings,
             metrics: Metrics::default(),
             signing_key,
+            content: crate::content::store::ContentCache::default(),
+            blobs,
         }))
     }
 }
@@ -71,7 +83,10 @@ pub fn router(app: App) -> Router {
         .merge(crate::invites::routes())
         .merge(crate::collections::routes())
         .merge(crate::spaces::routes())
-        .merge(crate::grants::routes());
+        .merge(crate::grants::routes())
+        .merge(crate::change_requests::routes())
+        .merge(crate::content::routes())
+        .merge(crate::files::routes());
     Router::new()
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))

@@ -19,6 +19,11 @@ pub struct StorageArgs {
     #[arg(long, global = true, env = "QUIRE_DATABASE_URL")]
     pub database_url: Option<String>,
 
+    /// Object store for file bytes: s3://bucket/prefix (credentials and endpoint from the
+    /// AWS_* variables). Default: the directory DATA_DIR/files.
+    #[arg(long, global = true, env = "QUIRE_OBJECT_STORE_URL")]
+    pub object_store_url: Option<String>,
+
     /// Maximum PostgreSQL connections this process opens.
     #[arg(
         long,
@@ -39,9 +44,12 @@ impl StorageArgs {
         }
     }
 
-    /// Where file bytes live when no object store URL is configured.
-    pub fn files_dir(&self) -> PathBuf {
-        self.data_dir.join("files")
+    /// Where file bytes live.
+    pub fn blob_store(&self) -> Result<crate::files::BlobStore, String> {
+        match self.object_store_url.as_deref().filter(|u| !u.is_empty()) {
+            Some(url) => crate::files::BlobStore::s3(url),
+            None => crate::files::BlobStore::local(&self.data_dir.join("files")),
+        }
     }
 }
 

@@ -59,7 +59,8 @@ pub async fn start(args: &ServeArgs) -> Result<Running, String> {
         max_body_bytes: args.max_body_bytes,
         space_retention_ms: i64::try_from(args.space_retention.as_millis()).unwrap_or(i64::MAX),
     };
-    let app = App::new(db.clone(), Urls::new(&public_url), settings, signing_key);
+    let blobs = args.storage.blob_store()?;
+    let app = App::new(db.clone(), Urls::new(&public_url), settings, signing_key, blobs);
     let (stop, stopped) = watch::channel(false);
     let router = crate::app::router(app.clone());
     let mut shutdown = stopped.clone();

@@ -50,6 +50,15 @@ enum AdminCommand {
         #[command(subcommand)]
         command: TokenCommand,
     },
+    /// Import a folder of markdown in GitBook's layout (SUMMARY.md, README.md, .gitbook.yaml,
+    /// assets) as one new revision of a space's content.
+    Import {
+        /// The space to import into; its current pages are replaced by the folder's.
+        #[arg(long)]
+        space: String,
+        /// The folder.
+        dir: std::path::PathBuf,
+    },
 }
 
 #[derive(Subcommand)]
@@ -130,6 +139,15 @@ fn admin(storage: &StorageArgs, command: AdminCommand) -> Result<String, String>
         AdminCommand::Token {
             command: TokenCommand::Create { email, scopes },
         } => quire_server::admin::create_token(&db, &email, &scopes),
+        AdminCommand::Import { space, dir } => {
+            let blobs = storage.blob_store()?;
+            let imported = quire_server::import::import_space(&db, &blobs, &space, &dir)?;
+            for warning in &imported.warnings {
+                eprintln!("warning: {warning}");
+            }
+            eprintln!("imported {} pages and {} files", imported.pages, imported.files);
+            return Ok(imported.revision);
+        }
     };
     result.map_err(|e| e.message)
 }

@@ -24,6 +24,18 @@ const MIGRATIONS: &[Migration] = &[
         sqlite: include_str!("../../migrations/0002_content_structure.sql"),
         postgres: include_str!("../../migrations/0002_content_structure.sql"),
     },
+    Migration {
+        version: 3,
+        name: "content",
+        sqlite: include_str!("../../migrations/0003_content.sql"),
+        postgres: include_str!("../../migrations/0003_content.sql"),
+    },
+    Migration {
+        version: 4,
+        name: "reviews",
+        sqlite: include_str!("../../migrations/0004_reviews.sql"),
+        postgres: include_str!("../../migrations/0004_reviews.sql"),
+    },
 ];
 
 /// An arbitrary constant that names quire's migration lock among PostgreSQL advisory locks.

@@ -67,27 +67,32 @@ fn remove_rows(c: &mut dyn Conn, space_id: &str) -> ApiResult<()> {
     Ok(())
 }
 
-/// The purge job: removes the space if it is still the deletion the job was scheduled for.
+/// The purge job: removes the space's file bytes, then its rows, if it is still the deletion
+/// the job was scheduled for. Each step is idempotent, so a crash in between is finished by the
+/// job's retry.
 pub async fn run_purge(app: &App, payload: &serde_json::Value) -> ApiResult<()> {
     let space_id = payload["space"].as_str().unwrap_or_default().to_string();
     let deleted_at = payload["deletedAt"].as_i64();
     if space_id.is_empty() {
         return Err(ApiError::internal("purge job without a space"));
     }
+    let still_due = move |c: &mut dyn Conn, space_id: &str| -> ApiResult<bool> {
+        let current: Option<Option<i64>> = c
+            .query_opt("SELECT deleted_at FROM spaces WHERE id = ?1", params![space_id])?
+            .map(|r| r.get(0))
+            .transpose()?;
+        Ok(matches!(current, Some(Some(at)) if Some(at) == deleted_at))
+    };
+    let id = space_id.clone();
+    if !app.db.read_blocking(move |c| still_due(c, &id)).await? {
+        return Ok(());
+    }
+    app.blobs.delete_space(&space_id).await?;
     app.db
         .write(move |c| {
-            let current: Option<Option<i64>> = c
-                .query_opt(
-                    "SELECT deleted_at FROM spaces WHERE id = ?1",
-                    params![space_id.clone()],
-                )?
-                .map(|r| r.get(0))
-                .transpose()?;
-            if let Some(Some(at)) = current {
-                if Some(at) == deleted_at {
-                    remove_rows(c, &space_id)?;
-                    tracing::info!(space = %space_id, "purged deleted space");
-                }
+            if still_due(c, &space_id)? {
+                remove_rows(c, &space_id)?;
+                tracing::info!(space = %space_id, "purged deleted space");
             }
             Ok::<_, ApiError>(())
         })

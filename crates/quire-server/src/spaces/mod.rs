@@ -151,6 +151,12 @@ async fn create_space(
         body.visibility.as_deref().unwrap_or("private"),
         body.parent.is_some(),
     )?;
+    let template = body
+        .template
+        .clone()
+        .map(|t| crate::content::template::TemplateRequest::parse(t, "template"))
+        .transpose()?;
+    let app2 = app.clone();
     let space = app
         .db
         .write(move |c| {
@@ -175,6 +181,11 @@ async fn create_space(
                 ],
             )?;
             siblings::place(c, &org_id, body.parent.as_deref(), (Kind::Space, &id), None)?;
+            let empty = body.empty || template.is_some();
+            crate::content::init::init_space(c, &app2.content, &id, empty, &caller.user_id)?;
+            if let Some(template) = &template {
+                crate::content::template::apply_to_main(c, &app2, &id, template, &caller.user_id)?;
+            }
             model::load_visible(c, &id, &caller.user_id)
         })
         .await?;
@@ -455,16 +466,39 @@ async fn duplicate_space(
     State(app): State<App>,
     Path(space_id): Path<String>,
 ) -> ApiResult<impl IntoResponse> {
+    // The copy gets the content of the source's revision as it is now; its file bytes are
+    // copied first, so the new space never references bytes it does not have.
+    let app2 = app.clone();
+    let user = caller.user_id.clone();
+    let (source, revision, blobs) = app
+        .db
+        .read_blocking(move |c| {
+            let source = model::load_visible(c, &space_id, &user)?;
+            if source.space.deleted_at.is_some() {
+                return Err(ApiError::bad_request(
+                    "a deleted space cannot be duplicated: restore it first",
+                ));
+            }
+            let revision = source
+                .space
+                .revision
+                .clone()
+                .ok_or_else(|| ApiError::internal("space without revision"))?;
+            let tree = crate::content::store::load_tree(c, &app2.content, &space_id, &revision)?;
+            let blobs: Vec<String> = tree.tree.files.values().map(|f| f.blob.clone()).collect();
+            Ok::<_, ApiError>((source, revision, blobs))
+        })
+        .await?;
+    let id = ids::new_id();
+    for blob in &blobs {
+        app.blobs.copy(&source.space.id, &id, blob).await?;
+    }
+    let app2 = app.clone();
     let space = app
         .db
         .write(move |c| {
-            let source = model::load_visible(c, &space_id, &caller.user_id)?;
-            if source.space.deleted_at.is_some() {
-                return Err(ApiError::bad_request("a deleted space cannot be duplicated: restore it first"));
-            }
             let s = &source.space;
             require_create_in(c, &s.org_id, s.parent.as_deref(), &caller.user_id)?;
-            let id = ids::new_id();
             let now = clock::now_ms();
             let title: String = format!("{} (copy)", s.title).chars().take(TITLE_MAX).collect();
             c.execute(
@@ -480,6 +514,7 @@ async fn duplicate_space(
                  SELECT organization_id, target_kind, ?2, user_id, team_id, role, ?3 FROM grants WHERE target_id = ?1",
                 params![s.id.clone(), id.clone(), now],
             )?;
+            crate::content::init::copy_content(c, &app2.content, &s.id, &revision, &id, &caller.user_id)?;
             let after = siblings::Pointer { kind: Kind::Space, space: Some(s.id.clone()), collection: None };
             let position = siblings::Position { before: None, after: Some(after) };
             siblings::place(c, &s.org_id, s.parent.as_deref(), (Kind::Space, &id), Some(&position))?;

@@ -4,6 +4,8 @@
 
 mod support;
 
+mod change_requests;
+mod content;
 mod foundation;
 mod matrix;
 mod members;

@@ -155,6 +155,11 @@ impl TestApp {
         }
     }
 
+    /// The server's data directory.
+    pub fn data_dir(&self) -> &std::path::Path {
+        self._dir.path()
+    }
+
     pub fn is_postgres(&self) -> bool {
         self.pg.is_some()
     }

@@ -1,0 +1,205 @@
+//! Semantic changes between two revisions: pages and files created, edited, moved, deleted;
+//! variables edited (GitBook's `RevisionSemanticChanges`).
+
+use std::sync::Arc;
+
+use axum::extract::State;
+use quire_content::tree::{PageEntry, Tree, TreeIndex};
+use serde_json::{Map, Value, json};
+
+use super::model;
+use crate::app::App;
+use crate::auth::Caller;
+use crate::content::store::{self, StoredTree};
+use crate::content::{Source, open};
+use crate::error::{ApiError, ApiResult};
+use crate::extract::{Path, Query};
+
+fn limit(q: &Query) -> ApiResult<usize> {
+    match q.str("limit") {
+        None | Some("") => Ok(10),
+        Some(raw) => raw
+            .parse::<usize>()
+            .ok()
+            .filter(|n| (1..=1000).contains(n))
+            .ok_or_else(|| {
+                ApiError::bad_request(format!(
+                    "query parameter `limit` must be an integer from 1 to 1000, not {raw:?}"
+                ))
+            }),
+    }
+}
+
+fn page_ref(p: &PageEntry, index: &TreeIndex) -> Value {
+    let mut v = json!({"id": p.id, "type": p.kind.as_str(), "title": p.title});
+    if let Some(path) = index.path(&p.id) {
+        v["path"] = json!(path);
+    }
+    v
+}
+
+fn attribute<T: PartialEq + serde::Serialize>(
+    out: &mut Map<String, Value>,
+    name: &str,
+    before: &T,
+    after: &T,
+) {
+    if before != after {
+        out.insert(name.into(), json!({"before": before, "after": after}));
+    }
+}
+
+/// The changes from `before` to `after`, in a stable order.
+pub fn diff(before: &StoredTree, after: &StoredTree) -> Vec<Value> {
+    let (b, a) = (&before.tree, &after.tree);
+    let (bi, ai) = (before.index(), after.index());
+    let mut out = Vec::new();
+    for (id, page) in &a.pages {
+        match b.pages.get(id) {
+            None => out.push(json!({"type": "page_created", "page": page_ref(page, ai)})),
+            Some(old) if Arc::ptr_eq(old, page) => {}
+            Some(old) => {
+                let mut attrs = Map::new();
+                attribute(&mut attrs, "title", &old.title, &page.title);
+                attribute(&mut attrs, "slug", &old.slug, &page.slug);
+                attribute(&mut attrs, "emoji", &old.emoji, &page.emoji);
+                attribute(&mut attrs, "icon", &old.icon, &page.icon);
+                attribute(&mut attrs, "description", &old.description, &page.description);
+                attribute(&mut attrs, "document", &old.document, &page.document);
+                attribute(&mut attrs, "hidden", &old.hidden, &page.hidden);
+                attribute(&mut attrs, "layout", &old.layout, &page.layout);
+                attribute(&mut attrs, "cover", &old.cover, &page.cover);
+                if !attrs.is_empty() {
+                    out.push(json!({"type": "page_edited", "page": page_ref(page, ai), "attributes": attrs}));
+                }
+                if old.parent != page.parent {
+                    let parent = |t: &Tree, i: &TreeIndex, id: &Option<String>| {
+                        id.as_ref().and_then(|id| t.pages.get(id)).map(|p| page_ref(p, i))
+                    };
+                    out.push(json!({"type": "page_moved", "page": page_ref(page, ai),
+                                    "parent": {"before": parent(b, bi, &old.parent), "after": parent(a, ai, &page.parent)}}));
+                }
+            }
+        }
+    }
+    for (id, page) in &b.pages {
+        if !a.pages.contains_key(id) {
+            out.push(json!({"type": "page_deleted", "page": page_ref(page, bi)}));
+        }
+    }
+    let file = |f: &quire_content::tree::FileEntry| json!({"id": f.id, "name": f.name, "contentType": f.content_type});
+    for (id, f) in &a.files {
+        match b.files.get(id) {
+            None => out.push(json!({"type": "file_created", "file": file(f)})),
+            Some(old) if old != f => {
+                let mut attrs = Map::new();
+                attribute(&mut attrs, "name", &old.name, &f.name);
+                attribute(&mut attrs, "contentType", &old.content_type, &f.content_type);
+                attribute(&mut attrs, "size", &old.size, &f.size);
+                out.push(json!({"type": "file_edited", "file": file(f), "attributes": attrs}));
+            }
+            Some(_) => {}
+        }
+    }
+    for (id, f) in &b.files {
+        if !a.files.contains_key(id) {
+            out.push(json!({"type": "file_deleted", "file": file(f)}));
+        }
+    }
+    if a.variables != b.variables {
+        let mut vars = Map::new();
+        for name in a.variables.keys().chain(b.variables.keys()) {
+            let (before, after) = (b.variables.get(name), a.variables.get(name));
+            if before != after {
+                vars.insert(name.clone(), json!({"before": before, "after": after}));
+            }
+        }
+        out.push(json!({"type": "variables_edited", "variables": vars}));
+    }
+    out
+}
+
+fn respond(changes: Vec<Value>, limit: usize, merged_from: Option<Value>) -> Value {
+    let total = changes.len();
+    let mut body = json!({"changes": changes.into_iter().take(limit).collect::<Vec<_>>()});
+    if total > limit {
+        body["more"] = json!(total - limit);
+    }
+    if let Some(m) = merged_from {
+        body["mergedFrom"] = m;
+    }
+    body
+}
+
+/// `GET .../change-requests/{id}/changes`: what the change request changes from its base.
+pub async fn list_changes(
+    caller: Caller,
+    State(app): State<App>,
+    Path((space_id, cr_id)): Path<(String, String)>,
+    q: Query,
+) -> ApiResult<axum::Json<Value>> {
+    let limit = limit(&q)?;
+    let app2 = app.clone();
+    let body = app
+        .db
+        .read_blocking(move |c| {
+            let opened = open(
+                c,
+                &app2,
+                &caller.user_id,
+                &space_id,
+                &Source::ChangeRequest(cr_id.clone()),
+            )?;
+            let cr = opened
+                .change_request
+                .as_ref()
+                .ok_or_else(|| ApiError::internal("no change request"))?;
+            let base = store::load_tree(c, &app2.content, &space_id, cr.base_revision())?;
+            Ok::<_, ApiError>(respond(diff(&base, &opened.stored), limit, None))
+        })
+        .await?;
+    Ok(axum::Json(body))
+}
+
+/// `GET /v1/spaces/{spaceId}/revisions/{revisionId}/changes`: what a revision changed from its
+/// first parent.
+pub async fn list_revision_changes(
+    caller: Caller,
+    State(app): State<App>,
+    Path((space_id, revision_id)): Path<(String, String)>,
+    q: Query,
+) -> ApiResult<axum::Json<Value>> {
+    let limit = limit(&q)?;
+    let app2 = app.clone();
+    let body = app
+        .db
+        .read_blocking(move |c| {
+            let opened = open(
+                c,
+                &app2,
+                &caller.user_id,
+                &space_id,
+                &Source::Revision(revision_id.clone()),
+            )?;
+            let changes = match opened.stored.meta.parents.first() {
+                Some(parent) => {
+                    let parent = store::load_tree(c, &app2.content, &space_id, parent)?;
+                    diff(&parent, &opened.stored)
+                }
+                None => {
+                    let empty = StoredTree::empty(&space_id);
+                    diff(&empty, &opened.stored)
+                }
+            };
+            let merged_from = match &opened.stored.meta.merged_from {
+                Some(id) => {
+                    let cr = model::load(c, &space_id, id)?;
+                    Some(serde_json::to_value(super::render_one(c, &app2, &cr)?).unwrap_or(Value::Null))
+                }
+                None => None,
+            };
+            Ok::<_, ApiError>(respond(changes, limit, merged_from))
+        })
+        .await?;
+    Ok(axum::Json(body))
+}

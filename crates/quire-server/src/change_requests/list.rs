@@ -1,0 +1,206 @@
+//! Listing change requests of a space or of an organization, with GitBook's filters.
+
+use axum::extract::State;
+
+use super::model::{COLUMNS, ChangeRequest, FROM};
+use super::{ChangeRequestJson, render};
+use crate::access::AccessContext;
+use crate::app::App;
+use crate::auth::Caller;
+use crate::db::{Args, Conn};
+use crate::error::{ApiError, ApiResult};
+use crate::extract::{Order, Path, Query};
+use crate::orgs;
+use crate::paging::{List, Page};
+use crate::spaces;
+
+pub const STATUSES: &[&str] = &["draft", "open", "archived", "merged"];
+
+/// The filters of both listings.
+struct Filters {
+    statuses: Vec<String>,
+    creator: Option<String>,
+    contributor: Option<String>,
+    reviewer: Option<String>,
+    cluster: Option<String>,
+    space: Option<String>,
+    order_by: &'static str,
+    order: Order,
+}
+
+impl Filters {
+    fn from_query(q: &Query) -> ApiResult<Filters> {
+        let mut statuses = q.all("status");
+        if statuses.is_empty() {
+            statuses.push("open".to_string());
+        }
+        for s in &statuses {
+            if !STATUSES.contains(&s.as_str()) {
+                return Err(ApiError::bad_request(format!(
+                    "query parameter `status` must be one of {}, not {s:?}",
+                    STATUSES.join(", ")
+                )));
+            }
+        }
+        statuses.sort();
+        statuses.dedup();
+        let non_empty = |name: &str| q.str(name).filter(|s| !s.is_empty()).map(str::to_string);
+        Ok(Filters {
+            statuses,
+            creator: non_empty("creator"),
+            contributor: non_empty("contributor"),
+            reviewer: non_empty("requestedReviewer"),
+            cluster: non_empty("conversationsIssuesCluster"),
+            space: non_empty("space"),
+            order_by: match q.one_of("orderBy", &["updatedAt", "createdAt"], "updatedAt")? {
+                "createdAt" => "cr.created_at",
+                _ => "cr.updated_at",
+            },
+            order: q.order()?,
+        })
+    }
+
+    fn scope(&self, list: &str) -> String {
+        format!(
+            "{list}:{:?}:{:?}:{:?}:{:?}:{:?}:{:?}:{}:{}",
+            self.statuses,
+            self.creator,
+            self.contributor,
+            self.reviewer,
+            self.cluster,
+            self.space,
+            self.order_by,
+            self.order.name()
+        )
+    }
+
+    /// The WHERE conditions (after a first condition), with their arguments.
+    fn sql(&self, args: &mut Args) -> String {
+        let mut sql = format!(" AND cr.status IN ({})", args.list(self.statuses.iter().cloned()));
+        if let Some(u) = &self.creator {
+            sql += &format!(" AND cr.created_by = {}", args.arg(u));
+        }
+        if let Some(u) = &self.contributor {
+            sql += &format!(
+                " AND EXISTS (SELECT 1 FROM change_request_contributors k WHERE k.change_request_id = cr.id AND k.user_id = {})",
+                args.arg(u)
+            );
+        }
+        if let Some(u) = &self.reviewer {
+            sql += &format!(
+                " AND EXISTS (SELECT 1 FROM change_request_reviewers r WHERE r.change_request_id = cr.id AND r.user_id = {})",
+                args.arg(u)
+            );
+        }
+        if let Some(c) = &self.cluster {
+            sql += &format!(" AND cr.conversations_issues_cluster = {}", args.arg(c));
+        }
+        if let Some(s) = &self.space {
+            sql += &format!(" AND cr.space_id = {}", args.arg(s));
+        }
+        sql
+    }
+}
+
+/// Runs a filtered, paged query of change requests; `base` is the first WHERE condition.
+fn query(
+    c: &mut dyn Conn,
+    base: String,
+    mut args: Args,
+    filters: &Filters,
+    page: &Page,
+) -> ApiResult<List<ChangeRequest>> {
+    let filter = format!("{base}{}", filters.sql(&mut args));
+    let count: i64 = c
+        .query_scalar(
+            &format!("SELECT count(*) FROM {FROM} WHERE {filter}"),
+            args.values(),
+        )?
+        .unwrap_or(0);
+    let key = filters.order_by;
+    let mut sql = format!("SELECT {COLUMNS} FROM {FROM} WHERE {filter}");
+    if let Some((at, id)) = page.after::<(i64, String)>()? {
+        sql += &format!(
+            " AND ({key}, cr.id) {} ({}, {})",
+            filters.order.after_op(),
+            args.arg(at),
+            args.arg(id)
+        );
+    }
+    sql += &format!(
+        " ORDER BY {key} {0}, cr.id {0} LIMIT {1}",
+        filters.order.sql(),
+        args.arg(page.fetch())
+    );
+    let rows = c
+        .query(&sql, args.values())?
+        .iter()
+        .map(ChangeRequest::from_row)
+        .collect::<Result<Vec<_>, _>>()?;
+    let by_created = key == "cr.created_at";
+    Ok(page.finish(rows, count as u64, |cr| {
+        (
+            if by_created { cr.created_at } else { cr.updated_at },
+            cr.id.clone(),
+        )
+    }))
+}
+
+pub async fn list_space_change_requests(
+    caller: Caller,
+    State(app): State<App>,
+    Path(space_id): Path<String>,
+    q: Query,
+) -> ApiResult<axum::Json<List<ChangeRequestJson>>> {
+    let filters = Filters::from_query(&q)?;
+    let page = Page::from_query(&q, filters.scope(&format!("space-crs:{space_id}")))?;
+    let app2 = app.clone();
+    let list = app
+        .db
+        .read(move |c| {
+            spaces::model::load_visible(c, &space_id, &caller.user_id)?;
+            let mut args = Args::default();
+            let base = format!("cr.space_id = {}", args.arg(&space_id));
+            let list = query(c, base, args, &filters, &page)?;
+            let items = render(c, &app2, &list.items)?;
+            Ok::<_, ApiError>(List {
+                next: list.next,
+                count: list.count,
+                items,
+            })
+        })
+        .await?;
+    Ok(axum::Json(list))
+}
+
+pub async fn list_org_change_requests(
+    caller: Caller,
+    State(app): State<App>,
+    Path(org_id): Path<String>,
+    q: Query,
+) -> ApiResult<axum::Json<List<ChangeRequestJson>>> {
+    let filters = Filters::from_query(&q)?;
+    let page = Page::from_query(&q, filters.scope(&format!("org-crs:{org_id}")))?;
+    let app2 = app.clone();
+    let list = app
+        .db
+        .read_blocking(move |c| {
+            let org = orgs::load_visible(c, &org_id, &caller.user_id)?;
+            let ctx = AccessContext::for_org(c, &org_id, &caller.user_id, org.standing)?;
+            let mut args = Args::default();
+            let mut base = format!(
+                "s.organization_id = {} AND s.deleted_at IS NULL",
+                args.arg(&org_id)
+            );
+            base += &ctx.visible_spaces_sql(&mut args);
+            let list = query(c, base, args, &filters, &page)?;
+            let items = render(c, &app2, &list.items)?;
+            Ok::<_, ApiError>(List {
+                next: list.next,
+                count: list.count,
+                items,
+            })
+        })
+        .await?;
+    Ok(axum::Json(list))
+}

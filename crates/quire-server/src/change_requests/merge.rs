@@ -1,0 +1,370 @@
+//! Merging a change request into main, and updating it with main: three-way merges of the page
+//! tree and page text (`quire_content::merge`), and the merge rules that gate a merge.
+
+use std::cell::RefCell;
+
+use axum::extract::State;
+use quire_content::Document;
+use quire_content::merge::{MergeInput, MergeOutcome, merge};
+use serde::Serialize;
+use serde_json::Value;
+
+use super::model::{self, ChangeRequest};
+use crate::app::App;
+use crate::auth::Caller;
+use crate::content::store::{self, NewRevision, StoredTree};
+use crate::content::{main, write::lock_change_request};
+use crate::db::{Conn, for_update};
+use crate::error::{ApiError, ApiResult};
+use crate::extract::Path;
+use crate::merge_rules::{MergeRule, MergeRules};
+use crate::permissions::SpaceAction;
+use crate::spaces::{self, SpaceFor};
+use crate::{clock, ids, params, users};
+
+#[derive(Serialize)]
+pub struct MergeResult {
+    revision: String,
+    result: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    conflicts: Option<Value>,
+}
+
+/// Runs the three-way merge, reading documents through the transaction's connection.
+fn three_way(
+    c: &mut dyn Conn,
+    app: &App,
+    space_id: &str,
+    base: &StoredTree,
+    main: &StoredTree,
+    change: &StoredTree,
+) -> MergeOutcome {
+    let conn = RefCell::new(c);
+    let document = |hash: &str| -> Option<Document> {
+        store::load_document(&mut **conn.borrow_mut(), &app.content, space_id, hash)
+            .ok()
+            .map(|d| d.document.clone())
+    };
+    let mut new_key = || ids::random_base62(12);
+    merge(MergeInput {
+        base: &base.tree,
+        main: &main.tree,
+        change: &change.tree,
+        document: &document,
+        new_key: &mut new_key,
+        now: clock::now_ms(),
+    })
+}
+
+/// The conflicts as sent: each with the revisions holding its three versions, and the page's
+/// title and path, so a client can read and compare them.
+fn describe_conflicts(
+    outcome: &MergeOutcome,
+    base: &StoredTree,
+    main: &StoredTree,
+    change: &StoredTree,
+) -> Value {
+    let list: Vec<Value> = outcome
+        .conflicts
+        .iter()
+        .map(|conflict| {
+            let mut v = serde_json::to_value(conflict).unwrap_or(Value::Null);
+            if let Value::Object(map) = &mut v {
+                let versions = [change, main, base];
+                let page = versions
+                    .iter()
+                    .find_map(|t| t.tree.pages.get(&conflict.page).map(|p| (t, p)));
+                if let Some((t, p)) = page {
+                    map.insert("title".into(), Value::String(p.title.clone()));
+                    if let Some(path) = t.index().path(&p.id) {
+                        map.insert("path".into(), Value::String(path.to_string()));
+                    }
+                }
+                map.insert(
+                    "revisions".into(),
+                    serde_json::json!({"base": base.id(), "main": main.id(), "changeRequest": change.id()}),
+                );
+            }
+            v
+        })
+        .collect();
+    Value::Array(list)
+}
+
+pub async fn merge_change_request(
+    caller: Caller,
+    State(app): State<App>,
+    Path((space_id, cr_id)): Path<(String, String)>,
+) -> ApiResult<axum::Json<MergeResult>> {
+    let app2 = app.clone();
+    let result = app
+        .db
+        .write(move |c| {
+            let space = spaces::model::load_visible(c, &space_id, &caller.user_id)?;
+            space.require(SpaceAction::Merge)?;
+            let cr = lock_for_merge(c, &space_id, &cr_id)?;
+            if let Some(conflicts) = &cr.conflicts {
+                let pages: Vec<String> = serde_json::from_str::<Vec<Value>>(conflicts)
+                    .unwrap_or_default()
+                    .iter()
+                    .filter_map(|c| c.get("page").and_then(Value::as_str).map(str::to_string))
+                    .collect();
+                return Err(ApiError::conflict(format!(
+                    "change request #{} has unresolved conflicts from its last update: write the pages {} first",
+                    cr.number,
+                    pages.join(", ")
+                )));
+            }
+            check_merge_rules(c, &space, &cr, &caller.user_id)?;
+            let main_rev = main::lock_main(c, &space_id)?;
+            let change = store::load_tree(c, &app2.content, &space_id, &cr.revision)?;
+            let main_tree = store::load_tree(c, &app2.content, &space_id, &main_rev)?;
+            let (tree, documents) = if main_rev == cr.base_revision() {
+                (change.tree.clone(), Vec::new())
+            } else {
+                let base = store::load_tree(c, &app2.content, &space_id, cr.base_revision())?;
+                let outcome = three_way(c, &app2, &space_id, &base, &main_tree, &change);
+                if !outcome.is_clean() {
+                    // Nothing is written: main stays as it is.
+                    return Ok(MergeResult {
+                        revision: main_rev.clone(),
+                        result: "conflicts",
+                        conflicts: Some(describe_conflicts(&outcome, &base, &main_tree, &change)),
+                    });
+                }
+                (outcome.tree, outcome.documents)
+            };
+            let written = store::write_revision(
+                c,
+                &app2.content,
+                NewRevision {
+                    space_id: &space_id,
+                    kind: "merge",
+                    parents: vec![main_rev.clone(), cr.revision.clone()],
+                    change_request: None,
+                    merged_from: Some(&cr.id),
+                    created_by: Some(&caller.user_id),
+                },
+                Some(&main_tree),
+                tree,
+                &documents,
+            )?;
+            main::advance(c, &app2, &space_id, &main_rev, written.id())?;
+            let now = clock::now_ms();
+            c.execute(
+                "UPDATE change_requests SET status = 'merged', merged_by = ?2, merged_at = ?3, revision_merged = ?4,
+                     updated_at = ?3, conflicts = NULL
+                 WHERE id = ?1",
+                params![cr.id.clone(), caller.user_id.clone(), now, written.id()],
+            )?;
+            Ok::<_, ApiError>(MergeResult { revision: written.id().to_string(), result: "merge", conflicts: None })
+        })
+        .await?;
+    Ok(axum::Json(result))
+}
+
+/// Locks a change request for merging. A merged one answers 409, so that of two merges of one
+/// change request racing, the second learns the first won.
+fn lock_for_merge(c: &mut dyn Conn, space_id: &str, cr_id: &str) -> ApiResult<ChangeRequest> {
+    let cr = model::load(c, space_id, cr_id)?;
+    let lock = format!("SELECT id FROM change_requests WHERE id = ?1{}", for_update(c));
+    c.query(&lock, params![cr.id.clone()])?;
+    let cr = model::load(c, space_id, &cr.id)?;
+    match cr.status.as_str() {
+        "merged" => Err(ApiError::conflict(format!(
+            "change request #{} is already merged (revision {})",
+            cr.number,
+            cr.revision_merged.clone().unwrap_or_default()
+        ))),
+        "archived" => Err(ApiError::conflict(format!(
+            "change request #{} is archived: reopen it to merge",
+            cr.number
+        ))),
+        _ => Ok(cr),
+    }
+}
+
+pub async fn update_change_request(
+    caller: Caller,
+    State(app): State<App>,
+    Path((space_id, cr_id)): Path<(String, String)>,
+) -> ApiResult<axum::Json<MergeResult>> {
+    let app2 = app.clone();
+    let result = app
+        .db
+        .write(move |c| {
+            let space = spaces::model::load_visible(c, &space_id, &caller.user_id)?;
+            space.require(SpaceAction::Edit)?;
+            let cr = lock_change_request(c, &space_id, &cr_id)?;
+            let main_rev = space.space.revision.clone().ok_or_else(|| ApiError::internal("space without revision"))?;
+            if main_rev == cr.base_revision() {
+                return Ok(MergeResult {
+                    revision: cr.revision.clone(),
+                    result: if cr.conflicts.is_some() { "conflicts" } else { "update" },
+                    conflicts: cr.conflicts.as_deref().and_then(|t| serde_json::from_str(t).ok()),
+                });
+            }
+            let base = store::load_tree(c, &app2.content, &space_id, cr.base_revision())?;
+            let main_tree = store::load_tree(c, &app2.content, &space_id, &main_rev)?;
+            let change = store::load_tree(c, &app2.content, &space_id, &cr.revision)?;
+            let outcome = three_way(c, &app2, &space_id, &base, &main_tree, &change);
+            let conflicts = (!outcome.is_clean()).then(|| describe_conflicts(&outcome, &base, &main_tree, &change));
+            let written = store::write_revision(
+                c,
+                &app2.content,
+                NewRevision {
+                    space_id: &space_id,
+                    kind: "update",
+                    parents: vec![cr.revision.clone(), main_rev.clone()],
+                    change_request: Some(&cr.id),
+                    merged_from: None,
+                    created_by: Some(&caller.user_id),
+                },
+                Some(&change),
+                outcome.tree,
+                &outcome.documents,
+            )?;
+            c.execute(
+                "UPDATE change_requests SET revision = ?2, revision_merged_ancestor = ?3, conflicts = ?4, updated_at = ?5
+                 WHERE id = ?1",
+                params![
+                    cr.id.clone(),
+                    written.id(),
+                    main_rev.clone(),
+                    conflicts.as_ref().map(Value::to_string),
+                    clock::now_ms()
+                ],
+            )?;
+            Ok::<_, ApiError>(MergeResult {
+                revision: written.id().to_string(),
+                result: if conflicts.is_some() { "conflicts" } else { "update" },
+                conflicts,
+            })
+        })
+        .await?;
+    Ok(axum::Json(result))
+}
+
+/// Fails with 409 naming what is missing unless the merge rules of the space (or, when it
+/// inherits, of its organization) let `actor` merge now.
+fn check_merge_rules(c: &mut dyn Conn, space: &SpaceFor, cr: &ChangeRequest, actor: &str) -> ApiResult<()> {
+    let rules = match &space.space.merge_rules {
+        MergeRules::Inherit => {
+            let text: Option<String> = c.query_scalar(
+                "SELECT merge_rules FROM organizations WHERE id = ?1",
+                params![space.space.org_id.clone()],
+            )?;
+            MergeRules::from_json_text(&text.unwrap_or_default())
+        }
+        other => other.clone(),
+    };
+    let MergeRules::Rules { rules } = rules else {
+        return Ok(());
+    };
+    if rules
+        .iter()
+        .any(|r| matches!(r, MergeRule::AllowBypass { users } if users.iter().any(|u| u == actor)))
+    {
+        return Ok(());
+    }
+    let approvals = super::reviews::current_approvals(c, cr)?;
+    let approved = |u: &str| approvals.get(u).is_some_and(|s| s == "approved");
+    let mut failures: Vec<String> = Vec::new();
+    for rule in &rules {
+        match rule {
+            MergeRule::RequireSpecificReviewers { users } => {
+                let missing: Vec<&str> = users
+                    .iter()
+                    .map(String::as_str)
+                    .filter(|u| !approved(u))
+                    .collect();
+                if !missing.is_empty() {
+                    failures.push(format!(
+                        "approval of the current revision by {}",
+                        names(c, &missing)?
+                    ));
+                }
+            }
+            MergeRule::RequireOneOfSpecificReviewers { users } => {
+                if !users.iter().any(|u| approved(u)) {
+                    let all: Vec<&str> = users.iter().map(String::as_str).collect();
+                    failures.push(format!(
+                        "approval of the current revision by one of {}",
+                        names(c, &all)?
+                    ));
+                }
+            }
+            MergeRule::RequireAtLeastOneReview => {
+                if approvals.is_empty() {
+                    failures.push("at least one review of the current revision".into());
+                }
+            }
+            MergeRule::RequireAtLeastOneApprovedReview => {
+                if !approvals.values().any(|s| s == "approved") {
+                    failures.push("at least one approving review of the current revision".into());
+                }
+            }
+            MergeRule::RequireAllReviewsApproved => {
+                let blocking: Vec<&str> = approvals
+                    .iter()
+                    .filter(|(_, s)| *s != "approved")
+                    .map(|(u, _)| u.as_str())
+                    .collect();
+                if !blocking.is_empty() {
+                    failures.push(format!(
+                        "every review approving, but changes were requested by {}",
+                        names(c, &blocking)?
+                    ));
+                }
+            }
+            MergeRule::RequireUpToDateChangeRequest => {
+                if cr.outdated() {
+                    failures.push("the change request up to date with main (update it first)".into());
+                }
+            }
+            MergeRule::RequireChangeRequestSubject => {
+                if cr.subject.trim().is_empty() {
+                    failures.push("a subject".into());
+                }
+            }
+            MergeRule::RequireChangeRequestDescription => {
+                let empty = cr
+                    .description
+                    .as_deref()
+                    .and_then(|d| serde_json::from_str::<Document>(d).ok())
+                    .is_none_or(|d| quire_content::plain_text(&d).trim().is_empty());
+                if empty {
+                    failures.push("a description".into());
+                }
+            }
+            MergeRule::RequireAuthorToMerge => {
+                if cr.created_by != actor {
+                    failures.push("its author to merge it".into());
+                }
+            }
+            MergeRule::AllowBypass { .. } => {}
+        }
+    }
+    if failures.is_empty() {
+        Ok(())
+    } else {
+        Err(ApiError::conflict(format!(
+            "the merge rules of this space are not met: change request #{} needs {}",
+            cr.number,
+            failures.join("; ")
+        )))
+    }
+}
+
+/// "Ann (id a1), Bob (id b2)".
+fn names(c: &mut dyn Conn, ids: &[&str]) -> ApiResult<String> {
+    let users = users::load_many(c, ids)?;
+    Ok(ids
+        .iter()
+        .map(|id| match users.get(*id) {
+            Some(u) => format!("{} (id {id})", u.display_name),
+            None => format!("user {id}"),
+        })
+        .collect::<Vec<_>>()
+        .join(", "))
+}

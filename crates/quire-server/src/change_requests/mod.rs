@@ -1,0 +1,244 @@
+//! Change requests: branches of a space's content that merge back.
+
+mod changes;
+pub mod contributors;
+mod list;
+mod merge;
+pub mod model;
+mod reviews;
+
+use axum::Router;
+use axum::extract::State;
+use axum::http::{StatusCode, header};
+use axum::response::IntoResponse;
+use axum::routing::{get, post};
+use serde::Deserialize;
+
+use crate::app::App;
+use crate::auth::Caller;
+use crate::db::Conn;
+use crate::error::{ApiError, ApiResult};
+use crate::extract::{OptionalJson, Path};
+use crate::permissions::SpaceAction;
+use crate::spaces;
+use crate::{clock, ids, params, users, validate};
+pub use model::{ChangeRequest, ChangeRequestJson};
+
+pub fn routes() -> Router<App> {
+    let cr = "/v1/spaces/{spaceId}/change-requests/{changeRequestId}";
+    Router::new()
+        .route(
+            "/v1/spaces/{spaceId}/change-requests",
+            get(list::list_space_change_requests).post(create_change_request),
+        )
+        .route(
+            "/v1/orgs/{organizationId}/change-requests",
+            get(list::list_org_change_requests),
+        )
+        .route(cr, get(get_change_request).patch(update_change_request))
+        .route(&format!("{cr}/merge"), post(merge::merge_change_request))
+        .route(&format!("{cr}/update"), post(merge::update_change_request))
+        .route(&format!("{cr}/changes"), get(changes::list_changes))
+        .route(&format!("{cr}/contributors"), get(reviews::list_contributors))
+        .route(
+            &format!("{cr}/requested-reviewers"),
+            get(reviews::list_requested_reviewers).post(reviews::request_reviewers),
+        )
+        .route(
+            &format!("{cr}/requested-reviewers/{{userId}}"),
+            axum::routing::delete(reviews::remove_requested_reviewer),
+        )
+        .route(
+            &format!("{cr}/reviews"),
+            get(reviews::list_reviews).post(reviews::submit_review),
+        )
+        .route(&format!("{cr}/reviews/{{reviewId}}"), get(reviews::get_review))
+        .route(
+            "/v1/spaces/{spaceId}/revisions/{revisionId}/changes",
+            get(changes::list_revision_changes),
+        )
+}
+
+pub const SUBJECT_MAX: usize = 100;
+
+/// Renders change requests with their users loaded in one query.
+pub fn render(c: &mut dyn Conn, app: &App, crs: &[ChangeRequest]) -> ApiResult<Vec<ChangeRequestJson>> {
+    let ids: Vec<&str> = crs
+        .iter()
+        .flat_map(|cr| std::iter::once(cr.created_by.as_str()).chain(cr.merged_by.as_deref()))
+        .collect();
+    let users = users::load_many(c, &ids)?;
+    Ok(crs.iter().map(|cr| cr.to_json(&app.urls, &users)).collect())
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct CreateChangeRequest {
+    subject: Option<String>,
+    agent_task_id: Option<String>,
+    /// quire: start as `open` rather than `draft`.
+    status: Option<String>,
+    template: Option<serde_json::Value>,
+}
+
+async fn create_change_request(
+    caller: Caller,
+    State(app): State<App>,
+    Path(space_id): Path<String>,
+    OptionalJson(body): OptionalJson<CreateChangeRequest>,
+) -> ApiResult<impl IntoResponse> {
+    let body = body.unwrap_or_default();
+    let subject = body.subject.unwrap_or_default();
+    validate::max_len("subject", &subject, SUBJECT_MAX)?;
+    let status = body.status.unwrap_or_else(|| "draft".to_string());
+    if !matches!(status.as_str(), "draft" | "open") {
+        return Err(ApiError::bad_request(format!(
+            "`status` of a new change request is draft or open, not {status:?}"
+        )));
+    }
+    let template = body
+        .template
+        .map(|t| crate::content::template::TemplateRequest::parse(t, "template"))
+        .transpose()?;
+    let app2 = app.clone();
+    let json = app
+        .db
+        .write(move |c| {
+            let space = spaces::model::load_visible(c, &space_id, &caller.user_id)?;
+            space.require(SpaceAction::Edit)?;
+            let base = space
+                .space
+                .revision
+                .clone()
+                .ok_or_else(|| ApiError::internal("the space has no content revision"))?;
+            let number: i64 = c
+                .query_scalar(
+                    "UPDATE spaces SET change_request_seq = change_request_seq + 1 WHERE id = ?1 RETURNING change_request_seq",
+                    params![space_id.clone()],
+                )?
+                .ok_or_else(|| spaces::model::not_found(&space_id))?;
+            let id = ids::new_id();
+            let now = clock::now_ms();
+            c.execute(
+                "INSERT INTO change_requests (id, space_id, number, status, subject, created_by, created_at, updated_at,
+                                              revision_initial, revision, agent_task_id)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7, ?8, ?8, ?9)",
+                params![
+                    id.clone(),
+                    space_id.clone(),
+                    number,
+                    status.clone(),
+                    subject.clone(),
+                    caller.user_id.clone(),
+                    now,
+                    base,
+                    body.agent_task_id.clone()
+                ],
+            )?;
+            if let Some(template) = &template {
+                let cr = model::load(c, &space_id, &id)?;
+                crate::content::template::apply_to_change_request(c, &app2, &space, &cr, template, &caller.user_id)?;
+            }
+            let cr = model::load(c, &space_id, &id)?;
+            render_one(c, &app2, &cr)
+        })
+        .await?;
+    Ok((
+        StatusCode::CREATED,
+        [(header::LOCATION, json.urls.location.clone())],
+        axum::Json(json),
+    ))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct UpdateChangeRequest {
+    subject: Option<String>,
+    #[serde(default)]
+    description: crate::extract::Patch<serde_json::Value>,
+    status: Option<String>,
+}
+
+async fn update_change_request(
+    caller: Caller,
+    State(app): State<App>,
+    Path((space_id, cr_id)): Path<(String, String)>,
+    headers: axum::http::HeaderMap,
+    crate::extract::Json(body): crate::extract::Json<UpdateChangeRequest>,
+) -> ApiResult<axum::response::Response> {
+    if let Some(s) = &body.subject {
+        validate::max_len("subject", s, SUBJECT_MAX)?;
+    }
+    if let Some(s) = &body.status {
+        if !matches!(s.as_str(), "draft" | "open" | "archived") {
+            return Err(ApiError::bad_request(format!(
+                "`status` must be draft, open or archived, not {s:?}"
+            )));
+        }
+    }
+    let description = match body.description {
+        crate::extract::Patch::Value(d) => {
+            Some(Some(crate::richtext::validate("description", d)?.to_string()))
+        }
+        crate::extract::Patch::Null => Some(None),
+        crate::extract::Patch::Absent => None,
+    };
+    let app2 = app.clone();
+    let json = app
+        .db
+        .write(move |c| {
+            let space = spaces::model::load_visible(c, &space_id, &caller.user_id)?;
+            // Changing a change request's subject or status is not a content change, so it is
+            // allowed on locked spaces too.
+            if space.role < Some(crate::permissions::Role::Edit) {
+                return Err(ApiError::forbidden("your role on this space does not allow changing change requests"));
+            }
+            let cr = model::load(c, &space_id, &cr_id)?;
+            if cr.status == "merged" {
+                return Err(ApiError::conflict(format!("change request #{} is merged and can no longer change", cr.number)));
+            }
+            let subject = body.subject.clone().unwrap_or(cr.subject.clone());
+            let status = body.status.clone().unwrap_or(cr.status.clone());
+            let description = description.clone().unwrap_or(cr.description.clone());
+            c.execute(
+                "UPDATE change_requests SET subject = ?2, status = ?3, description = ?4, updated_at = ?5 WHERE id = ?1",
+                params![cr.id.clone(), subject, status, description, clock::now_ms()],
+            )?;
+            let cr = model::load(c, &space_id, &cr.id)?;
+            render_one(c, &app2, &cr)
+        })
+        .await?;
+    let minimal = headers
+        .get("prefer")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.contains("return=minimal"));
+    if minimal {
+        return Ok((StatusCode::NO_CONTENT, [("preference-applied", "return=minimal")]).into_response());
+    }
+    Ok(axum::Json(json).into_response())
+}
+
+/// Renders one change request.
+pub fn render_one(c: &mut dyn Conn, app: &App, cr: &ChangeRequest) -> ApiResult<ChangeRequestJson> {
+    render(c, app, std::slice::from_ref(cr))?
+        .into_iter()
+        .next()
+        .ok_or_else(|| ApiError::internal("nothing rendered"))
+}
+
+async fn get_change_request(
+    caller: Caller,
+    State(app): State<App>,
+    Path((space_id, cr_id)): Path<(String, String)>,
+) -> ApiResult<axum::Json<ChangeRequestJson>> {
+    let app2 = app.clone();
+    let json = app
+        .db
+        .read(move |c| {
+            spaces::model::load_visible(c, &space_id, &caller.user_id)?;
+            let cr = model::load(c, &space_id, &cr_id)?;
+            render_one(c, &app2, &cr)
+        })
+        .await?;
+    Ok(axum::Json(json))
+}

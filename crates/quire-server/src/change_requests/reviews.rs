@@ -1,0 +1,568 @@
+//! Reviews of a change request, the reviewers requested, and its contributors.
+
+use std::collections::HashMap;
+
+use axum::extract::State;
+use axum::http::{StatusCode, header};
+use axum::response::IntoResponse;
+use quire_content::changes::DocumentInput;
+use quire_content::page_markdown::parse_page_markdown;
+use quire_content::{Document, document_to_markdown};
+use serde::{Deserialize, Serialize};
+
+use super::model::{self, ChangeRequest};
+use crate::app::App;
+use crate::auth::Caller;
+use crate::db::{Args, Conn, Row};
+use crate::error::{ApiError, ApiResult};
+use crate::extract::{Json, Path, Query};
+use crate::paging::{List, Page};
+use crate::permissions::SpaceAction;
+use crate::spaces::{self, SpaceFor};
+use crate::users::{self, User, UserJson};
+use crate::{clock, ids, params, validate};
+
+fn user_json(app: &App, users: &HashMap<String, User>, id: &str) -> UserJson {
+    users
+        .get(id)
+        .map(|u| u.to_json(&app.urls, true))
+        .unwrap_or_else(|| {
+            User {
+                id: id.to_string(),
+                email: String::new(),
+                display_name: "Deleted user".into(),
+                photo_url: None,
+            }
+            .to_json(&app.urls, false)
+        })
+}
+
+/// Opens a change request of a space the caller can view.
+fn open(
+    c: &mut dyn Conn,
+    space_id: &str,
+    cr_id: &str,
+    user_id: &str,
+) -> ApiResult<(SpaceFor, ChangeRequest)> {
+    let space = spaces::model::load_visible(c, space_id, user_id)?;
+    let cr = model::load(c, space_id, cr_id)?;
+    Ok((space, cr))
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RequestedReviewer {
+    object: &'static str,
+    revision: String,
+    requested_by: UserJson,
+    #[serde(with = "clock::ts")]
+    created_at: i64,
+    kind: &'static str,
+    user: UserJson,
+}
+
+struct ReviewerRow {
+    user: String,
+    requested_by: String,
+    revision: String,
+    created_at: i64,
+}
+
+fn render_reviewers(c: &mut dyn Conn, app: &App, rows: &[ReviewerRow]) -> ApiResult<Vec<RequestedReviewer>> {
+    let ids: Vec<&str> = rows
+        .iter()
+        .flat_map(|r| [r.user.as_str(), r.requested_by.as_str()])
+        .collect();
+    let users = users::load_many(c, &ids)?;
+    Ok(rows
+        .iter()
+        .map(|r| RequestedReviewer {
+            object: "change-request-requested-reviewer",
+            revision: r.revision.clone(),
+            requested_by: user_json(app, &users, &r.requested_by),
+            created_at: r.created_at,
+            kind: "user",
+            user: user_json(app, &users, &r.user),
+        })
+        .collect())
+}
+
+pub async fn list_requested_reviewers(
+    caller: Caller,
+    State(app): State<App>,
+    Path((space_id, cr_id)): Path<(String, String)>,
+    q: Query,
+) -> ApiResult<axum::Json<List<RequestedReviewer>>> {
+    let page = Page::from_query(&q, format!("reviewers:{space_id}:{cr_id}"))?;
+    let app2 = app.clone();
+    let list = app
+        .db
+        .read(move |c| {
+            let (_, cr) = open(c, &space_id, &cr_id, &caller.user_id)?;
+            let count: i64 = c
+                .query_scalar("SELECT count(*) FROM change_request_reviewers WHERE change_request_id = ?1", params![cr.id.clone()])?
+                .unwrap_or(0);
+            let mut args = Args::default();
+            let mut sql = format!(
+                "SELECT user_id, requested_by, revision, created_at FROM change_request_reviewers WHERE change_request_id = {}",
+                args.arg(&cr.id)
+            );
+            if let Some(after) = page.after::<String>()? {
+                sql += &format!(" AND user_id > {}", args.arg(after));
+            }
+            sql += &format!(" ORDER BY user_id LIMIT {}", args.arg(page.fetch()));
+            let rows = c
+                .query(&sql, args.values())?
+                .iter()
+                .map(|r| Ok(ReviewerRow { user: r.get(0)?, requested_by: r.get(1)?, revision: r.get(2)?, created_at: r.get(3)? }))
+                .collect::<Result<Vec<_>, crate::db::DbError>>()?;
+            let list = page.finish(rows, count as u64, |r| r.user.clone());
+            let items = render_reviewers(c, &app2, &list.items)?;
+            Ok::<_, ApiError>(List { next: list.next, count: list.count, items })
+        })
+        .await?;
+    Ok(axum::Json(list))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RequestReviewers {
+    users: Vec<String>,
+    subject: Option<String>,
+    description: Option<serde_json::Value>,
+}
+
+#[derive(Serialize)]
+pub struct RequestedReviewers {
+    users: Vec<RequestedReviewer>,
+}
+
+pub async fn request_reviewers(
+    caller: Caller,
+    State(app): State<App>,
+    Path((space_id, cr_id)): Path<(String, String)>,
+    Json(body): Json<RequestReviewers>,
+) -> ApiResult<axum::Json<RequestedReviewers>> {
+    if body.users.is_empty() {
+        return Err(ApiError::bad_request("`users` must name at least one user"));
+    }
+    if let Some(s) = &body.subject {
+        validate::max_len("subject", s, super::SUBJECT_MAX)?;
+    }
+    let description = body
+        .description
+        .map(|d| crate::richtext::validate("description", d))
+        .transpose()?;
+    let app2 = app.clone();
+    let users = app
+        .db
+        .write(move |c| {
+            let (space, cr) = open(c, &space_id, &cr_id, &caller.user_id)?;
+            space.require(SpaceAction::Edit)?;
+            if cr.status == "merged" || cr.status == "archived" {
+                return Err(ApiError::conflict(format!("change request #{} is {}", cr.number, cr.status)));
+            }
+            let now = clock::now_ms();
+            let mut rows = Vec::new();
+            for user in &body.users {
+                // A reviewer must be able to see the space.
+                let visible = spaces::model::load_for(c, &space_id, user)?.is_some_and(|s| s.allows(SpaceAction::View));
+                if !visible {
+                    return Err(ApiError::bad_request(format!("user {user:?} cannot see this space, so cannot review it")));
+                }
+                c.execute(
+                    "INSERT INTO change_request_reviewers (change_request_id, user_id, requested_by, revision, created_at)
+                     VALUES (?1, ?2, ?3, ?4, ?5)
+                     ON CONFLICT (change_request_id, user_id)
+                     DO UPDATE SET requested_by = excluded.requested_by, revision = excluded.revision, created_at = excluded.created_at",
+                    params![cr.id.clone(), user.clone(), caller.user_id.clone(), cr.revision.clone(), now],
+                )?;
+                rows.push(ReviewerRow { user: user.clone(), requested_by: caller.user_id.clone(), revision: cr.revision.clone(), created_at: now });
+            }
+            if let Some(s) = &body.subject {
+                c.execute("UPDATE change_requests SET subject = ?2 WHERE id = ?1", params![cr.id.clone(), s.clone()])?;
+            }
+            if let Some(d) = &description {
+                c.execute("UPDATE change_requests SET description = ?2 WHERE id = ?1", params![cr.id.clone(), d.to_string()])?;
+            }
+            c.execute("UPDATE change_requests SET updated_at = ?2 WHERE id = ?1", params![cr.id.clone(), now])?;
+            render_reviewers(c, &app2, &rows)
+        })
+        .await?;
+    Ok(axum::Json(RequestedReviewers { users }))
+}
+
+pub async fn remove_requested_reviewer(
+    caller: Caller,
+    State(app): State<App>,
+    Path((space_id, cr_id, user_id)): Path<(String, String, String)>,
+) -> ApiResult<StatusCode> {
+    app.db
+        .write(move |c| {
+            let (space, cr) = open(c, &space_id, &cr_id, &caller.user_id)?;
+            // Reviewers may decline; removing someone else takes the right to edit.
+            if user_id != caller.user_id {
+                space.require(SpaceAction::Edit)?;
+            }
+            c.execute(
+                "DELETE FROM change_request_reviewers WHERE change_request_id = ?1 AND user_id = ?2",
+                params![cr.id, user_id.clone()],
+            )?;
+            Ok::<_, ApiError>(())
+        })
+        .await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// A review as stored.
+struct Review {
+    id: String,
+    cr_id: String,
+    reviewer: String,
+    requested_by: Option<String>,
+    status: String,
+    revision: String,
+    comment: Option<String>,
+    created_at: i64,
+    updated_at: i64,
+}
+
+const REVIEW_COLUMNS: &str =
+    "id, change_request_id, reviewer, requested_by, status, revision, comment, created_at, updated_at";
+
+impl Review {
+    fn from_row(r: &Row) -> Result<Review, crate::db::DbError> {
+        Ok(Review {
+            id: r.get(0)?,
+            cr_id: r.get(1)?,
+            reviewer: r.get(2)?,
+            requested_by: r.get(3)?,
+            status: r.get(4)?,
+            revision: r.get(5)?,
+            comment: r.get(6)?,
+            created_at: r.get(7)?,
+            updated_at: r.get(8)?,
+        })
+    }
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReviewJson {
+    object: &'static str,
+    id: String,
+    revision: String,
+    reviewer: UserJson,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    requested_by: Option<UserJson>,
+    status: String,
+    outdated: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    comment: Option<ReviewComment>,
+    #[serde(with = "clock::ts")]
+    created_at: i64,
+    #[serde(with = "clock::ts")]
+    updated_at: i64,
+    urls: ReviewUrls,
+}
+
+/// The comment left with a review, shaped like a comment.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ReviewComment {
+    object: &'static str,
+    id: String,
+    posted_by: UserJson,
+    #[serde(with = "clock::ts")]
+    posted_at: i64,
+    body: serde_json::Value,
+}
+
+#[derive(Serialize)]
+struct ReviewUrls {
+    location: String,
+}
+
+fn render_reviews(
+    c: &mut dyn Conn,
+    app: &App,
+    space_id: &str,
+    cr: &ChangeRequest,
+    reviews: &[Review],
+    markdown: bool,
+) -> ApiResult<Vec<ReviewJson>> {
+    let ids: Vec<&str> = reviews
+        .iter()
+        .flat_map(|r| std::iter::once(r.reviewer.as_str()).chain(r.requested_by.as_deref()))
+        .collect();
+    let users = users::load_many(c, &ids)?;
+    // A reviewer's older reviews are outdated by their newer one; any review is outdated once
+    // the change request has a newer revision.
+    let mut latest: HashMap<&str, (i64, &str)> = HashMap::new();
+    for r in reviews {
+        let entry = latest
+            .entry(r.reviewer.as_str())
+            .or_insert((r.created_at, r.id.as_str()));
+        if (r.created_at, r.id.as_str()) > *entry {
+            *entry = (r.created_at, r.id.as_str());
+        }
+    }
+    Ok(reviews
+        .iter()
+        .map(|r| {
+            let comment = r
+                .comment
+                .as_deref()
+                .and_then(|text| serde_json::from_str::<Document>(text).ok())
+                .map(|doc| {
+                    let body = if markdown {
+                        serde_json::json!({"markdown": document_to_markdown(&doc, &|_| None)})
+                    } else {
+                        serde_json::json!({"document": doc})
+                    };
+                    ReviewComment {
+                        object: "comment",
+                        id: r.id.clone(),
+                        posted_by: user_json(app, &users, &r.reviewer),
+                        posted_at: r.created_at,
+                        body,
+                    }
+                });
+            let superseded = latest.get(r.reviewer.as_str()).is_some_and(|(_, id)| *id != r.id);
+            ReviewJson {
+                object: "change-request-review",
+                id: r.id.clone(),
+                revision: r.revision.clone(),
+                reviewer: user_json(app, &users, &r.reviewer),
+                requested_by: r.requested_by.as_deref().map(|u| user_json(app, &users, u)),
+                status: r.status.clone(),
+                outdated: superseded || r.revision != cr.revision,
+                comment,
+                created_at: r.created_at,
+                updated_at: r.updated_at,
+                urls: ReviewUrls {
+                    location: app.urls.api(&format!(
+                        "/spaces/{space_id}/change-requests/{}/reviews/{}",
+                        r.cr_id, r.id
+                    )),
+                },
+            }
+        })
+        .collect())
+}
+
+fn markdown_format(q: &Query) -> ApiResult<bool> {
+    Ok(q.one_of("format", &["markdown", "document"], "markdown")? == "markdown")
+}
+
+/// Every review of a change request, oldest first (small: read whole, then paged in memory).
+fn all_reviews(c: &mut dyn Conn, cr_id: &str) -> ApiResult<Vec<Review>> {
+    c.query(
+        &format!("SELECT {REVIEW_COLUMNS} FROM change_request_reviews WHERE change_request_id = ?1 ORDER BY created_at, id"),
+        params![cr_id],
+    )?
+    .iter()
+    .map(|r| Review::from_row(r).map_err(ApiError::from))
+    .collect()
+}
+
+pub async fn list_reviews(
+    caller: Caller,
+    State(app): State<App>,
+    Path((space_id, cr_id)): Path<(String, String)>,
+    q: Query,
+) -> ApiResult<axum::Json<List<ReviewJson>>> {
+    let markdown = markdown_format(&q)?;
+    let outdated = match q.str("outdated") {
+        None | Some("") => None,
+        Some(_) => Some(q.bool("outdated", false)?),
+    };
+    let page = Page::from_query(&q, format!("reviews:{space_id}:{cr_id}:{outdated:?}"))?;
+    let app2 = app.clone();
+    let list = app
+        .db
+        .read(move |c| {
+            let (_, cr) = open(c, &space_id, &cr_id, &caller.user_id)?;
+            let reviews = all_reviews(c, &cr.id)?;
+            let rendered = render_reviews(c, &app2, &space_id, &cr, &reviews, markdown)?;
+            let mut items: Vec<(i64, ReviewJson)> = reviews
+                .iter()
+                .zip(rendered)
+                .filter(|(_, j)| outdated.is_none_or(|o| j.outdated == o))
+                .map(|(r, j)| (r.created_at, j))
+                .collect();
+            let count = items.len() as u64;
+            if let Some((at, id)) = page.after::<(i64, String)>()? {
+                items.retain(|(t, j)| (*t, j.id.as_str()) > (at, id.as_str()));
+            }
+            items.truncate(page.limit + 1);
+            let list = page.finish(items, count, |(t, j)| (*t, j.id.clone()));
+            Ok::<_, ApiError>(list.map(|(_, j)| j))
+        })
+        .await?;
+    Ok(axum::Json(list))
+}
+
+pub async fn get_review(
+    caller: Caller,
+    State(app): State<App>,
+    Path((space_id, cr_id, review_id)): Path<(String, String, String)>,
+    q: Query,
+) -> ApiResult<axum::Json<ReviewJson>> {
+    let markdown = markdown_format(&q)?;
+    let app2 = app.clone();
+    let json = app
+        .db
+        .read(move |c| {
+            let (_, cr) = open(c, &space_id, &cr_id, &caller.user_id)?;
+            let reviews = all_reviews(c, &cr.id)?;
+            let rendered = render_reviews(c, &app2, &space_id, &cr, &reviews, markdown)?;
+            rendered
+                .into_iter()
+                .find(|r| r.id == review_id)
+                .ok_or_else(|| ApiError::not_found(format!("review {review_id:?} not found")))
+        })
+        .await?;
+    Ok(axum::Json(json))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SubmitReview {
+    status: String,
+    comment: Option<DocumentInput>,
+}
+
+pub async fn submit_review(
+    caller: Caller,
+    State(app): State<App>,
+    Path((space_id, cr_id)): Path<(String, String)>,
+    Json(body): Json<SubmitReview>,
+) -> ApiResult<impl IntoResponse> {
+    if !matches!(body.status.as_str(), "approved" | "changes-requested") {
+        return Err(ApiError::bad_request(format!(
+            "`status` must be approved or changes-requested, not {:?}",
+            body.status
+        )));
+    }
+    let comment = match body.comment {
+        None | Some(DocumentInput::Empty) => None,
+        Some(DocumentInput::Markdown(md)) => Some(
+            parse_page_markdown(&md)
+                .map_err(|e| ApiError::bad_request(format!("`comment`: {e}")))?
+                .document,
+        ),
+        Some(DocumentInput::Json(v)) => Some(
+            Document::from_json(v).map_err(|e| ApiError::bad_request(format!("invalid `comment`: {e}")))?,
+        ),
+    };
+    let app2 = app.clone();
+    let json = app
+        .db
+        .write(move |c| {
+            let (space, cr) = open(c, &space_id, &cr_id, &caller.user_id)?;
+            space.require(SpaceAction::Review)?;
+            if !cr.is_writable() {
+                return Err(ApiError::conflict(format!("change request #{} is {}: it can no longer be reviewed", cr.number, cr.status)));
+            }
+            let requested_by: Option<String> = c.query_scalar(
+                "SELECT requested_by FROM change_request_reviewers WHERE change_request_id = ?1 AND user_id = ?2",
+                params![cr.id.clone(), caller.user_id.clone()],
+            )?;
+            let id = ids::new_id();
+            let now = clock::now_ms();
+            c.execute(
+                &format!("INSERT INTO change_request_reviews ({REVIEW_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8)"),
+                params![
+                    id.clone(),
+                    cr.id.clone(),
+                    caller.user_id.clone(),
+                    requested_by,
+                    body.status.clone(),
+                    cr.revision.clone(),
+                    comment.as_ref().map(|d| serde_json::to_string(d).unwrap_or_default()),
+                    now
+                ],
+            )?;
+            c.execute("UPDATE change_requests SET updated_at = ?2 WHERE id = ?1", params![cr.id.clone(), now])?;
+            let reviews = all_reviews(c, &cr.id)?;
+            let rendered = render_reviews(c, &app2, &space_id, &cr, &reviews, true)?;
+            rendered.into_iter().find(|r| r.id == id).ok_or_else(|| ApiError::internal("review vanished"))
+        })
+        .await?;
+    let location = json.urls.location.clone();
+    Ok((
+        StatusCode::CREATED,
+        [(header::LOCATION, location)],
+        axum::Json(json),
+    ))
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Contributor {
+    #[serde(with = "clock::ts")]
+    updated_at: i64,
+    count: i64,
+    user: UserJson,
+    action_type: &'static str,
+}
+
+pub async fn list_contributors(
+    caller: Caller,
+    State(app): State<App>,
+    Path((space_id, cr_id)): Path<(String, String)>,
+    q: Query,
+) -> ApiResult<axum::Json<List<Contributor>>> {
+    let page = Page::from_query(&q, format!("contributors:{space_id}:{cr_id}"))?;
+    let app2 = app.clone();
+    let list = app
+        .db
+        .read(move |c| {
+            let (_, cr) = open(c, &space_id, &cr_id, &caller.user_id)?;
+            let count: i64 = c
+                .query_scalar(
+                    "SELECT count(*) FROM change_request_contributors WHERE change_request_id = ?1",
+                    params![cr.id.clone()],
+                )?
+                .unwrap_or(0);
+            let mut args = Args::default();
+            let mut sql = format!(
+                "SELECT user_id, last_at, edits FROM change_request_contributors WHERE change_request_id = {}",
+                args.arg(&cr.id)
+            );
+            if let Some(after) = page.after::<String>()? {
+                sql += &format!(" AND user_id > {}", args.arg(after));
+            }
+            sql += &format!(" ORDER BY user_id LIMIT {}", args.arg(page.fetch()));
+            let rows: Vec<(String, i64, i64)> = c
+                .query(&sql, args.values())?
+                .iter()
+                .map(|r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+                .collect::<Result<_, crate::db::DbError>>()?;
+            let ids: Vec<&str> = rows.iter().map(|r| r.0.as_str()).collect();
+            let users = users::load_many(c, &ids)?;
+            let list = page.finish(rows, count as u64, |r| r.0.clone());
+            Ok::<_, ApiError>(list.map(|(user, updated_at, count)| Contributor {
+                updated_at,
+                count,
+                user: user_json(&app2, &users, &user),
+                action_type: "edit",
+            }))
+        })
+        .await?;
+    Ok(axum::Json(list))
+}
+
+/// Latest review status of each reviewer on the change request's current revision.
+pub fn current_approvals(c: &mut dyn Conn, cr: &ChangeRequest) -> ApiResult<HashMap<String, String>> {
+    let mut out = HashMap::new();
+    for r in all_reviews(c, &cr.id)? {
+        if r.revision == cr.revision {
+            out.insert(r.reviewer, r.status);
+        } else {
+            out.remove(&r.reviewer);
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,344 @@
+//! Reads of content: a revision, its pages, files, reusable contents and documents.
+
+use std::collections::HashMap;
+
+use axum::extract::State;
+use quire_content::Document;
+use serde::Serialize;
+
+use super::render::{self, FileJson, PageJson, ReadOptions, ReusableJson, RevisionJson};
+use super::{Opened, Source, open, store};
+use crate::app::App;
+use crate::auth::Caller;
+use crate::error::{ApiError, ApiResult};
+use crate::extract::{Path, Query};
+use crate::paging::{List, Page};
+
+type Params = Path<HashMap<String, String>>;
+
+fn param<'a>(params: &'a HashMap<String, String>, name: &str) -> ApiResult<&'a str> {
+    params
+        .get(name)
+        .map(String::as_str)
+        .ok_or_else(|| ApiError::bad_request(format!("missing path parameter {name}")))
+}
+
+/// Runs a read that renders a whole revision on the blocking pool.
+async fn with_revision<T: Send + 'static>(
+    app: &App,
+    caller: Caller,
+    params: HashMap<String, String>,
+    render: impl FnOnce(&App, &Opened) -> ApiResult<T> + Send + 'static,
+) -> ApiResult<T> {
+    let app2 = app.clone();
+    app.db
+        .read_blocking(move |c| {
+            let space_id = param(&params, "spaceId")?;
+            let opened = open(c, &app2, &caller.user_id, space_id, &Source::from_params(&params))?;
+            render(&app2, &opened)
+        })
+        .await
+}
+
+pub async fn get_revision(
+    caller: Caller,
+    State(app): State<App>,
+    Path(params): Params,
+    query: Query,
+) -> ApiResult<axum::Json<RevisionJson>> {
+    let opts = ReadOptions::from_query(&query)?;
+    let app2 = app.clone();
+    let json = app
+        .db
+        .read_blocking(move |c| {
+            let space_id = param(&params, "spaceId")?;
+            let opened = open(c, &app2, &caller.user_id, space_id, &Source::from_params(&params))?;
+            let merged_from = match &opened.stored.meta.merged_from {
+                Some(cr) => {
+                    let cr = crate::change_requests::model::load(c, space_id, cr)?;
+                    let json = crate::change_requests::render(c, &app2, std::slice::from_ref(&cr))?;
+                    json.into_iter().next().and_then(|j| serde_json::to_value(j).ok())
+                }
+                None => None,
+            };
+            Ok::<_, ApiError>(render::revision(
+                &opened.context(&app2),
+                &opened.stored,
+                &opts,
+                merged_from,
+            ))
+        })
+        .await?;
+    Ok(axum::Json(json))
+}
+
+#[derive(Serialize)]
+pub struct Pages {
+    pages: Vec<PageJson>,
+}
+
+pub async fn list_pages(
+    caller: Caller,
+    State(app): State<App>,
+    Path(params): Params,
+    query: Query,
+) -> ApiResult<axum::Json<Pages>> {
+    let opts = ReadOptions::from_query(&query)?;
+    let pages = with_revision(&app, caller, params, move |app, opened| {
+        let ctx = opened.context(app);
+        Ok(render::pages(
+            &ctx,
+            &opened.stored.tree,
+            opened.stored.index(),
+            None,
+            &opts,
+        ))
+    })
+    .await?;
+    Ok(axum::Json(Pages { pages }))
+}
+
+pub async fn list_files(
+    caller: Caller,
+    State(app): State<App>,
+    Path(params): Params,
+    query: Query,
+) -> ApiResult<axum::Json<List<FileJson>>> {
+    ReadOptions::from_query(&query)?;
+    let scope = format!("files:{}", params.get("spaceId").map_or("", String::as_str));
+    let page = Page::from_query(&query, scope)?;
+    let list = with_revision(&app, caller, params, move |app, opened| {
+        let files = render::sorted_files(&opened.stored.tree);
+        let after: Option<(i64, String)> = page.after()?;
+        let start = match &after {
+            Some((created, id)) => {
+                files.partition_point(|f| (f.created_at, f.id.as_str()) <= (*created, id.as_str()))
+            }
+            None => 0,
+        };
+        let ctx = opened.context(app);
+        let rows: Vec<_> = files[start..].iter().take(page.limit + 1).copied().collect();
+        let list = page.finish(rows, files.len() as u64, |f| (f.created_at, f.id.clone()));
+        Ok(list.map(|f| render::file(&ctx, f)))
+    })
+    .await?;
+    Ok(axum::Json(list))
+}
+
+pub async fn get_file(
+    caller: Caller,
+    State(app): State<App>,
+    Path(params): Params,
+    query: Query,
+) -> ApiResult<axum::Json<FileJson>> {
+    ReadOptions::from_query(&query)?;
+    let app2 = app.clone();
+    let json =
+        app.db
+            .read(move |c| {
+                let opened = open(
+                    c,
+                    &app2,
+                    &caller.user_id,
+                    param(&params, "spaceId")?,
+                    &Source::from_params(&params),
+                )?;
+                let file_id = param(&params, "fileId")?;
+                let file = opened.stored.tree.files.get(file_id).ok_or_else(|| {
+                    ApiError::not_found(format!("file {file_id:?} not found in this revision"))
+                })?;
+                Ok::<_, ApiError>(render::file(&opened.context(&app2), file))
+            })
+            .await?;
+    Ok(axum::Json(json))
+}
+
+/// Renders one page with its body.
+fn page_json(
+    c: &mut dyn crate::db::Conn,
+    app: &App,
+    opened: &Opened,
+    page_id: &str,
+    opts: &ReadOptions,
+) -> ApiResult<PageJson> {
+    let stored = &opened.stored;
+    let page = stored
+        .tree
+        .pages
+        .get(page_id)
+        .filter(|p| opts.computed || p.kind != quire_content::tree::PageKind::Computed)
+        .ok_or_else(|| ApiError::not_found(format!("page {page_id:?} not found in this revision")))?;
+    let ctx = opened.context(app);
+    let children = page
+        .kind
+        .has_children()
+        .then(|| render::pages(&ctx, &stored.tree, stored.index(), Some(page_id), opts));
+    let json = render::page(&ctx, stored.index(), page, children);
+    let document = match (&opts.format, &page.document) {
+        (Some(_), Some(hash)) => Some(
+            store::load_document(c, &app.content, &stored.meta.space_id, hash)?
+                .document
+                .clone(),
+        ),
+        _ => None,
+    };
+    Ok(render::with_body(&ctx, stored, page, json, document, opts))
+}
+
+pub async fn get_page(
+    caller: Caller,
+    State(app): State<App>,
+    Path(params): Params,
+    query: Query,
+) -> ApiResult<axum::Json<PageJson>> {
+    let opts = ReadOptions::from_query(&query)?;
+    let app2 = app.clone();
+    let json = app
+        .db
+        .read(move |c| {
+            let opened = open(
+                c,
+                &app2,
+                &caller.user_id,
+                param(&params, "spaceId")?,
+                &Source::from_params(&params),
+            )?;
+            page_json(c, &app2, &opened, param(&params, "pageId")?, &opts)
+        })
+        .await?;
+    Ok(axum::Json(json))
+}
+
+pub async fn get_page_by_path(
+    caller: Caller,
+    State(app): State<App>,
+    Path(params): Params,
+    query: Query,
+) -> ApiResult<axum::Json<PageJson>> {
+    let opts = ReadOptions::from_query(&query)?;
+    let app2 = app.clone();
+    let json = app
+        .db
+        .read(move |c| {
+            let opened = open(
+                c,
+                &app2,
+                &caller.user_id,
+                param(&params, "spaceId")?,
+                &Source::from_params(&params),
+            )?;
+            let path = param(&params, "pagePath")?;
+            let id = opened
+                .stored
+                .index()
+                .by_path(path)
+                .ok_or_else(|| ApiError::not_found(format!("no page at path {path:?} in this revision")))?
+                .to_string();
+            page_json(c, &app2, &opened, &id, &opts)
+        })
+        .await?;
+    Ok(axum::Json(json))
+}
+
+pub async fn get_reusable(
+    caller: Caller,
+    State(app): State<App>,
+    Path(params): Params,
+) -> ApiResult<axum::Json<ReusableJson>> {
+    let app2 = app.clone();
+    let json = app
+        .db
+        .read(move |c| {
+            let opened = open(
+                c,
+                &app2,
+                &caller.user_id,
+                param(&params, "spaceId")?,
+                &Source::from_params(&params),
+            )?;
+            let id = param(&params, "reusableContentId")?;
+            let r = opened.stored.tree.reusable.get(id).ok_or_else(|| {
+                ApiError::not_found(format!("reusable content {id:?} not found in this revision"))
+            })?;
+            Ok::<_, ApiError>(render::reusable(r))
+        })
+        .await?;
+    Ok(axum::Json(json))
+}
+
+/// `GET /v1/spaces/{spaceId}/revisions/{revisionId}/page/{pageId}/document`.
+pub async fn get_page_document(
+    caller: Caller,
+    State(app): State<App>,
+    Path(params): Params,
+    query: Query,
+) -> ApiResult<axum::Json<Document>> {
+    let opts = ReadOptions::from_query(&query)?;
+    let app2 = app.clone();
+    let document =
+        app.db
+            .read(move |c| {
+                let opened = open(
+                    c,
+                    &app2,
+                    &caller.user_id,
+                    param(&params, "spaceId")?,
+                    &Source::from_params(&params),
+                )?;
+                let page_id = param(&params, "pageId")?;
+                let page = opened.stored.tree.pages.get(page_id).ok_or_else(|| {
+                    ApiError::not_found(format!("page {page_id:?} not found in this revision"))
+                })?;
+                let opts = ReadOptions {
+                    format: Some(render::Format::Document),
+                    ..opts
+                };
+                let document = match &page.document {
+                    Some(hash) => Some(
+                        store::load_document(c, &app2.content, &opened.stored.meta.space_id, hash)?
+                            .document
+                            .clone(),
+                    ),
+                    None => None,
+                };
+                let ctx = opened.context(&app2);
+                let json = render::with_body(
+                    &ctx,
+                    &opened.stored,
+                    page,
+                    render::page(&ctx, opened.stored.index(), page, None),
+                    document,
+                    &opts,
+                );
+                Ok::<_, ApiError>(json.document.unwrap_or_default())
+            })
+            .await?;
+    Ok(axum::Json(document))
+}
+
+/// `GET /v1/spaces/{spaceId}/documents/{documentId}`: a stored document of the space.
+pub async fn get_document(
+    caller: Caller,
+    State(app): State<App>,
+    Path((space_id, document_id)): Path<(String, String)>,
+) -> ApiResult<axum::Json<Document>> {
+    let app2 = app.clone();
+    let document = app
+        .db
+        .read(move |c| {
+            let space = crate::spaces::model::load_visible(c, &space_id, &caller.user_id)?;
+            if space.space.deleted_at.is_some() {
+                return Err(crate::spaces::model::not_found(&space_id));
+            }
+            let is_document = c.exists(
+                "SELECT 1 FROM objects WHERE space_id = ?1 AND hash = ?2 AND body LIKE '{\"object\":\"document\"%'",
+                crate::params![space_id.clone(), document_id.clone()],
+            )?;
+            if !is_document {
+                return Err(ApiError::not_found(format!("document {document_id:?} not found in this space")));
+            }
+            Ok(store::load_document(c, &app2.content, &space_id, &document_id)?.document.clone())
+        })
+        .await?;
+    Ok(axum::Json(document))
+}

@@ -1,0 +1,440 @@
+//! Revisions, pages and files as the API sends them (GitBook's `Revision`, `RevisionPage*`,
+//! `RevisionFile`).
+
+use quire_content::document::ContentRef;
+use quire_content::evaluate::{Scope, evaluate_document};
+use quire_content::page_markdown::{page_to_markdown, relative_path};
+use quire_content::tree::{FileEntry, PageEntry, PageKind, ReusableEntry, Tree, TreeIndex};
+use quire_content::{Document, changes};
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+
+use super::store::StoredTree;
+use crate::clock;
+use crate::error::ApiError;
+use crate::extract::Query;
+use crate::urls::Urls;
+
+/// Where rendered content lives, for its URLs.
+pub struct Context<'a> {
+    pub urls: &'a Urls,
+    pub org_id: &'a str,
+    pub space_id: &'a str,
+    pub visibility: &'a str,
+    pub signing_key: &'a [u8],
+}
+
+impl Context<'_> {
+    fn app_url(&self, path: &str) -> String {
+        self.urls
+            .app(&format!("/o/{}/s/{}{path}", self.org_id, self.space_id))
+    }
+
+    fn published_url(&self, path: &str) -> Option<String> {
+        (self.visibility != "private").then(|| self.urls.app(&format!("/s/{}{path}", self.space_id)))
+    }
+}
+
+/// Body format of page reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    Markdown { stable_refs: bool },
+    Document,
+}
+
+/// How expressions are evaluated on page reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Evaluated {
+    No,
+    Yes,
+    DeterministicOnly,
+}
+
+/// Options of content reads.
+#[derive(Clone, Copy, Debug)]
+pub struct ReadOptions {
+    pub format: Option<Format>,
+    pub evaluated: Evaluated,
+    /// `metadata=false`: leave out mutable git metadata (quire records none).
+    pub metadata: bool,
+    /// `computed=false`: skip computed pages.
+    pub computed: bool,
+}
+
+impl ReadOptions {
+    pub fn from_query(q: &Query) -> Result<ReadOptions, ApiError> {
+        let format = match q.str("format") {
+            None | Some("") => None,
+            Some("markdown") => {
+                let refs = q.one_of("format.markdown.refs", &["relative", "stable"], "relative")?;
+                Some(Format::Markdown {
+                    stable_refs: refs == "stable",
+                })
+            }
+            Some("document") => Some(Format::Document),
+            Some(other) => {
+                return Err(ApiError::bad_request(format!(
+                    "query parameter `format` must be markdown or document, not {other:?}"
+                )));
+            }
+        };
+        let evaluated = match q.one_of("evaluated", &["true", "false", "deterministic-only"], "false")? {
+            "true" => Evaluated::Yes,
+            "deterministic-only" => Evaluated::DeterministicOnly,
+            _ => Evaluated::No,
+        };
+        Ok(ReadOptions {
+            format,
+            evaluated,
+            metadata: q.bool("metadata", true)?,
+            computed: q.bool("computed", true)?,
+        })
+    }
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// A page of a revision.
+#[derive(Serialize, Debug)]
+#[serde(rename_all = "camelCase")]
+pub struct PageJson {
+    pub id: String,
+    pub title: String,
+    pub kind: &'static str,
+    #[serde(rename = "type")]
+    pub page_type: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub emoji: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub icon: Option<String>,
+    #[serde(with = "clock::ts")]
+    pub created_at: i64,
+    #[serde(with = "clock::ts")]
+    pub updated_at: i64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub urls: Option<PageUrls>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slug: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pages: Option<Vec<PageJson>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub layout: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cover: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub variables: Option<Map<String, Value>>,
+    #[serde(skip_serializing_if = "is_false")]
+    pub hidden: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub no_index: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub no_robots_index: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tags: Option<Vec<Value>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub target: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub href: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub computed: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub computed_seed: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub link_title: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub condition: Option<String>,
+    #[serde(rename = "documentId", skip_serializing_if = "Option::is_none")]
+    pub document_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub markdown: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub document: Option<Document>,
+}
+
+#[derive(Serialize, Debug)]
+pub struct PageUrls {
+    pub app: String,
+}
+
+/// GitBook's defaults for every layout option, under the options a page set.
+fn layout(page: &PageEntry) -> Value {
+    let mut out = json!({
+        "width": "default", "cover": true, "coverSize": "hero", "coverMask": "none", "title": true,
+        "description": true, "tableOfContents": true, "outline": true, "pagination": true, "metadata": true,
+        "tags": true, "actions": true, "anchors": true
+    });
+    if let (Some(Value::Object(set)), Value::Object(all)) = (&page.layout, &mut out) {
+        for (k, v) in set {
+            all.insert(k.clone(), v.clone());
+        }
+    }
+    out
+}
+
+/// A page without its body; `children` are its rendered child pages (tree reads).
+pub fn page(
+    ctx: &Context<'_>,
+    index: &TreeIndex,
+    p: &PageEntry,
+    children: Option<Vec<PageJson>>,
+) -> PageJson {
+    let path = index.path(&p.id).map(str::to_string);
+    let document_page = p.kind == PageKind::Document;
+    PageJson {
+        id: p.id.clone(),
+        title: p.title.clone(),
+        kind: match p.kind {
+            PageKind::Document => "sheet",
+            PageKind::Group => "group",
+            PageKind::Link => "link",
+            PageKind::Computed => "computed",
+        },
+        page_type: p.kind.as_str(),
+        emoji: p.emoji.clone(),
+        icon: p.icon.clone(),
+        created_at: p.created_at,
+        updated_at: p.updated_at,
+        urls: path.as_ref().map(|path| PageUrls {
+            app: ctx.app_url(&format!("/{path}")),
+        }),
+        slug: p.kind.has_path().then(|| p.slug.clone()),
+        path,
+        description: p.description.clone(),
+        pages: p.kind.has_children().then(|| children.unwrap_or_default()),
+        layout: document_page.then(|| layout(p)),
+        cover: p.cover.clone(),
+        variables: p.variables.clone(),
+        hidden: p.hidden,
+        no_index: p.kind.has_path().then_some(p.no_index),
+        no_robots_index: p.kind.has_path().then_some(p.no_robots_index),
+        tags: document_page.then(Vec::new),
+        target: p.target.clone(),
+        href: p.href.clone(),
+        computed: p.computed.clone(),
+        computed_seed: p.computed_seed.clone(),
+        link_title: p.link_title.clone(),
+        condition: p.condition.clone(),
+        document_id: if document_page { p.document.clone() } else { None },
+        markdown: None,
+        document: None,
+    }
+}
+
+/// The page tree under `parent`, recursively.
+pub fn pages(
+    ctx: &Context<'_>,
+    tree: &Tree,
+    index: &TreeIndex,
+    parent: Option<&str>,
+    opts: &ReadOptions,
+) -> Vec<PageJson> {
+    index
+        .children(parent)
+        .iter()
+        .filter_map(|id| tree.pages.get(id))
+        .filter(|p| opts.computed || p.kind != PageKind::Computed)
+        .map(|p| {
+            let children = p
+                .kind
+                .has_children()
+                .then(|| pages(ctx, tree, index, Some(&p.id), opts));
+            page(ctx, index, p, children)
+        })
+        .collect()
+}
+
+/// Adds the body to a single page read, in the requested format.
+pub fn with_body(
+    ctx: &Context<'_>,
+    stored: &StoredTree,
+    p: &PageEntry,
+    mut json: PageJson,
+    document: Option<Document>,
+    opts: &ReadOptions,
+) -> PageJson {
+    let Some(format) = opts.format else { return json };
+    if p.kind != PageKind::Document {
+        return json;
+    }
+    let mut document = document.unwrap_or_default();
+    if opts.evaluated != Evaluated::No {
+        let empty = Map::new();
+        let scope = Scope {
+            space: &stored.tree.variables,
+            page: p.variables.as_ref().unwrap_or(&empty),
+        };
+        evaluate_document(&mut document, &scope);
+    }
+    match format {
+        Format::Document => json.document = Some(document),
+        Format::Markdown { stable_refs } => {
+            let index = stored.index();
+            let current = index.file_path(&p.id).unwrap_or_else(|| "README.md".to_string());
+            let resolve = |r: &ContentRef| ref_target(&stored.tree, index, &current, r, stable_refs);
+            json.markdown = Some(page_to_markdown(p, &document, &resolve));
+        }
+    }
+    let _ = ctx;
+    json
+}
+
+/// How a reference is written in markdown: relative page files (`../guide/setup.md#x`), or with
+/// stable refs `/pages/<id>`; files as `/files/<id>`.
+fn ref_target(tree: &Tree, index: &TreeIndex, current: &str, r: &ContentRef, stable: bool) -> Option<String> {
+    let page_link = |page: &str, anchor: Option<&str>| -> Option<String> {
+        let base = if stable || !tree.pages.contains_key(page) {
+            format!("/pages/{page}")
+        } else {
+            relative_path(current, &index.file_path(page)?)
+        };
+        Some(match anchor {
+            Some(a) => format!("{base}#{a}"),
+            None => base,
+        })
+    };
+    match r {
+        ContentRef::Page { page, space: None } => page_link(page, None),
+        ContentRef::Anchor {
+            anchor,
+            page: Some(page),
+            space: None,
+        } => page_link(page, Some(anchor)),
+        ContentRef::Anchor {
+            anchor,
+            page: None,
+            space: None,
+        } => Some(format!("#{anchor}")),
+        ContentRef::File { file, space: None } => Some(format!("/files/{file}")),
+        _ => None,
+    }
+}
+
+/// A file of a revision, with a signed download URL.
+#[derive(Serialize, Debug)]
+#[serde(rename_all = "camelCase")]
+pub struct FileJson {
+    pub id: String,
+    pub name: String,
+    pub content_type: String,
+    #[serde(rename = "downloadURL")]
+    pub download_url: String,
+    pub size: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dimensions: Option<quire_content::tree::Dimensions>,
+}
+
+pub fn file(ctx: &Context<'_>, f: &FileEntry) -> FileJson {
+    FileJson {
+        id: f.id.clone(),
+        name: f.name.clone(),
+        content_type: f.content_type.clone(),
+        download_url: crate::files::download_url(
+            ctx.urls,
+            ctx.signing_key,
+            ctx.space_id,
+            &f.blob,
+            &f.name,
+            &f.content_type,
+        ),
+        size: f.size,
+        dimensions: f.dimensions,
+    }
+}
+
+#[derive(Serialize, Debug)]
+pub struct ReusableJson {
+    pub id: String,
+    pub title: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub document: Option<String>,
+}
+
+pub fn reusable(r: &ReusableEntry) -> ReusableJson {
+    ReusableJson {
+        id: r.id.clone(),
+        title: r.title.clone(),
+        document: r.document.clone(),
+    }
+}
+
+/// A revision.
+#[derive(Serialize, Debug)]
+#[serde(rename_all = "camelCase")]
+pub struct RevisionJson {
+    pub object: &'static str,
+    pub id: String,
+    pub parents: Vec<String>,
+    pub pages: Vec<PageJson>,
+    pub files: Vec<FileJson>,
+    pub reusable_contents: Vec<ReusableJson>,
+    pub tags: Vec<Value>,
+    pub variables: Map<String, Value>,
+    #[serde(with = "clock::ts")]
+    pub created_at: i64,
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub urls: RevisionUrls,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub merged_from: Option<Value>,
+}
+
+#[derive(Serialize, Debug)]
+pub struct RevisionUrls {
+    pub app: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub published: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub public: Option<String>,
+}
+
+pub fn revision(
+    ctx: &Context<'_>,
+    stored: &StoredTree,
+    opts: &ReadOptions,
+    merged_from: Option<Value>,
+) -> RevisionJson {
+    let tree = &stored.tree;
+    RevisionJson {
+        object: "revision",
+        id: stored.meta.id.clone(),
+        parents: stored.meta.parents.clone(),
+        pages: pages(ctx, tree, stored.index(), None, opts),
+        files: sorted_files(tree).iter().map(|f| file(ctx, f)).collect(),
+        reusable_contents: tree.reusable.values().map(|r| reusable(r)).collect(),
+        tags: Vec::new(),
+        variables: tree.variables.clone(),
+        created_at: stored.meta.created_at,
+        kind: stored.meta.kind.clone(),
+        urls: RevisionUrls {
+            app: ctx.app_url(&format!("/revisions/{}", stored.meta.id)),
+            published: ctx.published_url(""),
+            public: (ctx.visibility == "public")
+                .then(|| ctx.published_url(""))
+                .flatten(),
+        },
+        merged_from,
+    }
+}
+
+/// A revision's files in list order: by creation, then id.
+pub fn sorted_files(tree: &Tree) -> Vec<&FileEntry> {
+    let mut files: Vec<&FileEntry> = tree.files.values().map(|f| f.as_ref()).collect();
+    files.sort_by(|a, b| a.created_at.cmp(&b.created_at).then_with(|| a.id.cmp(&b.id)));
+    files
+}
+
+/// The stored document of an empty page, for pages without one.
+pub fn empty() -> Document {
+    Document::default()
+}
+
+/// Content hash of a document, as `documentId`s are.
+pub fn document_id(document: &Document) -> String {
+    changes::encode_document(document).0
+}

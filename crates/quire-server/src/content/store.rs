@@ -1,0 +1,316 @@
+//! Revisions and their content in the database: content-addressed objects (page documents and
+//! tree buckets) and revision rows, with an in-process cache.
+//!
+//! The cache holds only immutable things, keyed by what identifies them forever (a revision id,
+//! a content hash), so it is safe with any number of processes: nothing in it can go stale.
+
+use std::sync::{Arc, OnceLock};
+
+use quick_cache::Weighter;
+use quick_cache::sync::Cache;
+use quire_content::buckets::{self, Root};
+use quire_content::tree::{Tree, TreeIndex};
+use quire_content::{Document, changes};
+
+use crate::db::{Args, Conn};
+use crate::error::{ApiError, ApiResult};
+use crate::{clock, ids, params};
+
+/// A revision's metadata and content.
+#[derive(Debug)]
+pub struct StoredTree {
+    pub meta: RevisionMeta,
+    pub tree: Tree,
+    pub root: Root,
+    index: OnceLock<TreeIndex>,
+}
+
+impl StoredTree {
+    /// Children and paths, computed once per revision.
+    pub fn index(&self) -> &TreeIndex {
+        self.index.get_or_init(|| self.tree.index())
+    }
+
+    pub fn id(&self) -> &str {
+        &self.meta.id
+    }
+
+    /// An empty revision, to compare a first revision with.
+    pub fn empty(space_id: &str) -> StoredTree {
+        StoredTree {
+            meta: RevisionMeta {
+                id: String::new(),
+                space_id: space_id.to_string(),
+                kind: "edits".into(),
+                parents: Vec::new(),
+                change_request: None,
+                merged_from: None,
+                created_at: 0,
+            },
+            tree: Tree::default(),
+            root: Root::default(),
+            index: OnceLock::new(),
+        }
+    }
+}
+
+/// A revision row.
+#[derive(Debug, Clone)]
+pub struct RevisionMeta {
+    pub id: String,
+    pub space_id: String,
+    pub kind: String,
+    pub parents: Vec<String>,
+    pub change_request: Option<String>,
+    pub merged_from: Option<String>,
+    pub created_at: i64,
+}
+
+#[derive(Clone)]
+struct TreeWeight;
+
+impl Weighter<String, Arc<StoredTree>> for TreeWeight {
+    fn weight(&self, _: &String, tree: &Arc<StoredTree>) -> u64 {
+        1 + (tree.tree.pages.len() + tree.tree.files.len()) as u64
+    }
+}
+
+#[derive(Clone)]
+struct DocWeight;
+
+impl Weighter<(String, String), Arc<CachedDocument>> for DocWeight {
+    fn weight(&self, _: &(String, String), doc: &Arc<CachedDocument>) -> u64 {
+        doc.bytes as u64
+    }
+}
+
+/// A parsed document and the size of its stored JSON.
+#[derive(Debug)]
+pub struct CachedDocument {
+    pub document: Document,
+    bytes: usize,
+}
+
+/// The content cache of one process.
+pub struct ContentCache {
+    trees: Cache<String, Arc<StoredTree>, TreeWeight>,
+    documents: Cache<(String, String), Arc<CachedDocument>, DocWeight>,
+}
+
+impl Default for ContentCache {
+    fn default() -> Self {
+        ContentCache {
+            // About 200,000 page entries across cached revisions, and 64 MB of documents.
+            trees: Cache::with_weighter(256, 200_000, TreeWeight),
+            documents: Cache::with_weighter(8_192, 64 * 1024 * 1024, DocWeight),
+        }
+    }
+}
+
+fn decode_error(what: &str, e: impl std::fmt::Display) -> ApiError {
+    ApiError::internal(format!("stored {what} is unreadable: {e}"))
+}
+
+/// Loads a revision of a space (404 when the space has no such revision).
+pub fn load_tree(
+    c: &mut dyn Conn,
+    cache: &ContentCache,
+    space_id: &str,
+    revision_id: &str,
+) -> ApiResult<Arc<StoredTree>> {
+    if let Some(tree) = cache.trees.get(revision_id) {
+        if tree.meta.space_id == space_id {
+            return Ok(tree);
+        }
+    }
+    let row = c
+        .query_opt(
+            "SELECT id, space_id, kind, parents, root, change_request_id, merged_from, created_at
+             FROM revisions WHERE id = ?1 AND space_id = ?2",
+            params![revision_id, space_id],
+        )?
+        .ok_or_else(|| ApiError::not_found(format!("revision {revision_id:?} not found in this space")))?;
+    let parents: String = row.get(3)?;
+    let root_text: String = row.get(4)?;
+    let meta = RevisionMeta {
+        id: row.get(0)?,
+        space_id: row.get(1)?,
+        kind: row.get(2)?,
+        parents: serde_json::from_str(&parents).map_err(|e| decode_error("revision", e))?,
+        change_request: row.get(5)?,
+        merged_from: row.get(6)?,
+        created_at: row.get(7)?,
+    };
+    let root = Root::from_bytes(root_text.as_bytes()).map_err(|e| decode_error("revision root", e))?;
+    let hashes: Vec<&str> = root.bucket_hashes().collect();
+    let bodies = load_objects(c, space_id, &hashes)?;
+    let mut ordered = Vec::with_capacity(hashes.len());
+    for h in &hashes {
+        let body = bodies
+            .iter()
+            .find(|(hash, _)| hash == h)
+            .ok_or_else(|| ApiError::internal(format!("bucket {h} of revision {revision_id} is missing")))?;
+        ordered.push(body.1.as_bytes());
+    }
+    let tree = buckets::load(&root, ordered).map_err(|e| decode_error("bucket", e))?;
+    let stored = Arc::new(StoredTree {
+        meta,
+        tree,
+        root,
+        index: OnceLock::new(),
+    });
+    cache.trees.insert(revision_id.to_string(), stored.clone());
+    Ok(stored)
+}
+
+/// Loads objects by hash, in chunks that stay under every engine's parameter limit.
+fn load_objects(c: &mut dyn Conn, space_id: &str, hashes: &[&str]) -> ApiResult<Vec<(String, String)>> {
+    let mut out = Vec::with_capacity(hashes.len());
+    for chunk in hashes.chunks(500) {
+        let mut args = Args::default();
+        let space = args.arg(space_id);
+        let list = args.list(chunk.iter().copied());
+        let sql = format!("SELECT hash, body FROM objects WHERE space_id = {space} AND hash IN ({list})");
+        for row in c.query(&sql, args.values())? {
+            out.push((row.get(0)?, row.get(1)?));
+        }
+    }
+    Ok(out)
+}
+
+/// Loads a document by its content hash.
+pub fn load_document(
+    c: &mut dyn Conn,
+    cache: &ContentCache,
+    space_id: &str,
+    hash: &str,
+) -> ApiResult<Arc<CachedDocument>> {
+    let key = (space_id.to_string(), hash.to_string());
+    if let Some(doc) = cache.documents.get(&key) {
+        return Ok(doc);
+    }
+    let body: String = c
+        .query_scalar(
+            "SELECT body FROM objects WHERE space_id = ?1 AND hash = ?2",
+            params![space_id, hash],
+        )?
+        .ok_or_else(|| ApiError::internal(format!("document {hash} is missing")))?;
+    let document: Document = serde_json::from_str(&body).map_err(|e| decode_error("document", e))?;
+    let doc = Arc::new(CachedDocument {
+        document,
+        bytes: body.len(),
+    });
+    cache.documents.insert(key, doc.clone());
+    Ok(doc)
+}
+
+/// Loads the documents of many pages at once (hash → document), for reads that need them all.
+pub fn load_documents(
+    c: &mut dyn Conn,
+    cache: &ContentCache,
+    space_id: &str,
+    hashes: &[&str],
+) -> ApiResult<std::collections::HashMap<String, Arc<CachedDocument>>> {
+    let mut out = std::collections::HashMap::new();
+    let mut missing = Vec::new();
+    for h in hashes {
+        match cache.documents.get(&(space_id.to_string(), h.to_string())) {
+            Some(doc) => {
+                out.insert(h.to_string(), doc);
+            }
+            None => missing.push(*h),
+        }
+    }
+    missing.sort_unstable();
+    missing.dedup();
+    for (hash, body) in load_objects(c, space_id, &missing)? {
+        let document: Document = serde_json::from_str(&body).map_err(|e| decode_error("document", e))?;
+        let doc = Arc::new(CachedDocument {
+            document,
+            bytes: body.len(),
+        });
+        cache
+            .documents
+            .insert((space_id.to_string(), hash.clone()), doc.clone());
+        out.insert(hash, doc);
+    }
+    Ok(out)
+}
+
+/// Stores objects (documents, buckets); objects already stored are left alone.
+pub fn put_objects(c: &mut dyn Conn, space_id: &str, objects: &[(String, Vec<u8>)]) -> ApiResult<()> {
+    for (hash, bytes) in objects {
+        let body = String::from_utf8_lossy(bytes);
+        c.execute(
+            "INSERT INTO objects (space_id, hash, body) VALUES (?1, ?2, ?3) ON CONFLICT (space_id, hash) DO NOTHING",
+            params![space_id, hash.clone(), body.as_ref()],
+        )?;
+    }
+    Ok(())
+}
+
+/// What a new revision is.
+pub struct NewRevision<'a> {
+    pub space_id: &'a str,
+    pub kind: &'a str,
+    pub parents: Vec<String>,
+    pub change_request: Option<&'a str>,
+    pub merged_from: Option<&'a str>,
+    pub created_by: Option<&'a str>,
+}
+
+/// Writes a revision: the documents it introduces, the buckets that changed since `base`, and
+/// the revision row.
+pub fn write_revision(
+    c: &mut dyn Conn,
+    cache: &ContentCache,
+    new: NewRevision<'_>,
+    base: Option<&StoredTree>,
+    tree: Tree,
+    documents: &[(String, Vec<u8>)],
+) -> ApiResult<Arc<StoredTree>> {
+    let (root, bucket_writes) = buckets::store(&tree, base.map(|b| (&b.tree, &b.root)));
+    put_objects(c, new.space_id, documents)?;
+    put_objects(c, new.space_id, &bucket_writes)?;
+    let now = clock::now_ms();
+    let id = ids::new_id();
+    let parents = serde_json::to_string(&new.parents).unwrap_or_else(|_| "[]".into());
+    let root_text = String::from_utf8_lossy(&root.to_bytes()).into_owned();
+    c.execute(
+        "INSERT INTO revisions (id, space_id, kind, parents, root, change_request_id, merged_from, created_by, created_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+        params![
+            id.clone(),
+            new.space_id,
+            new.kind,
+            parents,
+            root_text,
+            new.change_request,
+            new.merged_from,
+            new.created_by,
+            now
+        ],
+    )?;
+    let stored = Arc::new(StoredTree {
+        meta: RevisionMeta {
+            id: id.clone(),
+            space_id: new.space_id.to_string(),
+            kind: new.kind.to_string(),
+            parents: new.parents,
+            change_request: new.change_request.map(str::to_string),
+            merged_from: new.merged_from.map(str::to_string),
+            created_at: now,
+        },
+        tree,
+        root,
+        index: OnceLock::new(),
+    });
+    // A rolled-back transaction leaves an entry under an id nothing refers to: harmless.
+    cache.trees.insert(id, stored.clone());
+    Ok(stored)
+}
+
+/// The document of a new empty page.
+pub fn empty_document() -> (String, Vec<u8>) {
+    changes::encode_document(&Document::default())
+}

@@ -1,0 +1,311 @@
+//! Built-in content templates (`POST /v1/spaces/{spaceId}/content/template`, and `template` when
+//! creating a change request): pages added after the existing ones, on main or in a change
+//! request.
+//!
+//! | id | pages | `params.contentRefs` |
+//! |---|---|---|
+//! | `blank` | one empty page | none |
+//! | `getting-started` | Introduction, Quickstart, FAQ | `cover` (file or url): cover of the introduction; `support` (url): linked from the FAQ |
+//! | `api-reference` | Overview, Authentication, Errors, and an Endpoints group | `openapi` (openapi): the specification the overview links to |
+//! | `knowledge-base` | Guides and Reference groups, Troubleshooting | none |
+//! | `changelog` | Changelog | none |
+
+use std::collections::HashMap;
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use quire_content::changes::{self, BatchContext, Change};
+use quire_content::document::ContentRef;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::store::{self, NewRevision};
+use crate::app::App;
+use crate::auth::Caller;
+use crate::change_requests::ChangeRequest;
+use crate::db::Conn;
+use crate::error::{ApiError, ApiResult};
+use crate::extract::{Json, Path};
+use crate::permissions::SpaceAction;
+use crate::spaces::SpaceFor;
+use crate::{clock, ids, params, spaces};
+
+/// The ids of the built-in templates.
+pub const TEMPLATES: &[&str] = &[
+    "blank",
+    "getting-started",
+    "api-reference",
+    "knowledge-base",
+    "changelog",
+];
+
+/// A template to apply, validated.
+#[derive(Debug, Clone)]
+pub struct TemplateRequest {
+    id: String,
+    refs: HashMap<String, ContentRef>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Raw {
+    id: String,
+    #[serde(default)]
+    params: Option<RawParams>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct RawParams {
+    #[serde(default)]
+    content_refs: HashMap<String, Value>,
+}
+
+/// The content references each template takes, and the kinds each accepts.
+fn accepted(template: &str) -> &'static [(&'static str, &'static [&'static str])] {
+    match template {
+        "getting-started" => &[("cover", &["file", "url"]), ("support", &["url"])],
+        "api-reference" => &[("openapi", &["openapi"])],
+        _ => &[],
+    }
+}
+
+impl TemplateRequest {
+    pub fn parse(value: Value, field: &str) -> ApiResult<TemplateRequest> {
+        let raw: Raw = serde_json::from_value(value)
+            .map_err(|e| ApiError::bad_request(format!("invalid `{field}`: {e}")))?;
+        if !TEMPLATES.contains(&raw.id.as_str()) {
+            return Err(ApiError::bad_request(format!(
+                "unknown template {:?}: quire has {}",
+                raw.id,
+                TEMPLATES.join(", ")
+            )));
+        }
+        let mut refs = HashMap::new();
+        for (name, value) in raw.params.unwrap_or_default().content_refs {
+            let Some((_, kinds)) = accepted(&raw.id).iter().find(|(n, _)| *n == name) else {
+                return Err(ApiError::bad_request(format!(
+                    "template {:?} takes no content reference {name:?}",
+                    raw.id
+                )));
+            };
+            let r = ContentRef::from_value(&value).ok_or_else(|| {
+                ApiError::bad_request(format!("`contentRefs.{name}` is not a content reference"))
+            })?;
+            if !kinds.contains(&r.kind()) {
+                return Err(ApiError::bad_request(format!(
+                    "`contentRefs.{name}` must be of kind {}, not {}",
+                    kinds.join(" or "),
+                    r.kind()
+                )));
+            }
+            refs.insert(name, r);
+        }
+        Ok(TemplateRequest { id: raw.id, refs })
+    }
+
+    fn page(title: &str, markdown: &str) -> Value {
+        json!({"operation": "insert_page", "title": title, "document": {"markdown": markdown}})
+    }
+
+    /// The template as a batch of changes.
+    fn changes(&self) -> ApiResult<Vec<Change>> {
+        let url = |name: &str| match self.refs.get(name) {
+            Some(ContentRef::Url { url }) => Some(url.clone()),
+            _ => None,
+        };
+        let mut pages = Vec::new();
+        match self.id.as_str() {
+            "blank" => pages.push(Self::page("Untitled", "")),
+            "getting-started" => {
+                let mut intro = Self::page(
+                    "Introduction",
+                    "Welcome! This space explains what the product does and how to start.\n\n## Where to go next\n\n* [Quickstart](./quickstart.md)\n* [FAQ](./faq.md)\n",
+                );
+                intro["ref"] = json!("introduction");
+                if let Some(cover) = self.refs.get("cover") {
+                    intro["cover"] = json!({"ref": cover.to_value(), "yPos": 0});
+                }
+                let mut quickstart = Self::page(
+                    "Quickstart",
+                    "Get up and running in a few minutes.\n\n## Install\n\nDescribe the installation.\n\n## First steps\n\nDescribe the first task.\n",
+                );
+                quickstart["ref"] = json!("quickstart");
+                let support = url("support").map_or(String::new(), |u| {
+                    format!("\n## Still stuck?\n\n[Contact support]({u}).\n")
+                });
+                let mut faq = Self::page(
+                    "FAQ",
+                    &format!(
+                        "Answers to common questions.\n\n## Where do I start?\n\nRead the [introduction](./introduction.md).\n{support}"
+                    ),
+                );
+                faq["ref"] = json!("faq");
+                pages.extend([intro, quickstart, faq]);
+            }
+            "api-reference" => {
+                let spec = match self.refs.get("openapi") {
+                    Some(ContentRef::OpenApi { spec }) => {
+                        format!("\nThe OpenAPI specification is `{spec}`.\n")
+                    }
+                    _ => String::new(),
+                };
+                pages.push(Self::page(
+                    "Overview",
+                    &format!("What the API does, its base URL and versioning.\n{spec}"),
+                ));
+                pages.push(Self::page("Authentication", "How to get and send credentials.\n"));
+                pages.push(Self::page("Errors", "Error format and codes.\n"));
+                pages.push(json!({"operation": "insert_page", "type": "group", "title": "Endpoints"}));
+            }
+            "knowledge-base" => {
+                pages.push(
+                    json!({"operation": "insert_page", "type": "group", "title": "Guides", "ref": "guides"}),
+                );
+                pages.push(json!({"operation": "insert_page", "title": "How-to template", "into": "guides",
+                                  "document": {"markdown": "## Goal\n\n## Steps\n\n1. First step\n2. Second step\n"}}));
+                pages.push(json!({"operation": "insert_page", "type": "group", "title": "Reference", "ref": "reference"}));
+                pages.push(
+                    json!({"operation": "insert_page", "title": "Glossary", "into": "reference",
+                                  "document": {"markdown": "Terms and their meaning.\n"}}),
+                );
+                pages.push(Self::page("Troubleshooting", "Known problems and their fixes.\n"));
+            }
+            _ => pages.push(Self::page("Changelog", "What changed, newest first.\n")),
+        }
+        pages
+            .into_iter()
+            .map(|p| {
+                Change::from_json(p).map_err(|e| ApiError::internal(format!("template {}: {e}", self.id)))
+            })
+            .collect()
+    }
+}
+
+/// Applies a template on top of `base`, returning the new tree and its documents.
+fn apply(
+    c: &mut dyn Conn,
+    app: &App,
+    space_id: &str,
+    base: &store::StoredTree,
+    template: &TemplateRequest,
+) -> ApiResult<changes::BatchOutcome> {
+    let mut new_id = ids::new_id;
+    let mut new_key = || ids::random_base62(12);
+    let files = HashMap::new();
+    let conn = std::cell::RefCell::new(c);
+    let document = |hash: &str| {
+        store::load_document(&mut **conn.borrow_mut(), &app.content, space_id, hash)
+            .ok()
+            .map(|d| d.document.clone())
+    };
+    let mut ctx = BatchContext {
+        now: clock::now_ms(),
+        new_id: &mut new_id,
+        new_key: &mut new_key,
+        document: &document,
+        base: &base.tree,
+        revision: &|_| None,
+        files: &files,
+    };
+    changes::apply_batch(&base.tree, template.changes()?, &mut ctx)
+        .map_err(|e| ApiError::internal(e.to_string()))
+}
+
+/// Applies a template as a new revision of a change request.
+pub fn apply_to_change_request(
+    c: &mut dyn Conn,
+    app: &App,
+    space: &SpaceFor,
+    cr: &ChangeRequest,
+    template: &TemplateRequest,
+    user_id: &str,
+) -> ApiResult<()> {
+    let base = store::load_tree(c, &app.content, &space.space.id, &cr.revision)?;
+    let outcome = apply(c, app, &space.space.id, &base, template)?;
+    let written = store::write_revision(
+        c,
+        &app.content,
+        NewRevision {
+            space_id: &space.space.id,
+            kind: "edits",
+            parents: vec![cr.revision.clone()],
+            change_request: Some(&cr.id),
+            merged_from: None,
+            created_by: Some(user_id),
+        },
+        Some(&base),
+        outcome.tree,
+        &outcome.documents,
+    )?;
+    c.execute(
+        "UPDATE change_requests SET revision = ?2, updated_at = ?3 WHERE id = ?1",
+        params![cr.id.clone(), written.id(), clock::now_ms()],
+    )?;
+    crate::change_requests::contributors::record(c, &cr.id, user_id)
+}
+
+/// Applies a template as a new revision of main.
+pub fn apply_to_main(
+    c: &mut dyn Conn,
+    app: &App,
+    space_id: &str,
+    template: &TemplateRequest,
+    user_id: &str,
+) -> ApiResult<()> {
+    let main = super::main::lock_main(c, space_id)?;
+    let base = store::load_tree(c, &app.content, space_id, &main)?;
+    let outcome = apply(c, app, space_id, &base, template)?;
+    let written = store::write_revision(
+        c,
+        &app.content,
+        NewRevision {
+            space_id,
+            kind: "edits",
+            parents: vec![main.clone()],
+            change_request: None,
+            merged_from: None,
+            created_by: Some(user_id),
+        },
+        Some(&base),
+        outcome.tree,
+        &outcome.documents,
+    )?;
+    super::main::advance(c, app, space_id, &main, written.id())
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ApplyTemplate {
+    #[serde(flatten)]
+    template: Value,
+    change_request_id: Option<String>,
+}
+
+pub async fn apply_template(
+    caller: Caller,
+    State(app): State<App>,
+    Path(space_id): Path<String>,
+    Json(body): Json<ApplyTemplate>,
+) -> ApiResult<StatusCode> {
+    let mut template_value = body.template;
+    if let Some(map) = template_value.as_object_mut() {
+        map.remove("changeRequestId");
+    }
+    let template = TemplateRequest::parse(template_value, "body")?;
+    let app2 = app.clone();
+    app.db
+        .write(move |c| {
+            let space = spaces::model::load_visible(c, &space_id, &caller.user_id)?;
+            space.require(SpaceAction::Edit)?;
+            match &body.change_request_id {
+                Some(cr_id) => {
+                    let cr = super::write::lock_change_request(c, &space_id, cr_id)?;
+                    apply_to_change_request(c, &app2, &space, &cr, &template, &caller.user_id)
+                }
+                None => apply_to_main(c, &app2, &space_id, &template, &caller.user_id),
+            }
+        })
+        .await?;
+    Ok(StatusCode::CREATED)
+}

@@ -1,0 +1,385 @@
+//! File bytes: stored once per content hash in an object store (a local directory by default,
+//! an S3-compatible bucket by configuration), served at signed, expiring URLs, and fetched from
+//! public URLs for `insert_files` without ever reaching private networks.
+
+use std::net::IpAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::{HeaderValue, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use bytes::Bytes;
+use futures_util::StreamExt;
+use object_store::path::Path as StorePath;
+use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
+use quire_content::buckets::content_hash;
+use quire_content::tree::{Dimensions, FileEntry};
+
+use crate::app::App;
+use crate::error::{ApiError, ApiResult};
+use crate::extract::{Path, Query};
+use crate::urls::Urls;
+use crate::{clock, ids, signing};
+
+/// Largest file accepted as base64 in a content batch.
+pub const MAX_BASE64_BYTES: usize = 1024 * 1024;
+/// Largest file fetched from a URL.
+pub const MAX_FETCH_BYTES: usize = 25 * 1024 * 1024;
+/// How long a download URL works.
+const URL_LIFETIME_SECS: i64 = 3600;
+
+/// Where file bytes live.
+#[derive(Clone)]
+pub struct BlobStore {
+    store: Arc<dyn ObjectStore>,
+}
+
+impl BlobStore {
+    /// A local directory, created if missing.
+    pub fn local(dir: &std::path::Path) -> Result<BlobStore, String> {
+        std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        let store = object_store::local::LocalFileSystem::new_with_prefix(dir).map_err(|e| e.to_string())?;
+        Ok(BlobStore {
+            store: Arc::new(store),
+        })
+    }
+
+    /// An S3-compatible bucket (`s3://bucket/prefix`), with credentials and endpoint from the
+    /// standard `AWS_*` environment variables.
+    pub fn s3(url: &str) -> Result<BlobStore, String> {
+        let store = object_store::aws::AmazonS3Builder::from_env()
+            .with_url(url)
+            .build()
+            .map_err(|e| e.to_string())?;
+        let prefix = url::Url::parse(url)
+            .map(|u| u.path().trim_matches('/').to_string())
+            .unwrap_or_default();
+        let store: Arc<dyn ObjectStore> = if prefix.is_empty() {
+            Arc::new(store)
+        } else {
+            Arc::new(object_store::prefix::PrefixStore::new(store, prefix))
+        };
+        Ok(BlobStore { store })
+    }
+
+    /// Blobs live under their space, so that purging a space removes its bytes without any
+    /// reference counting across spaces (and without its races).
+    fn path(space_id: &str, hash: &str) -> StorePath {
+        StorePath::from(format!("spaces/{space_id}/blobs/{hash}"))
+    }
+
+    /// Stores bytes of a space under their hash (idempotent) and returns the hash.
+    pub async fn put(&self, space_id: &str, bytes: Bytes) -> ApiResult<String> {
+        let hash = content_hash(&bytes);
+        let path = Self::path(space_id, &hash);
+        if self.store.head(&path).await.is_ok() {
+            return Ok(hash);
+        }
+        self.store
+            .put(&path, PutPayload::from(bytes))
+            .await
+            .map_err(|e| {
+                tracing::error!(error = %e, "object store write failed");
+                ApiError::internal("cannot store the file")
+            })?;
+        Ok(hash)
+    }
+
+    pub async fn get(&self, space_id: &str, hash: &str) -> ApiResult<object_store::GetResult> {
+        self.store
+            .get(&Self::path(space_id, hash))
+            .await
+            .map_err(|e| match e {
+                object_store::Error::NotFound { .. } => ApiError::not_found("file not found"),
+                e => {
+                    tracing::error!(error = %e, "object store read failed");
+                    ApiError::internal("cannot read the file")
+                }
+            })
+    }
+
+    /// Copies a blob to another space (duplicating a space).
+    pub async fn copy(&self, from_space: &str, to_space: &str, hash: &str) -> ApiResult<()> {
+        self.store
+            .copy(&Self::path(from_space, hash), &Self::path(to_space, hash))
+            .await
+            .map_err(|e| ApiError::internal(format!("cannot copy blob {hash}: {e}")))
+    }
+
+    /// Deletes every blob of a space.
+    pub async fn delete_space(&self, space_id: &str) -> ApiResult<()> {
+        let prefix = StorePath::from(format!("spaces/{space_id}"));
+        let mut listing = self.store.list(Some(&prefix));
+        while let Some(meta) = listing.next().await {
+            let meta =
+                meta.map_err(|e| ApiError::internal(format!("cannot list blobs of space {space_id}: {e}")))?;
+            match self.store.delete(&meta.location).await {
+                Ok(()) | Err(object_store::Error::NotFound { .. }) => {}
+                Err(e) => {
+                    return Err(ApiError::internal(format!(
+                        "cannot delete {}: {e}",
+                        meta.location
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+pub fn routes() -> Router<App> {
+    Router::new().route("/blobs/{spaceId}/{hash}/{name}", get(download))
+}
+
+fn download_message(space_id: &str, hash: &str, name: &str, content_type: &str, expires: i64) -> String {
+    format!("{space_id}\n{hash}\n{name}\n{content_type}\n{expires}")
+}
+
+/// A download URL valid for about an hour. The expiry is rounded so that the URL of a file stays
+/// the same across reads within the hour (good for caches).
+pub fn download_url(
+    urls: &Urls,
+    key: &[u8],
+    space_id: &str,
+    hash: &str,
+    name: &str,
+    content_type: &str,
+) -> String {
+    let now = clock::now_ms() / 1000;
+    let expires = (now / URL_LIFETIME_SECS + 2) * URL_LIFETIME_SECS;
+    let signature = signing::sign(
+        key,
+        &download_message(space_id, hash, name, content_type, expires),
+    );
+    let encode = |s: &str| url::form_urlencoded::byte_serialize(s.as_bytes()).collect::<String>();
+    format!(
+        "{}/blobs/{space_id}/{hash}/{}?ct={}&e={expires}&s={signature}",
+        urls.base(),
+        encode(name).replace('+', "%20"),
+        encode(content_type)
+    )
+}
+
+async fn download(
+    State(app): State<App>,
+    Path((space_id, hash, name)): Path<(String, String, String)>,
+    query: Query,
+) -> ApiResult<Response> {
+    let content_type = query.str("ct").unwrap_or_default().to_string();
+    let expires: i64 = query.str("e").and_then(|e| e.parse().ok()).unwrap_or(0);
+    let signature = query.str("s").unwrap_or_default();
+    let message = download_message(&space_id, &hash, &name, &content_type, expires);
+    let valid = signing::verify(&app.signing_key, &message, signature);
+    if !valid || expires < clock::now_ms() / 1000 {
+        return Err(ApiError::not_found(
+            "this download link is invalid or has expired",
+        ));
+    }
+    let blob = app.blobs.get(&space_id, &hash).await?;
+    let size = blob.meta.size;
+    let stream = blob
+        .into_stream()
+        .map(|chunk| chunk.map_err(std::io::Error::other));
+    let mut response = Body::from_stream(stream).into_response();
+    let headers = response.headers_mut();
+    if let Ok(v) = HeaderValue::from_str(&content_type) {
+        headers.insert(header::CONTENT_TYPE, v);
+    }
+    headers.insert(header::CONTENT_LENGTH, HeaderValue::from(size));
+    headers.insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static("private, max-age=3600, immutable"),
+    );
+    headers.insert("x-content-type-options", HeaderValue::from_static("nosniff"));
+    let disposition = format!(
+        "inline; filename*=UTF-8''{}",
+        url::form_urlencoded::byte_serialize(name.as_bytes()).collect::<String>()
+    );
+    if let Ok(v) = HeaderValue::from_str(&disposition) {
+        headers.insert(header::CONTENT_DISPOSITION, v);
+    }
+    Ok(response)
+}
+
+/// Describes and stores a file's bytes: its entry for a revision.
+pub async fn store_file(
+    blobs: &BlobStore,
+    space_id: &str,
+    name: &str,
+    content_type: &str,
+    bytes: Bytes,
+) -> ApiResult<FileEntry> {
+    let size = bytes.len() as u64;
+    let dimensions = content_type
+        .starts_with("image/")
+        .then(|| imagesize::blob_size(&bytes).ok())
+        .flatten()
+        .and_then(|d| {
+            Some(Dimensions {
+                width: u32::try_from(d.width).ok()?,
+                height: u32::try_from(d.height).ok()?,
+            })
+        });
+    let hash = blobs.put(space_id, bytes).await?;
+    Ok(FileEntry {
+        id: ids::new_id(),
+        name: name.to_string(),
+        content_type: content_type.to_string(),
+        size,
+        blob: hash,
+        dimensions,
+        created_at: clock::now_ms(),
+    })
+}
+
+/// Whether an address is one a server-side fetch must never reach: loopback, private,
+/// link-local, shared, documentation, multicast, unspecified and other reserved ranges.
+pub fn is_forbidden_address(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(v4) => {
+            let o = v4.octets();
+            v4.is_private()
+                || v4.is_loopback()
+                || v4.is_link_local()
+                || v4.is_broadcast()
+                || v4.is_documentation()
+                || v4.is_unspecified()
+                || v4.is_multicast()
+                || o[0] == 0
+                || (o[0] == 100 && (64..128).contains(&o[1]))
+                || (o[0] == 192 && o[1] == 0 && o[2] == 0)
+                || (o[0] == 198 && (18..20).contains(&o[1]))
+                || o[0] >= 240
+        }
+        IpAddr::V6(v6) => {
+            let s = v6.segments();
+            if let Some(v4) = v6.to_ipv4_mapped() {
+                return is_forbidden_address(IpAddr::V4(v4));
+            }
+            v6.is_loopback()
+                || v6.is_unspecified()
+                || v6.is_multicast()
+                || (s[0] & 0xfe00) == 0xfc00
+                || (s[0] & 0xffc0) == 0xfe80
+                || s[0] == 0x2001 && s[1] == 0x0db8
+                || s[0] == 0x64 && s[1] == 0xff9b
+                || s[0] == 0x0100 && s[1] == 0 && s[2] == 0 && s[3] == 0
+        }
+    }
+}
+
+/// Fetches a public http(s) URL: the host is resolved once, every address checked, and the
+/// connection pinned to a checked address (no rebinding between check and use). Redirects are
+/// followed by hand, each hop checked the same way. Returns the bytes and the content type.
+pub async fn fetch_public(raw: &str, max_bytes: usize) -> Result<(Bytes, Option<String>), String> {
+    let mut url = url::Url::parse(raw).map_err(|e| format!("invalid URL {raw:?}: {e}"))?;
+    for _ in 0..5 {
+        if !matches!(url.scheme(), "http" | "https") {
+            return Err(format!(
+                "only http and https URLs can be fetched, not {}",
+                url.scheme()
+            ));
+        }
+        let host = url.host_str().ok_or("the URL has no host")?.to_string();
+        let port = url.port_or_known_default().ok_or("the URL has no port")?;
+        let addresses: Vec<std::net::SocketAddr> = match host.trim_matches(['[', ']']).parse::<IpAddr>() {
+            Ok(ip) => vec![std::net::SocketAddr::new(ip, port)],
+            Err(_) => tokio::net::lookup_host((host.as_str(), port))
+                .await
+                .map_err(|e| format!("cannot resolve {host}: {e}"))?
+                .collect(),
+        };
+        let Some(address) = addresses.first().copied() else {
+            return Err(format!("{host} resolves to no address"));
+        };
+        if let Some(bad) = addresses.iter().find(|a| is_forbidden_address(a.ip())) {
+            return Err(format!(
+                "{host} resolves to {}, a private or reserved address that quire does not fetch",
+                bad.ip()
+            ));
+        }
+        let client = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .resolve(&host, address)
+            .timeout(Duration::from_secs(30))
+            .build()
+            .map_err(|e| e.to_string())?;
+        let response = client
+            .get(url.clone())
+            .send()
+            .await
+            .map_err(|e| format!("cannot fetch {url}: {e}"))?;
+        if response.status().is_redirection() {
+            let location = response
+                .headers()
+                .get(header::LOCATION)
+                .and_then(|l| l.to_str().ok())
+                .ok_or("a redirect without a Location")?;
+            url = url.join(location).map_err(|e| format!("invalid redirect: {e}"))?;
+            continue;
+        }
+        if !response.status().is_success() {
+            return Err(format!("fetching {url} answered {}", response.status()));
+        }
+        if response.content_length().is_some_and(|n| n as usize > max_bytes) {
+            return Err(format!("the file at {url} is larger than {max_bytes} bytes"));
+        }
+        let content_type = response
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .map(|v| v.split(';').next().unwrap_or(v).trim().to_string());
+        let mut body = Vec::new();
+        let mut stream = response.bytes_stream();
+        while let Some(chunk) = stream.next().await {
+            let chunk = chunk.map_err(|e| format!("cannot read {url}: {e}"))?;
+            if body.len() + chunk.len() > max_bytes {
+                return Err(format!("the file at {url} is larger than {max_bytes} bytes"));
+            }
+            body.extend_from_slice(&chunk);
+        }
+        return Ok((Bytes::from(body), content_type));
+    }
+    Err("too many redirects".to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn private_and_reserved_addresses_are_refused() {
+        for bad in [
+            "127.0.0.1",
+            "10.1.2.3",
+            "172.16.0.1",
+            "192.168.1.1",
+            "169.254.169.254",
+            "0.0.0.0",
+            "100.64.0.1",
+            "::1",
+            "fc00::1",
+            "fe80::1",
+            "::ffff:127.0.0.1",
+            "224.0.0.1",
+        ] {
+            assert!(is_forbidden_address(bad.parse().unwrap()), "{bad}");
+        }
+        for good in ["93.184.216.34", "8.8.8.8", "2606:4700::1111"] {
+            assert!(!is_forbidden_address(good.parse().unwrap()), "{good}");
+        }
+    }
+
+    #[tokio::test]
+    async fn fetching_loopback_is_refused_before_connecting() {
+        let error = fetch_public("http://127.0.0.1:9/x.png", 10).await.unwrap_err();
+        assert!(error.contains("private or reserved"), "{error}");
+        let error = fetch_public("http://localhost:9/x.png", 10).await.unwrap_err();
+        assert!(error.contains("private or reserved"), "{error}");
+        assert!(fetch_public("ftp://example.com/x", 10).await.is_err());
+    }
+}
