@@ -1,4 +1,5 @@
--- Reviews of change requests and the reviewers requested.
+-- Reviews of change requests and the reviewers requested. A review's comment is a comment of
+-- the change request whose target is the review.
 
 CREATE TABLE change_request_reviewers (
     change_request_id TEXT NOT NULL REFERENCES change_requests (id) ON DELETE CASCADE,
@@ -20,7 +21,6 @@ CREATE TABLE change_request_reviews (
     status TEXT NOT NULL,
     -- The revision reviewed.
     revision TEXT NOT NULL,
-    comment TEXT,
     created_at BIGINT NOT NULL,
     updated_at BIGINT NOT NULL
 );

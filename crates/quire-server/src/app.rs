@@ -86,7 +86,8 @@ pub fn router(app: App) -> Router {
         .merge(crate::grants::routes())
         .merge(crate::change_requests::routes())
         .merge(crate::content::routes())
-        .merge(crate::files::routes());
+        .merge(crate::files::routes())
+        .merge(crate::comments::routes());
     Router::new()
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))

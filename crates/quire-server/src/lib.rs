@@ -10,6 +10,7 @@ pub mod auth;
 pub mod change_requests;
 pub mod clock;
 pub mod collections;
+pub mod comments;
 pub mod config;
 pub mod content;
 pub mod db;

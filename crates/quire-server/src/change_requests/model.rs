@@ -39,7 +39,8 @@ pub struct ChangeRequest {
 pub const COLUMNS: &str = "cr.id, cr.space_id, s.organization_id, cr.number, cr.status, cr.subject, cr.description,
      cr.created_by, cr.created_at, cr.updated_at, cr.revision_initial, cr.revision, cr.revision_merged_ancestor,
      cr.revision_merged, cr.merged_by, cr.merged_at, cr.conflicts, s.revision_id,
-     0, cr.conversations_issues_cluster";
+     (SELECT count(*) FROM comments x WHERE x.change_request_id = cr.id AND x.status = 'open'),
+     cr.conversations_issues_cluster";
 
 pub const CR_COLUMNS: usize = 20;
 

@@ -6,8 +6,7 @@ use axum::extract::State;
 use axum::http::{StatusCode, header};
 use axum::response::IntoResponse;
 use quire_content::changes::DocumentInput;
-use quire_content::page_markdown::parse_page_markdown;
-use quire_content::{Document, document_to_markdown};
+use quire_content::{Document, markdown_to_document};
 use serde::{Deserialize, Serialize};
 
 use super::model::{self, ChangeRequest};
@@ -222,13 +221,12 @@ struct Review {
     requested_by: Option<String>,
     status: String,
     revision: String,
-    comment: Option<String>,
     created_at: i64,
     updated_at: i64,
 }
 
 const REVIEW_COLUMNS: &str =
-    "id, change_request_id, reviewer, requested_by, status, revision, comment, created_at, updated_at";
+    "id, change_request_id, reviewer, requested_by, status, revision, created_at, updated_at";
 
 impl Review {
     fn from_row(r: &Row) -> Result<Review, crate::db::DbError> {
@@ -239,9 +237,8 @@ impl Review {
             requested_by: r.get(3)?,
             status: r.get(4)?,
             revision: r.get(5)?,
-            comment: r.get(6)?,
-            created_at: r.get(7)?,
-            updated_at: r.get(8)?,
+            created_at: r.get(6)?,
+            updated_at: r.get(7)?,
         })
     }
 }
@@ -258,24 +255,12 @@ pub struct ReviewJson {
     status: String,
     outdated: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
-    comment: Option<ReviewComment>,
+    comment: Option<crate::comments::model::CommentJson>,
     #[serde(with = "clock::ts")]
     created_at: i64,
     #[serde(with = "clock::ts")]
     updated_at: i64,
     urls: ReviewUrls,
-}
-
-/// The comment left with a review, shaped like a comment.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct ReviewComment {
-    object: &'static str,
-    id: String,
-    posted_by: UserJson,
-    #[serde(with = "clock::ts")]
-    posted_at: i64,
-    body: serde_json::Value,
 }
 
 #[derive(Serialize)]
@@ -286,11 +271,40 @@ struct ReviewUrls {
 fn render_reviews(
     c: &mut dyn Conn,
     app: &App,
-    space_id: &str,
+    space: &SpaceFor,
+    caller: &str,
     cr: &ChangeRequest,
     reviews: &[Review],
     markdown: bool,
 ) -> ApiResult<Vec<ReviewJson>> {
+    use crate::comments::model::{self as comments, BodyFormat};
+    let space_id = space.space.id.as_str();
+    // The comment left with a review is a comment of the change request targeting the review.
+    let mut review_comments: HashMap<String, comments::CommentJson> = HashMap::new();
+    if !reviews.is_empty() {
+        let mut args = Args::default();
+        let sql = format!(
+            "SELECT {} FROM comments c WHERE c.change_request_id = {} AND c.review_id IS NOT NULL",
+            comments::COMMENT_COLUMNS,
+            args.arg(&cr.id)
+        );
+        let rows = c
+            .query(&sql, args.values())?
+            .iter()
+            .map(comments::Comment::from_row)
+            .collect::<Result<Vec<_>, _>>()?;
+        let format = if markdown {
+            BodyFormat::Markdown
+        } else {
+            BodyFormat::Document
+        };
+        let rendered = comments::render_comments(c, app, space, caller, &rows, format)?;
+        for (row, json) in rows.iter().zip(rendered) {
+            if let Some(review) = &row.review {
+                review_comments.insert(review.clone(), json);
+            }
+        }
+    }
     let ids: Vec<&str> = reviews
         .iter()
         .flat_map(|r| std::iter::once(r.reviewer.as_str()).chain(r.requested_by.as_deref()))
@@ -307,27 +321,11 @@ fn render_reviews(
             *entry = (r.created_at, r.id.as_str());
         }
     }
+    let mut review_comments = review_comments;
     Ok(reviews
         .iter()
         .map(|r| {
-            let comment = r
-                .comment
-                .as_deref()
-                .and_then(|text| serde_json::from_str::<Document>(text).ok())
-                .map(|doc| {
-                    let body = if markdown {
-                        serde_json::json!({"markdown": document_to_markdown(&doc, &|_| None)})
-                    } else {
-                        serde_json::json!({"document": doc})
-                    };
-                    ReviewComment {
-                        object: "comment",
-                        id: r.id.clone(),
-                        posted_by: user_json(app, &users, &r.reviewer),
-                        posted_at: r.created_at,
-                        body,
-                    }
-                });
+            let comment = review_comments.remove(&r.id);
             let superseded = latest.get(r.reviewer.as_str()).is_some_and(|(_, id)| *id != r.id);
             ReviewJson {
                 object: "change-request-review",
@@ -382,9 +380,9 @@ pub async fn list_reviews(
     let list = app
         .db
         .read(move |c| {
-            let (_, cr) = open(c, &space_id, &cr_id, &caller.user_id)?;
+            let (space, cr) = open(c, &space_id, &cr_id, &caller.user_id)?;
             let reviews = all_reviews(c, &cr.id)?;
-            let rendered = render_reviews(c, &app2, &space_id, &cr, &reviews, markdown)?;
+            let rendered = render_reviews(c, &app2, &space, &caller.user_id, &cr, &reviews, markdown)?;
             let mut items: Vec<(i64, ReviewJson)> = reviews
                 .iter()
                 .zip(rendered)
@@ -414,9 +412,9 @@ pub async fn get_review(
     let json = app
         .db
         .read(move |c| {
-            let (_, cr) = open(c, &space_id, &cr_id, &caller.user_id)?;
+            let (space, cr) = open(c, &space_id, &cr_id, &caller.user_id)?;
             let reviews = all_reviews(c, &cr.id)?;
-            let rendered = render_reviews(c, &app2, &space_id, &cr, &reviews, markdown)?;
+            let rendered = render_reviews(c, &app2, &space, &caller.user_id, &cr, &reviews, markdown)?;
             rendered
                 .into_iter()
                 .find(|r| r.id == review_id)
@@ -447,11 +445,7 @@ pub async fn submit_review(
     }
     let comment = match body.comment {
         None | Some(DocumentInput::Empty) => None,
-        Some(DocumentInput::Markdown(md)) => Some(
-            parse_page_markdown(&md)
-                .map_err(|e| ApiError::bad_request(format!("`comment`: {e}")))?
-                .document,
-        ),
+        Some(DocumentInput::Markdown(md)) => Some(markdown_to_document(&md)),
         Some(DocumentInput::Json(v)) => Some(
             Document::from_json(v).map_err(|e| ApiError::bad_request(format!("invalid `comment`: {e}")))?,
         ),
@@ -472,21 +466,28 @@ pub async fn submit_review(
             let id = ids::new_id();
             let now = clock::now_ms();
             c.execute(
-                &format!("INSERT INTO change_request_reviews ({REVIEW_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8)"),
-                params![
-                    id.clone(),
-                    cr.id.clone(),
-                    caller.user_id.clone(),
-                    requested_by,
-                    body.status.clone(),
-                    cr.revision.clone(),
-                    comment.as_ref().map(|d| serde_json::to_string(d).unwrap_or_default()),
-                    now
-                ],
+                &format!("INSERT INTO change_request_reviews ({REVIEW_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7)"),
+                params![id.clone(), cr.id.clone(), caller.user_id.clone(), requested_by, body.status.clone(), cr.revision.clone(), now],
             )?;
+            if let Some(document) = &comment {
+                c.execute(
+                    "INSERT INTO comments (id, space_id, change_request_id, review_id, revision_id, posted_by, posted_at, body)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                    params![
+                        ids::new_id(),
+                        space_id.clone(),
+                        cr.id.clone(),
+                        id.clone(),
+                        cr.revision.clone(),
+                        caller.user_id.clone(),
+                        now,
+                        serde_json::to_string(document).unwrap_or_default()
+                    ],
+                )?;
+            }
             c.execute("UPDATE change_requests SET updated_at = ?2 WHERE id = ?1", params![cr.id.clone(), now])?;
             let reviews = all_reviews(c, &cr.id)?;
-            let rendered = render_reviews(c, &app2, &space_id, &cr, &reviews, true)?;
+            let rendered = render_reviews(c, &app2, &space, &caller.user_id, &cr, &reviews, true)?;
             rendered.into_iter().find(|r| r.id == id).ok_or_else(|| ApiError::internal("review vanished"))
         })
         .await?;

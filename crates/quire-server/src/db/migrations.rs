@@ -36,6 +36,12 @@ const MIGRATIONS: &[Migration] = &[
         sqlite: include_str!("../../migrations/0004_reviews.sql"),
         postgres: include_str!("../../migrations/0004_reviews.sql"),
     },
+    Migration {
+        version: 5,
+        name: "comments",
+        sqlite: include_str!("../../migrations/0005_comments.sql"),
+        postgres: include_str!("../../migrations/0005_comments.sql"),
+    },
 ];
 
 /// An arbitrary constant that names quire's migration lock among PostgreSQL advisory locks.

@@ -45,7 +45,7 @@ pub fn columns() -> &'static str {
     "s.id, s.organization_id, s.parent_id, s.title, s.emoji, s.icon_url, s.visibility, s.edit_mode,
      s.language, s.default_level, s.merge_rules, s.position, s.revision_id, s.created_at, s.updated_at,
      s.deleted_at,
-     0,
+     (SELECT count(*) FROM comments x WHERE x.space_id = s.id AND x.change_request_id IS NULL AND x.status = 'open'),
      (SELECT count(*) FROM change_requests x WHERE x.space_id = s.id),
      (SELECT count(*) FROM change_requests x WHERE x.space_id = s.id AND x.status = 'open'),
      (SELECT count(*) FROM change_requests x WHERE x.space_id = s.id AND x.status = 'draft')"

@@ -5,6 +5,7 @@
 mod support;
 
 mod change_requests;
+mod comments;
 mod content;
 mod foundation;
 mod matrix;

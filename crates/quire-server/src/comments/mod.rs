@@ -1,0 +1,744 @@
+//! Comments and replies on spaces and on change requests: post, list with filters, read, edit,
+//! resolve, react, delete; and the people who commented.
+
+pub mod model;
+
+use std::collections::HashMap;
+
+use axum::Router;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::routing::get;
+use quire_content::changes::DocumentInput;
+use quire_content::{Document, markdown_to_document};
+use serde::Deserialize;
+
+use crate::app::App;
+use crate::auth::Caller;
+use crate::content::store;
+use crate::db::{Args, Conn};
+use crate::error::{ApiError, ApiResult};
+use crate::extract::{Json, Path, Query};
+use crate::members::{self, MemberJson};
+use crate::paging::{List, Page};
+use crate::permissions::SpaceAction;
+use crate::spaces::{self, SpaceFor};
+use crate::{change_requests, clock, ids, params};
+use model::{BodyFormat, COMMENT_COLUMNS, Comment, CommentJson, REPLY_COLUMNS, Reply, ReplyJson, Scope};
+
+pub fn routes() -> Router<App> {
+    let routes = |base: &str| {
+        Router::new()
+            .route(base, get(list_comments).post(post_comment))
+            .route(
+                &format!("{base}/{{commentId}}"),
+                get(get_comment).put(update_comment).delete(delete_comment),
+            )
+            .route(
+                &format!("{base}/{{commentId}}/replies"),
+                get(list_replies).post(post_reply),
+            )
+            .route(
+                &format!("{base}/{{commentId}}/replies/{{commentReplyId}}"),
+                get(get_reply).put(update_reply).delete(delete_reply),
+            )
+    };
+    Router::new()
+        .merge(routes("/v1/spaces/{spaceId}/comments"))
+        .merge(routes(
+            "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/comments",
+        ))
+        .route("/v1/spaces/{spaceId}/commenters", get(list_commenters))
+        .route(
+            "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/commenters",
+            get(list_commenters),
+        )
+}
+
+type Params = Path<HashMap<String, String>>;
+
+fn param<'a>(params: &'a HashMap<String, String>, name: &str) -> ApiResult<&'a str> {
+    params
+        .get(name)
+        .map(String::as_str)
+        .ok_or_else(|| ApiError::bad_request(format!("missing path parameter {name}")))
+}
+
+/// The space and scope of a comment route; the revision comments there point into.
+struct Opened {
+    space: SpaceFor,
+    scope: Scope,
+    revision: String,
+}
+
+fn open(c: &mut dyn Conn, params: &HashMap<String, String>, caller: &str) -> ApiResult<Opened> {
+    let space_id = param(params, "spaceId")?;
+    let space = spaces::model::load_visible(c, space_id, caller)?;
+    if space.space.deleted_at.is_some() {
+        return Err(spaces::model::not_found(space_id));
+    }
+    match params.get("changeRequestId") {
+        Some(cr_id) => {
+            let cr = change_requests::model::load(c, space_id, cr_id)?;
+            Ok(Opened {
+                scope: Scope {
+                    space_id: space_id.to_string(),
+                    change_request: Some(cr.id.clone()),
+                },
+                revision: cr.revision,
+                space,
+            })
+        }
+        None => Ok(Opened {
+            revision: space.space.revision.clone().unwrap_or_default(),
+            scope: Scope {
+                space_id: space_id.to_string(),
+                change_request: None,
+            },
+            space,
+        }),
+    }
+}
+
+/// The WHERE condition selecting the comments of a scope (table aliased `c`).
+fn scope_sql(scope: &Scope, args: &mut Args) -> String {
+    match &scope.change_request {
+        Some(cr) => format!("c.change_request_id = {}", args.arg(cr)),
+        None => format!(
+            "c.space_id = {} AND c.change_request_id IS NULL",
+            args.arg(&scope.space_id)
+        ),
+    }
+}
+
+fn format(q: &Query) -> ApiResult<BodyFormat> {
+    Ok(match q.one_of("format", &["markdown", "document"], "markdown")? {
+        "document" => BodyFormat::Document,
+        _ => BodyFormat::Markdown,
+    })
+}
+
+/// A comment body from the request: markdown or a JSON document, never empty.
+fn body(input: DocumentInput) -> ApiResult<String> {
+    let document = match input {
+        DocumentInput::Markdown(md) => {
+            if md.trim().is_empty() {
+                return Err(ApiError::bad_request("`body` must not be empty"));
+            }
+            markdown_to_document(&md)
+        }
+        DocumentInput::Json(value) => Document::from_json(value)
+            .map_err(|e| ApiError::bad_request(format!("invalid `body.document`: {e}")))?,
+        DocumentInput::Empty => {
+            return Err(ApiError::bad_request("`body` must hold `markdown` or `document`"));
+        }
+    };
+    if document.nodes.is_empty() {
+        return Err(ApiError::bad_request("`body` must not be empty"));
+    }
+    serde_json::to_string(&document).map_err(|e| ApiError::internal(e.to_string()))
+}
+
+fn load_comment(c: &mut dyn Conn, scope: &Scope, id: &str) -> ApiResult<Comment> {
+    let mut args = Args::default();
+    let sql = format!(
+        "SELECT {COMMENT_COLUMNS} FROM comments c WHERE {} AND c.id = {}",
+        scope_sql(scope, &mut args),
+        args.arg(id)
+    );
+    c.query_opt(&sql, args.values())?
+        .map(|r| Comment::from_row(&r))
+        .transpose()?
+        .ok_or_else(|| ApiError::not_found(format!("comment {id:?} not found")))
+}
+
+fn load_reply(c: &mut dyn Conn, comment: &Comment, id: &str) -> ApiResult<Reply> {
+    c.query_opt(
+        &format!("SELECT {REPLY_COLUMNS} FROM comment_replies r WHERE r.comment_id = ?1 AND r.id = ?2"),
+        params![comment.id.clone(), id],
+    )?
+    .map(|r| Reply::from_row(&r))
+    .transpose()?
+    .ok_or_else(|| ApiError::not_found(format!("reply {id:?} not found")))
+}
+
+fn render_one(
+    c: &mut dyn Conn,
+    app: &App,
+    opened: &Opened,
+    caller: &str,
+    comment: &Comment,
+    format: BodyFormat,
+) -> ApiResult<CommentJson> {
+    model::render_comments(
+        c,
+        app,
+        &opened.space,
+        caller,
+        std::slice::from_ref(comment),
+        format,
+    )?
+    .into_iter()
+    .next()
+    .ok_or_else(|| ApiError::internal("nothing rendered"))
+}
+
+fn render_reply(
+    c: &mut dyn Conn,
+    app: &App,
+    opened: &Opened,
+    caller: &str,
+    reply: &Reply,
+    format: BodyFormat,
+) -> ApiResult<ReplyJson> {
+    model::render_replies(
+        c,
+        app,
+        &opened.space,
+        &opened.scope,
+        caller,
+        std::slice::from_ref(reply),
+        format,
+    )?
+    .into_iter()
+    .next()
+    .ok_or_else(|| ApiError::internal("nothing rendered"))
+}
+
+async fn list_comments(
+    caller: Caller,
+    State(app): State<App>,
+    Path(params): Params,
+    q: Query,
+) -> ApiResult<axum::Json<List<CommentJson>>> {
+    let order = q.order()?;
+    let format = format(&q)?;
+    let status = q.one_of("status", &["all", "open", "resolved"], "all")?;
+    let page_filter = q.str("targetPage").filter(|s| !s.is_empty()).map(str::to_string);
+    let mut authors = q.all("authors");
+    authors.sort();
+    let scope = format!(
+        "comments:{params:?}:{}:{status}:{page_filter:?}:{authors:?}",
+        order.name()
+    );
+    let page = Page::from_query(&q, scope)?;
+    let app2 = app.clone();
+    let list = app
+        .db
+        .read(move |c| {
+            let opened = open(c, &params, &caller.user_id)?;
+            let mut args = Args::default();
+            let mut filter = scope_sql(&opened.scope, &mut args);
+            if status != "all" {
+                filter += &format!(" AND c.status = {}", args.arg(status));
+            }
+            if let Some(p) = &page_filter {
+                filter += &format!(" AND c.page_id = {}", args.arg(p));
+            }
+            if !authors.is_empty() {
+                filter += &format!(" AND c.posted_by IN ({})", args.list(authors.iter().cloned()));
+            }
+            let count: i64 = c
+                .query_scalar(
+                    &format!("SELECT count(*) FROM comments c WHERE {filter}"),
+                    args.values(),
+                )?
+                .unwrap_or(0);
+            let mut sql = format!("SELECT {COMMENT_COLUMNS} FROM comments c WHERE {filter}");
+            if let Some((at, id)) = page.after::<(i64, String)>()? {
+                sql += &format!(
+                    " AND (c.posted_at, c.id) {} ({}, {})",
+                    order.after_op(),
+                    args.arg(at),
+                    args.arg(id)
+                );
+            }
+            sql += &format!(
+                " ORDER BY c.posted_at {0}, c.id {0} LIMIT {1}",
+                order.sql(),
+                args.arg(page.fetch())
+            );
+            let rows = c
+                .query(&sql, args.values())?
+                .iter()
+                .map(Comment::from_row)
+                .collect::<Result<Vec<_>, _>>()?;
+            let list = page.finish(rows, count as u64, |x| (x.posted_at, x.id.clone()));
+            let items =
+                model::render_comments(c, &app2, &opened.space, &caller.user_id, &list.items, format)?;
+            Ok::<_, ApiError>(List {
+                next: list.next,
+                count: list.count,
+                items,
+            })
+        })
+        .await?;
+    Ok(axum::Json(list))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct PostComment {
+    body: DocumentInput,
+    page: Option<String>,
+    node: Option<String>,
+    table_cell: Option<TableCell>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TableCell {
+    record: String,
+    definition: String,
+}
+
+fn require(opened: &Opened, action: SpaceAction) -> ApiResult<()> {
+    opened.space.require(action)
+}
+
+async fn post_comment(
+    caller: Caller,
+    State(app): State<App>,
+    Path(params): Params,
+    Json(body): Json<PostComment>,
+) -> ApiResult<axum::Json<CommentJson>> {
+    let text = self::body(body.body)?;
+    if (body.node.is_some() || body.table_cell.is_some()) && body.page.is_none() {
+        return Err(ApiError::bad_request(
+            "a comment on a node or a table cell names its `page`",
+        ));
+    }
+    let app2 = app.clone();
+    let json = app
+        .db
+        .write(move |c| {
+            let opened = open(c, &params, &caller.user_id)?;
+            require(&opened, SpaceAction::Comment)?;
+            check_target(c, &app2, &opened, body.page.as_deref(), body.node.as_deref())?;
+            let id = ids::new_id();
+            c.execute(
+                "INSERT INTO comments (id, space_id, change_request_id, page_id, node_id, table_record, table_definition,
+                                       revision_id, posted_by, posted_at, body)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                params![
+                    id.clone(),
+                    opened.scope.space_id.clone(),
+                    opened.scope.change_request.clone(),
+                    body.page.clone(),
+                    body.node.clone(),
+                    body.table_cell.as_ref().map(|t| t.record.clone()),
+                    body.table_cell.as_ref().map(|t| t.definition.clone()),
+                    opened.revision.clone(),
+                    caller.user_id.clone(),
+                    clock::now_ms(),
+                    text.clone()
+                ],
+            )?;
+            let comment = load_comment(c, &opened.scope, &id)?;
+            render_one(c, &app2, &opened, &caller.user_id, &comment, BodyFormat::Markdown)
+        })
+        .await?;
+    Ok(axum::Json(json))
+}
+
+/// A comment's page must exist in the revision it points into, and its node in that page.
+fn check_target(
+    c: &mut dyn Conn,
+    app: &App,
+    opened: &Opened,
+    page: Option<&str>,
+    node: Option<&str>,
+) -> ApiResult<()> {
+    let Some(page_id) = page else { return Ok(()) };
+    let tree = store::load_tree(c, &app.content, &opened.scope.space_id, &opened.revision)?;
+    let entry = tree.tree.pages.get(page_id).ok_or_else(|| {
+        ApiError::bad_request(format!("`page`: {page_id:?} is not a page of this revision"))
+    })?;
+    if let Some(node) = node {
+        let document = match &entry.document {
+            Some(hash) => store::load_document(c, &app.content, &opened.scope.space_id, hash)?
+                .document
+                .clone(),
+            None => Document::default(),
+        };
+        if !has_node(&document.nodes, node) {
+            return Err(ApiError::bad_request(format!(
+                "`node`: {node:?} is not a node of page {page_id:?}"
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn has_node(nodes: &[quire_content::Node], key: &str) -> bool {
+    nodes.iter().any(|n| {
+        n.key.as_deref() == Some(key)
+            || has_node(n.children(), key)
+            || n.fragments()
+                .iter()
+                .any(|f| f.key.as_deref() == Some(key) || has_node(&f.nodes, key))
+    })
+}
+
+async fn get_comment(
+    caller: Caller,
+    State(app): State<App>,
+    Path(params): Params,
+    q: Query,
+) -> ApiResult<axum::Json<CommentJson>> {
+    let format = format(&q)?;
+    let app2 = app.clone();
+    let json = app
+        .db
+        .read(move |c| {
+            let opened = open(c, &params, &caller.user_id)?;
+            let comment = load_comment(c, &opened.scope, param(&params, "commentId")?)?;
+            render_one(c, &app2, &opened, &caller.user_id, &comment, format)
+        })
+        .await?;
+    Ok(axum::Json(json))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct UpdateComment {
+    resolved: Option<bool>,
+    body: Option<DocumentInput>,
+    #[serde(default)]
+    added_reactions: Vec<String>,
+    #[serde(default)]
+    removed_reactions: Vec<String>,
+}
+
+fn check_emojis(list: &[String]) -> ApiResult<()> {
+    for e in list {
+        let n = e.chars().count();
+        if n == 0 || n > 50 || e.trim().is_empty() {
+            return Err(ApiError::bad_request(format!(
+                "{e:?} is not an emoji (1 to 50 characters)"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Applies reaction changes of `user` to a comment or reply.
+fn react(c: &mut dyn Conn, target: &str, user: &str, added: &[String], removed: &[String]) -> ApiResult<()> {
+    let now = clock::now_ms();
+    for emoji in added {
+        c.execute(
+            "INSERT INTO comment_reactions (target_id, emoji, user_id, reacted_at) VALUES (?1, ?2, ?3, ?4)
+             ON CONFLICT (target_id, emoji, user_id) DO NOTHING",
+            params![target, emoji.clone(), user, now],
+        )?;
+    }
+    for emoji in removed {
+        c.execute(
+            "DELETE FROM comment_reactions WHERE target_id = ?1 AND emoji = ?2 AND user_id = ?3",
+            params![target, emoji.clone(), user],
+        )?;
+    }
+    Ok(())
+}
+
+async fn update_comment(
+    caller: Caller,
+    State(app): State<App>,
+    Path(params): Params,
+    Json(update): Json<UpdateComment>,
+) -> ApiResult<axum::Json<CommentJson>> {
+    check_emojis(&update.added_reactions)?;
+    check_emojis(&update.removed_reactions)?;
+    let text = update.body.map(body).transpose()?;
+    let app2 = app.clone();
+    let json = app
+        .db
+        .write(move |c| {
+            let opened = open(c, &params, &caller.user_id)?;
+            let comment = load_comment(c, &opened.scope, param(&params, "commentId")?)?;
+            let allowed = model::permissions(&opened.space, &caller.user_id, &comment.posted_by);
+            let now = clock::now_ms();
+            if let Some(text) = &text {
+                if !allowed.edit {
+                    return Err(ApiError::forbidden("only the author of a comment may edit it"));
+                }
+                c.execute("UPDATE comments SET body = ?2, edited_at = ?3 WHERE id = ?1", params![comment.id.clone(), text.clone(), now])?;
+            }
+            if update.resolved.is_some() || !update.added_reactions.is_empty() || !update.removed_reactions.is_empty() {
+                require(&opened, SpaceAction::Comment)?;
+            }
+            match update.resolved {
+                Some(true) if comment.status != "resolved" => {
+                    c.execute(
+                        "UPDATE comments SET status = 'resolved', resolved_at = ?2, resolved_by = ?3 WHERE id = ?1",
+                        params![comment.id.clone(), now, caller.user_id.clone()],
+                    )?;
+                }
+                Some(false) => {
+                    c.execute(
+                        "UPDATE comments SET status = 'open', resolved_at = NULL, resolved_by = NULL WHERE id = ?1",
+                        params![comment.id.clone()],
+                    )?;
+                }
+                _ => {}
+            }
+            react(c, &comment.id, &caller.user_id, &update.added_reactions, &update.removed_reactions)?;
+            let comment = load_comment(c, &opened.scope, &comment.id)?;
+            render_one(c, &app2, &opened, &caller.user_id, &comment, BodyFormat::Markdown)
+        })
+        .await?;
+    Ok(axum::Json(json))
+}
+
+async fn delete_comment(
+    caller: Caller,
+    State(app): State<App>,
+    Path(params): Params,
+) -> ApiResult<StatusCode> {
+    app.db
+        .write(move |c| {
+            let opened = match open(c, &params, &caller.user_id) {
+                Err(e) if e.status == StatusCode::NOT_FOUND => return Ok(()),
+                other => other?,
+            };
+            let comment = match load_comment(c, &opened.scope, param(&params, "commentId")?) {
+                Err(e) if e.status == StatusCode::NOT_FOUND => return Ok(()),
+                other => other?,
+            };
+            if !model::permissions(&opened.space, &caller.user_id, &comment.posted_by).delete {
+                return Err(ApiError::forbidden("only the author of a comment and space admins may delete it"));
+            }
+            c.execute(
+                "DELETE FROM comment_reactions WHERE target_id = ?1 OR target_id IN (SELECT id FROM comment_replies WHERE comment_id = ?1)",
+                params![comment.id.clone()],
+            )?;
+            c.execute("DELETE FROM comments WHERE id = ?1", params![comment.id])?;
+            Ok::<_, ApiError>(())
+        })
+        .await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+async fn list_replies(
+    caller: Caller,
+    State(app): State<App>,
+    Path(params): Params,
+    q: Query,
+) -> ApiResult<axum::Json<List<ReplyJson>>> {
+    let format = format(&q)?;
+    let page = Page::from_query(&q, format!("replies:{params:?}"))?;
+    let app2 = app.clone();
+    let list = app
+        .db
+        .read(move |c| {
+            let opened = open(c, &params, &caller.user_id)?;
+            let comment = load_comment(c, &opened.scope, param(&params, "commentId")?)?;
+            let count: i64 = c
+                .query_scalar(
+                    "SELECT count(*) FROM comment_replies WHERE comment_id = ?1",
+                    params![comment.id.clone()],
+                )?
+                .unwrap_or(0);
+            let mut args = Args::default();
+            let mut sql = format!(
+                "SELECT {REPLY_COLUMNS} FROM comment_replies r WHERE r.comment_id = {}",
+                args.arg(&comment.id)
+            );
+            if let Some((at, id)) = page.after::<(i64, String)>()? {
+                sql += &format!(" AND (r.posted_at, r.id) > ({}, {})", args.arg(at), args.arg(id));
+            }
+            sql += &format!(" ORDER BY r.posted_at, r.id LIMIT {}", args.arg(page.fetch()));
+            let rows = c
+                .query(&sql, args.values())?
+                .iter()
+                .map(Reply::from_row)
+                .collect::<Result<Vec<_>, _>>()?;
+            let list = page.finish(rows, count as u64, |r| (r.posted_at, r.id.clone()));
+            let items = model::render_replies(
+                c,
+                &app2,
+                &opened.space,
+                &opened.scope,
+                &caller.user_id,
+                &list.items,
+                format,
+            )?;
+            Ok::<_, ApiError>(List {
+                next: list.next,
+                count: list.count,
+                items,
+            })
+        })
+        .await?;
+    Ok(axum::Json(list))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PostReply {
+    body: DocumentInput,
+}
+
+async fn post_reply(
+    caller: Caller,
+    State(app): State<App>,
+    Path(params): Params,
+    q: Query,
+    Json(input): Json<PostReply>,
+) -> ApiResult<axum::Json<ReplyJson>> {
+    let format = format(&q)?;
+    let text = body(input.body)?;
+    let app2 = app.clone();
+    let json = app
+        .db
+        .write(move |c| {
+            let opened = open(c, &params, &caller.user_id)?;
+            require(&opened, SpaceAction::Comment)?;
+            let comment = load_comment(c, &opened.scope, param(&params, "commentId")?)?;
+            let id = ids::new_id();
+            c.execute(
+                "INSERT INTO comment_replies (id, comment_id, posted_by, posted_at, body) VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![id.clone(), comment.id.clone(), caller.user_id.clone(), clock::now_ms(), text.clone()],
+            )?;
+            let reply = load_reply(c, &comment, &id)?;
+            render_reply(c, &app2, &opened, &caller.user_id, &reply, format)
+        })
+        .await?;
+    Ok(axum::Json(json))
+}
+
+async fn get_reply(
+    caller: Caller,
+    State(app): State<App>,
+    Path(params): Params,
+    q: Query,
+) -> ApiResult<axum::Json<ReplyJson>> {
+    let format = format(&q)?;
+    let app2 = app.clone();
+    let json = app
+        .db
+        .read(move |c| {
+            let opened = open(c, &params, &caller.user_id)?;
+            let comment = load_comment(c, &opened.scope, param(&params, "commentId")?)?;
+            let reply = load_reply(c, &comment, param(&params, "commentReplyId")?)?;
+            render_reply(c, &app2, &opened, &caller.user_id, &reply, format)
+        })
+        .await?;
+    Ok(axum::Json(json))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct UpdateReply {
+    body: Option<DocumentInput>,
+    #[serde(default)]
+    added_reactions: Vec<String>,
+    #[serde(default)]
+    removed_reactions: Vec<String>,
+}
+
+async fn update_reply(
+    caller: Caller,
+    State(app): State<App>,
+    Path(params): Params,
+    Json(update): Json<UpdateReply>,
+) -> ApiResult<axum::Json<ReplyJson>> {
+    check_emojis(&update.added_reactions)?;
+    check_emojis(&update.removed_reactions)?;
+    let text = update.body.map(body).transpose()?;
+    let app2 = app.clone();
+    let json = app
+        .db
+        .write(move |c| {
+            let opened = open(c, &params, &caller.user_id)?;
+            let comment = load_comment(c, &opened.scope, param(&params, "commentId")?)?;
+            let reply = load_reply(c, &comment, param(&params, "commentReplyId")?)?;
+            if let Some(text) = &text {
+                if !model::permissions(&opened.space, &caller.user_id, &reply.posted_by).edit {
+                    return Err(ApiError::forbidden("only the author of a reply may edit it"));
+                }
+                c.execute(
+                    "UPDATE comment_replies SET body = ?2, edited_at = ?3 WHERE id = ?1",
+                    params![reply.id.clone(), text.clone(), clock::now_ms()],
+                )?;
+            }
+            if !update.added_reactions.is_empty() || !update.removed_reactions.is_empty() {
+                require(&opened, SpaceAction::Comment)?;
+            }
+            react(
+                c,
+                &reply.id,
+                &caller.user_id,
+                &update.added_reactions,
+                &update.removed_reactions,
+            )?;
+            let reply = load_reply(c, &comment, &reply.id)?;
+            render_reply(c, &app2, &opened, &caller.user_id, &reply, BodyFormat::Markdown)
+        })
+        .await?;
+    Ok(axum::Json(json))
+}
+
+async fn delete_reply(caller: Caller, State(app): State<App>, Path(params): Params) -> ApiResult<StatusCode> {
+    app.db
+        .write(move |c| {
+            let found = open(c, &params, &caller.user_id).and_then(|opened| {
+                let comment = load_comment(c, &opened.scope, param(&params, "commentId")?)?;
+                let reply = load_reply(c, &comment, param(&params, "commentReplyId")?)?;
+                Ok((opened, reply))
+            });
+            let (opened, reply) = match found {
+                Err(e) if e.status == StatusCode::NOT_FOUND => return Ok(()),
+                other => other?,
+            };
+            if !model::permissions(&opened.space, &caller.user_id, &reply.posted_by).delete {
+                return Err(ApiError::forbidden(
+                    "only the author of a reply and space admins may delete it",
+                ));
+            }
+            c.execute(
+                "DELETE FROM comment_reactions WHERE target_id = ?1",
+                params![reply.id.clone()],
+            )?;
+            c.execute("DELETE FROM comment_replies WHERE id = ?1", params![reply.id])?;
+            Ok::<_, ApiError>(())
+        })
+        .await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// The members who posted comments or replies in a space or a change request.
+async fn list_commenters(
+    caller: Caller,
+    State(app): State<App>,
+    Path(params): Params,
+    q: Query,
+) -> ApiResult<axum::Json<List<MemberJson>>> {
+    let page = Page::from_query(&q, format!("commenters:{params:?}"))?;
+    let app2 = app.clone();
+    let list = app
+        .db
+        .read(move |c| {
+            let opened = open(c, &params, &caller.user_id)?;
+            let mut args = Args::default();
+            let scope = scope_sql(&opened.scope, &mut args);
+            let org = args.arg(&opened.space.space.org_id);
+            let authors = format!(
+                "m.user_id IN (SELECT c.posted_by FROM comments c WHERE {scope}
+                               UNION SELECT r.posted_by FROM comment_replies r JOIN comments c ON c.id = r.comment_id WHERE {scope})"
+            );
+            let count: i64 = c
+                .query_scalar(&format!("SELECT count(*) FROM members m WHERE m.organization_id = {org} AND {authors}"), args.values())?
+                .unwrap_or(0);
+            let mut sql = format!("{} AND {authors}", members::model::select(&org));
+            if let Some(after) = page.after::<String>()? {
+                sql += &format!(" AND m.user_id > {}", args.arg(after));
+            }
+            sql += &format!(" ORDER BY m.user_id LIMIT {}", args.arg(page.fetch()));
+            let rows = c.query(&sql, args.values())?.iter().map(members::Member::from_row).collect::<Result<Vec<_>, _>>()?;
+            let list = page.finish(rows, count as u64, |m| m.user.id.clone());
+            Ok::<_, ApiError>(list.map(|m| m.to_json(&app2.urls)))
+        })
+        .await?;
+    Ok(axum::Json(list))
+}

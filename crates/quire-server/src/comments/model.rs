@@ -1,0 +1,405 @@
+//! Comments and replies as stored, and as sent with their reactions, repliers and permissions,
+//! all loaded in a fixed number of queries per list (no query per comment).
+
+use std::collections::HashMap;
+
+use quire_content::{Document, document_to_markdown};
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use crate::app::App;
+use crate::clock;
+use crate::db::{Args, Conn, DbError, Row};
+use crate::error::ApiResult;
+use crate::permissions::{Role, SpaceAction};
+use crate::spaces::SpaceFor;
+use crate::users::{self, User, UserJson};
+
+/// Where comments live: a space, or a change request of it.
+#[derive(Clone, Debug)]
+pub struct Scope {
+    pub space_id: String,
+    pub change_request: Option<String>,
+}
+
+impl Scope {
+    pub fn location(&self, urls: &crate::urls::Urls, path: &str) -> String {
+        match &self.change_request {
+            Some(cr) => urls.api(&format!(
+                "/spaces/{}/change-requests/{cr}/comments{path}",
+                self.space_id
+            )),
+            None => urls.api(&format!("/spaces/{}/comments{path}", self.space_id)),
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Comment {
+    pub id: String,
+    pub space_id: String,
+    pub change_request: Option<String>,
+    pub review: Option<String>,
+    pub page: Option<String>,
+    pub node: Option<String>,
+    pub table_record: Option<String>,
+    pub table_definition: Option<String>,
+    pub revision: String,
+    pub posted_by: String,
+    pub posted_at: i64,
+    pub edited_at: Option<i64>,
+    pub body: String,
+    pub status: String,
+    pub resolved_at: Option<i64>,
+    pub resolved_by: Option<String>,
+}
+
+pub const COMMENT_COLUMNS: &str = "c.id, c.space_id, c.change_request_id, c.review_id, c.page_id, c.node_id, c.table_record,
+     c.table_definition, c.revision_id, c.posted_by, c.posted_at, c.edited_at, c.body, c.status, c.resolved_at, c.resolved_by";
+
+impl Comment {
+    pub fn from_row(r: &Row) -> Result<Comment, DbError> {
+        Ok(Comment {
+            id: r.get(0)?,
+            space_id: r.get(1)?,
+            change_request: r.get(2)?,
+            review: r.get(3)?,
+            page: r.get(4)?,
+            node: r.get(5)?,
+            table_record: r.get(6)?,
+            table_definition: r.get(7)?,
+            revision: r.get(8)?,
+            posted_by: r.get(9)?,
+            posted_at: r.get(10)?,
+            edited_at: r.get(11)?,
+            body: r.get(12)?,
+            status: r.get(13)?,
+            resolved_at: r.get(14)?,
+            resolved_by: r.get(15)?,
+        })
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Reply {
+    pub id: String,
+    pub comment_id: String,
+    pub posted_by: String,
+    pub posted_at: i64,
+    pub edited_at: Option<i64>,
+    pub body: String,
+}
+
+pub const REPLY_COLUMNS: &str = "r.id, r.comment_id, r.posted_by, r.posted_at, r.edited_at, r.body";
+
+impl Reply {
+    pub fn from_row(r: &Row) -> Result<Reply, DbError> {
+        Ok(Reply {
+            id: r.get(0)?,
+            comment_id: r.get(1)?,
+            posted_by: r.get(2)?,
+            posted_at: r.get(3)?,
+            edited_at: r.get(4)?,
+            body: r.get(5)?,
+        })
+    }
+}
+
+/// What a caller may do with a comment or reply written by `author`.
+#[derive(Serialize, Debug, Clone, Copy)]
+pub struct Permissions {
+    pub view: bool,
+    pub edit: bool,
+    pub reply: bool,
+    pub delete: bool,
+}
+
+/// The one decision for comments and replies: whoever may comment on the space posts, replies,
+/// reacts and resolves; authors edit their own; authors and space admins delete.
+pub fn permissions(space: &SpaceFor, caller: &str, author: &str) -> Permissions {
+    let view = space.allows(SpaceAction::View);
+    let comment = space.allows(SpaceAction::Comment);
+    Permissions {
+        view,
+        edit: comment && caller == author,
+        reply: comment,
+        delete: view && (caller == author || space.role >= Some(Role::Admin)),
+    }
+}
+
+/// How bodies are sent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BodyFormat {
+    Markdown,
+    Document,
+}
+
+fn body_json(body: &str, format: BodyFormat) -> Value {
+    let document: Document = serde_json::from_str(body).unwrap_or_default();
+    match format {
+        BodyFormat::Markdown => json!({ "markdown": document_to_markdown(&document, &|_| None) }),
+        BodyFormat::Document => json!({ "document": document }),
+    }
+}
+
+#[derive(Serialize, Debug)]
+#[serde(rename_all = "camelCase")]
+pub struct Reaction {
+    emoji: String,
+    count: usize,
+    users: Vec<ReactionUser>,
+}
+
+#[derive(Serialize, Debug)]
+#[serde(rename_all = "camelCase")]
+struct ReactionUser {
+    user: UserJson,
+    #[serde(with = "clock::ts")]
+    reacted_at: i64,
+}
+
+#[derive(Serialize, Debug)]
+#[serde(rename_all = "camelCase")]
+pub struct Replier {
+    #[serde(with = "clock::ts")]
+    updated_at: i64,
+    count: i64,
+    user: UserJson,
+}
+
+#[derive(Serialize, Debug)]
+#[serde(rename_all = "camelCase")]
+pub struct CommentJson {
+    object: &'static str,
+    pub id: String,
+    posted_by: UserJson,
+    #[serde(with = "clock::ts")]
+    posted_at: i64,
+    #[serde(with = "clock::ts::opt", skip_serializing_if = "Option::is_none")]
+    edited_at: Option<i64>,
+    reactions: Vec<Reaction>,
+    replies: i64,
+    repliers: Vec<Replier>,
+    body: Value,
+    target: Value,
+    status: String,
+    #[serde(with = "clock::ts::opt", skip_serializing_if = "Option::is_none")]
+    resolved_at: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    resolved_by: Option<UserJson>,
+    urls: Location,
+    permissions: Permissions,
+}
+
+#[derive(Serialize, Debug)]
+#[serde(rename_all = "camelCase")]
+pub struct ReplyJson {
+    object: &'static str,
+    pub id: String,
+    posted_by: UserJson,
+    #[serde(with = "clock::ts")]
+    posted_at: i64,
+    #[serde(with = "clock::ts::opt", skip_serializing_if = "Option::is_none")]
+    edited_at: Option<i64>,
+    reactions: Vec<Reaction>,
+    body: Value,
+    urls: Location,
+    permissions: Permissions,
+}
+
+#[derive(Serialize, Debug)]
+struct Location {
+    location: String,
+}
+
+/// A reaction as stored: (emoji, user id, when).
+type ReactionRow = (String, String, i64);
+
+/// Reactions of many comments or replies, by target id, in reaction order.
+fn load_reactions(c: &mut dyn Conn, targets: &[&str]) -> ApiResult<HashMap<String, Vec<ReactionRow>>> {
+    let mut out: HashMap<String, Vec<ReactionRow>> = HashMap::new();
+    for chunk in targets.chunks(500) {
+        let mut args = Args::default();
+        let list = args.list(chunk.iter().copied());
+        let sql = format!(
+            "SELECT target_id, emoji, user_id, reacted_at FROM comment_reactions WHERE target_id IN ({list})
+             ORDER BY reacted_at, emoji, user_id"
+        );
+        for r in c.query(&sql, args.values())? {
+            out.entry(r.get(0)?)
+                .or_default()
+                .push((r.get(1)?, r.get(2)?, r.get(3)?));
+        }
+    }
+    Ok(out)
+}
+
+fn group_reactions(
+    rows: &[(String, String, i64)],
+    users: &HashMap<String, User>,
+    app: &App,
+) -> Vec<Reaction> {
+    let mut out: Vec<Reaction> = Vec::new();
+    for (emoji, user, at) in rows {
+        let entry = match out.iter_mut().position(|r| &r.emoji == emoji) {
+            Some(i) => &mut out[i],
+            None => {
+                out.push(Reaction {
+                    emoji: emoji.clone(),
+                    count: 0,
+                    users: Vec::new(),
+                });
+                let last = out.len() - 1;
+                &mut out[last]
+            }
+        };
+        entry.count += 1;
+        entry.users.push(ReactionUser {
+            user: user_json(app, users, user),
+            reacted_at: *at,
+        });
+    }
+    out
+}
+
+fn user_json(app: &App, users: &HashMap<String, User>, id: &str) -> UserJson {
+    users
+        .get(id)
+        .map(|u| u.to_json(&app.urls, true))
+        .unwrap_or_else(|| {
+            User {
+                id: id.to_string(),
+                email: String::new(),
+                display_name: "Deleted user".into(),
+                photo_url: None,
+            }
+            .to_json(&app.urls, false)
+        })
+}
+
+/// Renders comments with everything they embed.
+pub fn render_comments(
+    c: &mut dyn Conn,
+    app: &App,
+    space: &SpaceFor,
+    caller: &str,
+    comments: &[Comment],
+    format: BodyFormat,
+) -> ApiResult<Vec<CommentJson>> {
+    let ids: Vec<&str> = comments.iter().map(|x| x.id.as_str()).collect();
+    // Repliers: one aggregate query for the whole list.
+    let mut repliers: HashMap<String, Vec<(String, i64, i64)>> = HashMap::new();
+    for chunk in ids.chunks(500) {
+        let mut args = Args::default();
+        let list = args.list(chunk.iter().copied());
+        let sql = format!(
+            "SELECT comment_id, posted_by, count(*), max(posted_at) FROM comment_replies WHERE comment_id IN ({list})
+             GROUP BY comment_id, posted_by ORDER BY max(posted_at)"
+        );
+        for r in c.query(&sql, args.values())? {
+            repliers
+                .entry(r.get(0)?)
+                .or_default()
+                .push((r.get(1)?, r.get(2)?, r.get(3)?));
+        }
+    }
+    let reactions = load_reactions(c, &ids)?;
+    let mut user_ids: Vec<&str> = comments.iter().map(|x| x.posted_by.as_str()).collect();
+    user_ids.extend(comments.iter().filter_map(|x| x.resolved_by.as_deref()));
+    user_ids.extend(repliers.values().flatten().map(|(u, _, _)| u.as_str()));
+    user_ids.extend(reactions.values().flatten().map(|(_, u, _)| u.as_str()));
+    let users = users::load_many(c, &user_ids)?;
+    Ok(comments
+        .iter()
+        .map(|x| {
+            let list = repliers.get(&x.id).map(Vec::as_slice).unwrap_or(&[]);
+            let mut target = json!({ "space": x.space_id, "revision": x.revision });
+            if let Some(p) = &x.page {
+                target["page"] = json!({ "id": p });
+            }
+            if let Some(n) = &x.node {
+                target["node"] = json!({ "id": n });
+            }
+            if let (Some(record), Some(definition)) = (&x.table_record, &x.table_definition) {
+                target["tableCell"] = json!({ "record": record, "definition": definition });
+            }
+            if let Some(cr) = &x.change_request {
+                target["changeRequest"] = json!(cr);
+            }
+            if let Some(review) = &x.review {
+                target["review"] = json!(review);
+            }
+            let scope = Scope {
+                space_id: x.space_id.clone(),
+                change_request: x.change_request.clone(),
+            };
+            CommentJson {
+                object: "comment",
+                id: x.id.clone(),
+                posted_by: user_json(app, &users, &x.posted_by),
+                posted_at: x.posted_at,
+                edited_at: x.edited_at,
+                reactions: group_reactions(
+                    reactions.get(&x.id).map(Vec::as_slice).unwrap_or(&[]),
+                    &users,
+                    app,
+                ),
+                replies: list.iter().map(|(_, n, _)| n).sum(),
+                repliers: list
+                    .iter()
+                    .map(|(u, n, at)| Replier {
+                        updated_at: *at,
+                        count: *n,
+                        user: user_json(app, &users, u),
+                    })
+                    .collect(),
+                body: body_json(&x.body, format),
+                target,
+                status: x.status.clone(),
+                resolved_at: x.resolved_at,
+                resolved_by: x.resolved_by.as_deref().map(|u| user_json(app, &users, u)),
+                urls: Location {
+                    location: scope.location(&app.urls, &format!("/{}", x.id)),
+                },
+                permissions: permissions(space, caller, &x.posted_by),
+            }
+        })
+        .collect())
+}
+
+/// Renders replies of one comment.
+pub fn render_replies(
+    c: &mut dyn Conn,
+    app: &App,
+    space: &SpaceFor,
+    scope: &Scope,
+    caller: &str,
+    replies: &[Reply],
+    format: BodyFormat,
+) -> ApiResult<Vec<ReplyJson>> {
+    let ids: Vec<&str> = replies.iter().map(|r| r.id.as_str()).collect();
+    let reactions = load_reactions(c, &ids)?;
+    let mut user_ids: Vec<&str> = replies.iter().map(|r| r.posted_by.as_str()).collect();
+    user_ids.extend(reactions.values().flatten().map(|(_, u, _)| u.as_str()));
+    let users = users::load_many(c, &user_ids)?;
+    Ok(replies
+        .iter()
+        .map(|r| ReplyJson {
+            object: "comment-reply",
+            id: r.id.clone(),
+            posted_by: user_json(app, &users, &r.posted_by),
+            posted_at: r.posted_at,
+            edited_at: r.edited_at,
+            reactions: group_reactions(
+                reactions.get(&r.id).map(Vec::as_slice).unwrap_or(&[]),
+                &users,
+                app,
+            ),
+            body: body_json(&r.body, format),
+            urls: Location {
+                location: scope.location(&app.urls, &format!("/{}/replies/{}", r.comment_id, r.id)),
+            },
+            permissions: permissions(space, caller, &r.posted_by),
+        })
+        .collect())
+}
