@@ -70,7 +70,7 @@ struct Target {
 fn load_target(c: &mut dyn Conn, kind: Kind, id: &str, user_id: &str) -> ApiResult<Target> {
     match kind {
         Kind::Space => {
-            let s = spaces::model::load_visible(c, id, user_id)?;
+            let s = spaces::model::load_active(c, id, user_id)?;
             let standing = orgs::load_for(c, &s.space.org_id, user_id)?
                 .map_or(crate::permissions::Standing::Outsider, |o| o.standing);
             Ok(Target {

@@ -158,7 +158,7 @@ pub async fn list_space_change_requests(
     let list = app
         .db
         .read(move |c| {
-            spaces::model::load_visible(c, &space_id, &caller.user_id)?;
+            spaces::model::load_active(c, &space_id, &caller.user_id)?;
             let mut args = Args::default();
             let base = format!("cr.space_id = {}", args.arg(&space_id));
             let list = query(c, base, args, &filters, &page)?;

@@ -100,7 +100,7 @@ pub async fn merge_change_request(
     let result = app
         .db
         .write(move |c| {
-            let space = spaces::model::load_visible(c, &space_id, &caller.user_id)?;
+            let space = spaces::model::load_active(c, &space_id, &caller.user_id)?;
             space.require(SpaceAction::Merge)?;
             let cr = lock_for_merge(c, &space_id, &cr_id)?;
             if let Some(conflicts) = &cr.conflicts {
@@ -193,7 +193,7 @@ pub async fn update_change_request(
     let result = app
         .db
         .write(move |c| {
-            let space = spaces::model::load_visible(c, &space_id, &caller.user_id)?;
+            let space = spaces::model::load_active(c, &space_id, &caller.user_id)?;
             space.require(SpaceAction::Edit)?;
             let cr = lock_change_request(c, &space_id, &cr_id)?;
             let main_rev = space.space.revision.clone().ok_or_else(|| ApiError::internal("space without revision"))?;

@@ -104,7 +104,7 @@ async fn create_change_request(
     let json = app
         .db
         .write(move |c| {
-            let space = spaces::model::load_visible(c, &space_id, &caller.user_id)?;
+            let space = spaces::model::load_active(c, &space_id, &caller.user_id)?;
             space.require(SpaceAction::Edit)?;
             let base = space
                 .space
@@ -187,7 +187,7 @@ async fn update_change_request(
     let json = app
         .db
         .write(move |c| {
-            let space = spaces::model::load_visible(c, &space_id, &caller.user_id)?;
+            let space = spaces::model::load_active(c, &space_id, &caller.user_id)?;
             // Changing a change request's subject or status is not a content change, so it is
             // allowed on locked spaces too.
             if space.role < Some(crate::permissions::Role::Edit) {
@@ -235,7 +235,7 @@ async fn get_change_request(
     let json = app
         .db
         .read(move |c| {
-            spaces::model::load_visible(c, &space_id, &caller.user_id)?;
+            spaces::model::load_active(c, &space_id, &caller.user_id)?;
             let cr = model::load(c, &space_id, &cr_id)?;
             render_one(c, &app2, &cr)
         })

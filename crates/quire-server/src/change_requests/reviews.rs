@@ -43,7 +43,7 @@ fn open(
     cr_id: &str,
     user_id: &str,
 ) -> ApiResult<(SpaceFor, ChangeRequest)> {
-    let space = spaces::model::load_visible(c, space_id, user_id)?;
+    let space = spaces::model::load_active(c, space_id, user_id)?;
     let cr = model::load(c, space_id, cr_id)?;
     Ok((space, cr))
 }

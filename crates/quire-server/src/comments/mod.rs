@@ -73,10 +73,7 @@ struct Opened {
 
 fn open(c: &mut dyn Conn, params: &HashMap<String, String>, caller: &str) -> ApiResult<Opened> {
     let space_id = param(params, "spaceId")?;
-    let space = spaces::model::load_visible(c, space_id, caller)?;
-    if space.space.deleted_at.is_some() {
-        return Err(spaces::model::not_found(space_id));
-    }
+    let space = spaces::model::load_active(c, space_id, caller)?;
     match params.get("changeRequestId") {
         Some(cr_id) => {
             let cr = change_requests::model::load(c, space_id, cr_id)?;

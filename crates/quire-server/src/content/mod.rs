@@ -111,10 +111,7 @@ pub fn open(
     space_id: &str,
     source: &Source,
 ) -> ApiResult<Opened> {
-    let space = spaces::model::load_visible(c, space_id, user_id)?;
-    if space.space.deleted_at.is_some() {
-        return Err(spaces::model::not_found(space_id));
-    }
+    let space = spaces::model::load_active(c, space_id, user_id)?;
     let (revision, change_request) = match source {
         Source::Main => (
             space

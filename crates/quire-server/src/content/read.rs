@@ -326,10 +326,7 @@ pub async fn get_document(
     let document = app
         .db
         .read(move |c| {
-            let space = crate::spaces::model::load_visible(c, &space_id, &caller.user_id)?;
-            if space.space.deleted_at.is_some() {
-                return Err(crate::spaces::model::not_found(&space_id));
-            }
+            crate::spaces::model::load_active(c, &space_id, &caller.user_id)?;
             let is_document = c.exists(
                 "SELECT 1 FROM objects WHERE space_id = ?1 AND hash = ?2 AND body LIKE '{\"object\":\"document\"%'",
                 crate::params![space_id.clone(), document_id.clone()],

@@ -296,7 +296,7 @@ pub async fn apply_template(
     let app2 = app.clone();
     app.db
         .write(move |c| {
-            let space = spaces::model::load_visible(c, &space_id, &caller.user_id)?;
+            let space = spaces::model::load_active(c, &space_id, &caller.user_id)?;
             space.require(SpaceAction::Edit)?;
             match &body.change_request_id {
                 Some(cr_id) => {

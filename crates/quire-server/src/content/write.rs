@@ -154,7 +154,7 @@ pub async fn update_content(
     let response = app
         .db
         .write(move |c| {
-            let space = spaces::model::load_visible(c, &space_id, &caller.user_id)?;
+            let space = spaces::model::load_active(c, &space_id, &caller.user_id)?;
             space.require(SpaceAction::Edit)?;
             let cr = lock_change_request(c, &space_id, &cr_id)?;
             let base = store::load_tree(c, &app2.content, &space_id, &cr.revision)?;

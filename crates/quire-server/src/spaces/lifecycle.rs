@@ -60,6 +60,13 @@ pub fn purge(c: &mut dyn Conn, space_id: &str) -> ApiResult<()> {
 }
 
 fn remove_rows(c: &mut dyn Conn, space_id: &str) -> ApiResult<()> {
+    // Reactions point at comments and replies without a foreign key (they target either).
+    c.execute(
+        "DELETE FROM comment_reactions WHERE target_id IN (SELECT id FROM comments WHERE space_id = ?1)
+            OR target_id IN (SELECT r.id FROM comment_replies r JOIN comments x ON x.id = r.comment_id
+                             WHERE x.space_id = ?1)",
+        params![space_id],
+    )?;
     c.execute("DELETE FROM grants WHERE target_id = ?1", params![space_id])?;
     c.execute("DELETE FROM invite_links WHERE target_id = ?1", params![space_id])?;
     // Content rows reference the space with ON DELETE CASCADE.

@@ -186,6 +186,16 @@ pub fn load_visible(c: &mut dyn Conn, space_id: &str, user_id: &str) -> Result<S
     }
 }
 
+/// Loads a space the caller may see that is not deleted, or 404: everything but the space's own
+/// record (and its restore) is gone while it is deleted.
+pub fn load_active(c: &mut dyn Conn, space_id: &str, user_id: &str) -> Result<SpaceFor, ApiError> {
+    let space = load_visible(c, space_id, user_id)?;
+    if space.space.deleted_at.is_some() {
+        return Err(not_found(space_id));
+    }
+    Ok(space)
+}
+
 pub fn not_found(space_id: &str) -> ApiError {
     ApiError::not_found(format!("space {space_id:?} not found"))
 }

@@ -489,26 +489,95 @@ async fn permissions_objects_agree_with_what_the_server_allows() {
             let status = w.run("PATCH team", caller).await;
             assert_eq!(promised, allowed(status), "{role}: team permissions.admin");
         }
-        // Spaces: view and admin.
+        // Spaces: every permission against the operation it promises.
         let space = w.app.get(user, &format!("/v1/spaces/{}", w.space)).await;
-        let visible = space.status == 200;
-        if visible {
-            let promised = space.body["permissions"]["admin"].as_bool().unwrap();
-            let status = w
-                .call(
-                    caller,
-                    "PATCH",
-                    &format!("/v1/spaces/{}", w.space),
-                    Some(json!({"title": "Space"})),
-                )
-                .await;
-            assert_eq!(promised, allowed(status), "{role}: space permissions.admin");
-            assert_eq!(space.body["permissions"]["view"], true);
-        } else {
+        if space.status != 200 {
             assert_eq!(
                 *role, "guest",
                 "only guests lack access to a space with default levels"
             );
+            continue;
         }
+        let sp = &space.body["permissions"];
+        assert_eq!(sp["view"], true);
+        let s = &w.space;
+        let status = w
+            .call(
+                caller,
+                "PATCH",
+                &format!("/v1/spaces/{s}"),
+                Some(json!({"title": "Space"})),
+            )
+            .await;
+        assert_eq!(
+            sp["admin"].as_bool().unwrap(),
+            allowed(status),
+            "{role}: space permissions.admin"
+        );
+        let body = json!({"body": {"markdown": "Hi"}});
+        let status = w
+            .call(caller, "POST", &format!("/v1/spaces/{s}/comments"), Some(body))
+            .await;
+        assert_eq!(
+            sp["comment"].as_bool().unwrap(),
+            allowed(status),
+            "{role}: space permissions.comment"
+        );
+        let status = w
+            .call(
+                caller,
+                "POST",
+                &format!("/v1/spaces/{s}/change-requests"),
+                Some(json!({})),
+            )
+            .await;
+        assert_eq!(
+            sp["edit"].as_bool().unwrap(),
+            allowed(status),
+            "{role}: space permissions.edit"
+        );
+        // Review and merge a change request the owner prepared.
+        let cr = w
+            .app
+            .post(&w.owner, &format!("/v1/spaces/{s}/change-requests"), json!({}))
+            .await
+            .expect(201);
+        let cr = cr["id"].as_str().unwrap();
+        let review = Some(json!({"status": "approved"}));
+        let status = w
+            .call(
+                caller,
+                "POST",
+                &format!("/v1/spaces/{s}/change-requests/{cr}/reviews"),
+                review,
+            )
+            .await;
+        assert_eq!(
+            sp["review"].as_bool().unwrap(),
+            allowed(status),
+            "{role}: space permissions.review"
+        );
+        let status = w
+            .call(
+                caller,
+                "POST",
+                &format!("/v1/spaces/{s}/change-requests/{cr}/merge"),
+                None,
+            )
+            .await;
+        assert_eq!(
+            sp["merge"].as_bool().unwrap(),
+            allowed(status),
+            "{role}: space permissions.merge"
+        );
+        let expected = match *role {
+            "admin" => [true, true, true, true, true],
+            "create" | "review" => [false, true, true, true, true],
+            "edit" => [false, true, true, false, true],
+            "comment" => [false, true, false, false, false],
+            _ => [false, false, false, false, false],
+        };
+        let got = ["admin", "comment", "edit", "review", "merge"].map(|k| sp[k].as_bool().unwrap());
+        assert_eq!(got, expected, "{role}: space permissions");
     }
 }
