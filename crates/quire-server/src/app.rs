@@ -125,12 +125,16 @@ async fn observe(State(app): State<App>, mut req: Request, next: Next) -> Respon
     let mut response = next.run(req).instrument(span.clone()).await;
     let elapsed = started.elapsed();
     let status = response.status();
+    // Access lines for failures at info, for successes at debug: a busy server answering tens of
+    // thousands of requests a second should not spend its time writing logs (RUST_LOG=debug
+    // shows them all).
     span.in_scope(|| {
-        tracing::info!(
-            status = status.as_u16(),
-            ms = elapsed.as_secs_f64() * 1e3,
-            "answered"
-        );
+        let ms = elapsed.as_secs_f64() * 1e3;
+        if status.is_client_error() || status.is_server_error() {
+            tracing::info!(status = status.as_u16(), ms, "answered");
+        } else {
+            tracing::debug!(status = status.as_u16(), ms, "answered");
+        }
     });
     app.metrics
         .record(method.as_str(), &route, status.as_u16(), elapsed);

@@ -108,6 +108,19 @@ pub async fn run(app: App, mut stop: watch::Receiver<bool>) {
 /// Claims and runs one due job; false when none was due.
 pub async fn run_one(app: &App) -> Result<bool, ApiError> {
     let now = clock::now_ms();
+    // A read first: most polls find nothing, and need not take the write lock to learn it.
+    let due = app
+        .db
+        .read_blocking(move |c| {
+            c.exists(
+                "SELECT 1 FROM jobs WHERE run_at <= ?1 AND (lease_until IS NULL OR lease_until < ?1)",
+                params![now],
+            )
+        })
+        .await?;
+    if !due {
+        return Ok(false);
+    }
     let Some(job) = app.db.write(move |c| claim(c, now)).await? else {
         return Ok(false);
     };

@@ -65,8 +65,10 @@ enum AdminCommand {
 enum UserCommand {
     /// Create a user and print its id.
     Create {
+        /// The user's email address (unique; the user can join organizations by its domain).
         #[arg(long)]
         email: String,
+        /// The user's display name.
         #[arg(long)]
         name: String,
     },
@@ -76,6 +78,7 @@ enum UserCommand {
 enum OrgCommand {
     /// Create an organization administered by an existing user and print its id.
     Create {
+        /// The organization's name (2 to 255 characters).
         #[arg(long)]
         title: String,
         /// Email of the user who becomes the organization's admin.
@@ -88,6 +91,7 @@ enum OrgCommand {
 enum TokenCommand {
     /// Issue an API token for a user and print it (it is not stored and cannot be shown again).
     Create {
+        /// Email of the user the token acts as.
         #[arg(long)]
         email: String,
         /// Restrict the token to a scope (repeatable), e.g. space:content:read. Without any, the
