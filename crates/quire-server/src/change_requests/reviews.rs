@@ -464,7 +464,15 @@ pub async fn submit_review(
                 params![cr.id.clone(), caller.user_id.clone()],
             )?;
             let id = ids::new_id();
-            let now = clock::now_ms();
+            // Reviews of one change request are ordered by time: a review never gets the same
+            // millisecond as an earlier one, so "the latest review" is always well defined.
+            let last: Option<i64> = c
+                .query_scalar::<Option<i64>>(
+                    "SELECT max(created_at) FROM change_request_reviews WHERE change_request_id = ?1",
+                    params![cr.id.clone()],
+                )?
+                .flatten();
+            let now = clock::now_ms().max(last.map_or(0, |t| t + 1));
             c.execute(
                 &format!("INSERT INTO change_request_reviews ({REVIEW_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7)"),
                 params![id.clone(), cr.id.clone(), caller.user_id.clone(), requested_by, body.status.clone(), cr.revision.clone(), now],

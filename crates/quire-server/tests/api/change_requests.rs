@@ -300,10 +300,13 @@ async fn require_specific_reviewers_blocks_until_approval() {
         .await
         .expect(200);
     assert_eq!(reviews["count"], 2);
-    assert_eq!(
-        reviews["items"][0]["outdated"], true,
-        "superseded by the approval"
-    );
+    let first = reviews["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["status"] == "changes-requested")
+        .unwrap();
+    assert_eq!(first["outdated"], true, "superseded by the approval");
     app.get(
         &ann,
         &format!(

@@ -296,6 +296,34 @@ impl TestApp {
     }
 }
 
+/// Asserts that items are sorted by (`time` field, `id`), descending or ascending: the keyset
+/// order of every list. Timestamps have millisecond precision, so items made in the same
+/// millisecond are ordered by id.
+#[track_caller]
+pub fn assert_sorted_by(items: &[Value], time: &str, id: &str, descending: bool) {
+    let key = |v: &Value| {
+        let t = v
+            .pointer(time)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        let i = v
+            .pointer(id)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        (t, i)
+    };
+    for w in items.windows(2) {
+        let (a, b) = (key(&w[0]), key(&w[1]));
+        if descending {
+            assert!(a >= b, "not in descending order: {a:?} before {b:?}");
+        } else {
+            assert!(a <= b, "not in ascending order: {a:?} before {b:?}");
+        }
+    }
+}
+
 impl Drop for TestApp {
     fn drop(&mut self) {
         // Dropping the runtime stops the server tasks; the PostgreSQL schema goes with `pg`.
