@@ -78,6 +78,8 @@ struct CreateChangeRequest {
     agent_task_id: Option<String>,
     /// quire: start as `open` rather than `draft`.
     status: Option<String>,
+    /// The conversations issues cluster the change request addresses.
+    conversations_issues_cluster: Option<String>,
     template: Option<serde_json::Value>,
 }
 
@@ -121,8 +123,8 @@ async fn create_change_request(
             let now = clock::now_ms();
             c.execute(
                 "INSERT INTO change_requests (id, space_id, number, status, subject, created_by, created_at, updated_at,
-                                              revision_initial, revision, agent_task_id)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7, ?8, ?8, ?9)",
+                                              revision_initial, revision, agent_task_id, conversations_issues_cluster)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7, ?8, ?8, ?9, ?10)",
                 params![
                     id.clone(),
                     space_id.clone(),
@@ -132,7 +134,8 @@ async fn create_change_request(
                     caller.user_id.clone(),
                     now,
                     base,
-                    body.agent_task_id.clone()
+                    body.agent_task_id.clone(),
+                    body.conversations_issues_cluster.clone()
                 ],
             )?;
             if let Some(template) = &template {
