@@ -182,7 +182,7 @@ fn page_json(
         ),
         _ => None,
     };
-    Ok(render::with_body(&ctx, stored, page, json, document, opts))
+    Ok(render::with_body(stored, page, json, document, opts))
 }
 
 pub async fn get_page(
@@ -303,7 +303,6 @@ pub async fn get_page_document(
                 };
                 let ctx = opened.context(&app2);
                 let json = render::with_body(
-                    &ctx,
                     &opened.stored,
                     page,
                     render::page(&ctx, opened.stored.index(), page, None),

@@ -100,9 +100,11 @@ pub struct ContentCache {
 impl Default for ContentCache {
     fn default() -> Self {
         ContentCache {
-            // About 200,000 page entries across cached revisions, and 64 MB of documents.
-            trees: Cache::with_weighter(256, 200_000, TreeWeight),
-            documents: Cache::with_weighter(8_192, 64 * 1024 * 1024, DocWeight),
+            // About 100,000 page entries across cached revisions (entries are shared between
+            // revisions derived from one another, so this is an upper bound on memory), and 32 MB
+            // of documents.
+            trees: Cache::with_weighter(256, 100_000, TreeWeight),
+            documents: Cache::with_weighter(8_192, 32 * 1024 * 1024, DocWeight),
         }
     }
 }

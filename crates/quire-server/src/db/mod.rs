@@ -114,6 +114,9 @@ impl DbConfig {
 #[derive(Clone)]
 pub struct Db {
     engine: Arc<Engine>,
+    /// Bounds the database work running on the blocking pool at once: beyond the engine's useful
+    /// parallelism more threads only add connections and memory.
+    blocking: Arc<tokio::sync::Semaphore>,
 }
 
 enum Engine {
@@ -125,14 +128,16 @@ impl Db {
     /// Opens the database and brings its schema up to date. Blocking: call it before the runtime
     /// serves requests, or from `spawn_blocking`.
     pub fn open(config: &DbConfig) -> Result<Db, DbError> {
-        let engine = match config {
-            DbConfig::Sqlite { path } => Engine::Sqlite(sqlite::SqliteDb::open(path)?),
-            DbConfig::Postgres { url, max_connections } => {
-                Engine::Postgres(postgres::PgDb::open(url, *max_connections)?)
-            }
+        let (engine, permits) = match config {
+            DbConfig::Sqlite { path } => (Engine::Sqlite(sqlite::SqliteDb::open(path)?), 8),
+            DbConfig::Postgres { url, max_connections } => (
+                Engine::Postgres(postgres::PgDb::open(url, *max_connections)?),
+                (*max_connections).max(1),
+            ),
         };
         let db = Db {
             engine: Arc::new(engine),
+            blocking: Arc::new(tokio::sync::Semaphore::new(permits)),
         };
         db.migrate()?;
         Ok(db)
@@ -213,6 +218,7 @@ impl Db {
         T: Send + 'static,
         E: From<DbError> + Send + 'static,
     {
+        let _permit = self.permit().await?;
         let db = self.clone();
         match tokio::task::spawn_blocking(move || db.read_sync(f)).await {
             Ok(result) => result,
@@ -229,11 +235,21 @@ impl Db {
         T: Send + 'static,
         E: From<DbError> + RetryHint + Send + 'static,
     {
+        let _permit = self.permit().await?;
         let db = self.clone();
         match tokio::task::spawn_blocking(move || db.write_sync(f)).await {
             Ok(result) => result,
             Err(join) => std::panic::resume_unwind(join.into_panic()),
         }
+    }
+}
+
+impl Db {
+    async fn permit(&self) -> Result<tokio::sync::SemaphorePermit<'_>, DbError> {
+        self.blocking
+            .acquire()
+            .await
+            .map_err(|_| DbError::Other("the database is shutting down".into()))
     }
 }
 

@@ -80,11 +80,13 @@ fn open_conn(path: &Path, read_only: bool) -> Result<SqliteConn, DbError> {
     let conn = Connection::open_with_flags(path, flags).map_err(map_err)?;
     conn.busy_timeout(Duration::from_secs(10)).map_err(map_err)?;
     conn.set_prepared_statement_cache_capacity(256);
+    // Page caches per connection: 8 MB for each reader, 16 MB for the writer, so that even a
+    // full pool stays well within the server's memory budget.
     let pragmas = if read_only {
-        "PRAGMA foreign_keys = ON; PRAGMA cache_size = -16000; PRAGMA temp_store = MEMORY;"
+        "PRAGMA foreign_keys = ON; PRAGMA cache_size = -8000; PRAGMA temp_store = MEMORY;"
     } else {
         "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;
-         PRAGMA cache_size = -32000; PRAGMA temp_store = MEMORY;"
+         PRAGMA cache_size = -16000; PRAGMA temp_store = MEMORY;"
     };
     conn.execute_batch(pragmas).map_err(map_err)?;
     Ok(SqliteConn(conn))
