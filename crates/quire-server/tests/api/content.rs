@@ -652,3 +652,66 @@ async fn an_imported_folder_with_a_summary_yields_its_tree_and_working_links() {
         imported.warnings
     );
 }
+
+#[tokio::test]
+async fn duplicates_and_restores_keep_content_and_files() {
+    let app = TestApp::start().await;
+    let ann = app.user("Ann").await;
+    let (_, space, cr) = space_with_cr(&app, &ann).await;
+    let base = format!("/v1/spaces/{space}/change-requests/{cr}/content");
+    app.post(
+        &ann,
+        &base,
+        json!({"changes": [
+            {"operation": "insert_files", "files": [{"ref": "img", "name": "img.png", "contentType": "image/png", "base64": PNG}]},
+            {"operation": "insert_page", "title": "With image", "document": {"markdown": "![x](./img)"}}
+        ]}),
+    )
+    .await
+    .expect(200);
+    app.post(
+        &ann,
+        &format!("/v1/spaces/{space}/change-requests/{cr}/merge"),
+        json!({}),
+    )
+    .await
+    .expect(200);
+    let original = app
+        .get(&ann, &format!("/v1/spaces/{space}/content"))
+        .await
+        .expect(200);
+    // The copy has the same pages and its own copy of the file bytes.
+    let copy = app
+        .post(&ann, &format!("/v1/spaces/{space}/duplicate"), json!({}))
+        .await
+        .expect(201);
+    let copy_id = copy["id"].as_str().unwrap();
+    let copied = app
+        .get(&ann, &format!("/v1/spaces/{copy_id}/content"))
+        .await
+        .expect(200);
+    assert_eq!(copied["pages"][0]["title"], "With image");
+    assert_eq!(
+        copied["pages"][0]["documentId"],
+        original["pages"][0]["documentId"]
+    );
+    let url = copied["files"][0]["downloadURL"].as_str().unwrap();
+    assert!(url.contains(copy_id));
+    assert_eq!(reqwest::get(url).await.unwrap().status(), 200);
+    // Deleted then restored: same id, same content.
+    app.delete(&ann, &format!("/v1/spaces/{space}")).await.expect(204);
+    app.get(&ann, &format!("/v1/spaces/{space}/content"))
+        .await
+        .expect_error(404);
+    let restored = app
+        .post(&ann, &format!("/v1/spaces/{space}/restore"), json!({}))
+        .await
+        .expect(200);
+    assert_eq!(restored["id"], space.as_str());
+    let after = app
+        .get(&ann, &format!("/v1/spaces/{space}/content"))
+        .await
+        .expect(200);
+    assert_eq!(after["id"], original["id"]);
+    assert_eq!(after["pages"], original["pages"]);
+}
