@@ -12,6 +12,8 @@ pub enum Verdict {
     Pass,
     Fail,
     Missing,
+    /// The phase was not in the mix.
+    NotRun,
 }
 
 impl Verdict {
@@ -20,6 +22,7 @@ impl Verdict {
             Verdict::Pass => "pass",
             Verdict::Fail => "**FAIL**",
             Verdict::Missing => "n/a (endpoint missing)",
+            Verdict::NotRun => "not run",
         }
     }
 }
@@ -67,9 +70,9 @@ fn latency_budget(e: &EngineReport, family: Family, name: &str, quantile: &str, 
         None => Budget {
             name: name.into(),
             target: format!("{quantile} < {limit_ms} ms"),
-            measured: "not run".into(),
+            measured: "-".into(),
             unloaded: single,
-            verdict: Verdict::Missing,
+            verdict: Verdict::NotRun,
         },
         Some(r) if r.missing || r.requests == 0 => Budget {
             name: name.into(),
@@ -136,12 +139,19 @@ fn list_budget(e: &EngineReport, first: Family, deep: Family, name: &str) -> Bud
             unloaded: String::new(),
             verdict: Verdict::Missing,
         },
+        (Some(_), Some(_)) => Budget {
+            name: name.into(),
+            target,
+            measured: "no successful request".into(),
+            unloaded: String::new(),
+            verdict: Verdict::Fail,
+        },
         _ => Budget {
             name: name.into(),
             target,
-            measured: "not measured".into(),
+            measured: "-".into(),
             unloaded: String::new(),
-            verdict: Verdict::Fail,
+            verdict: Verdict::NotRun,
         },
     }
 }
@@ -462,4 +472,70 @@ fn row(s: &mut String, r: &FamilyResult, ref_rps: f64, ref_p50: f64, ref_p99: f6
         r.errors,
         r.detail
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::run::{Machine, Settings};
+
+    fn result(family: Family, conns: usize, rps: f64, p50: f64, p99: f64) -> FamilyResult {
+        FamilyResult {
+            family: family.name().into(),
+            connections: conns,
+            requests: 100,
+            rps,
+            p50_ms: p50,
+            p99_ms: p99,
+            max_ms: p99 * 2.0,
+            ..FamilyResult::default()
+        }
+    }
+
+    #[test]
+    fn budgets_pass_fail_missing_and_not_run() {
+        let mut e = EngineReport {
+            engine: "SQLite".into(),
+            reference_before: result(Family::Reference, 64, 100_000.0, 0.5, 1.0),
+            reference_after: result(Family::Reference, 64, 100_000.0, 0.5, 1.0),
+            ..EngineReport::default()
+        };
+        e.results = vec![
+            result(Family::GetSpace, 64, 30_000.0, 2.0, 8.0),
+            result(Family::ListCommentsP1, 64, 3_000.0, 10.0, 20.0),
+            result(Family::ListCommentsP50, 64, 2_000.0, 15.0, 30.0),
+            FamilyResult {
+                missing: true,
+                ..result(Family::SearchOneWord, 64, 0.0, 0.0, 0.0)
+            },
+        ];
+        e.memory.peak_under_load_mb = 120.0;
+        e.memory.idle_after_start_mb = 15.0;
+        let b = budgets(&e);
+        let verdict = |name: &str| {
+            b.iter()
+                .find(|x| x.name.starts_with(name))
+                .map(|x| x.verdict.clone())
+                .unwrap()
+        };
+        assert_eq!(verdict("get-space throughput"), Verdict::Pass);
+        assert_eq!(verdict("get-space latency"), Verdict::Pass);
+        assert_eq!(verdict("10,000-item list"), Verdict::Fail, "+50%");
+        assert_eq!(verdict("spaces list"), Verdict::NotRun);
+        assert_eq!(verdict("search"), Verdict::Missing);
+        assert_eq!(verdict("one-page merge"), Verdict::NotRun);
+        assert_eq!(verdict("memory under load"), Verdict::Pass);
+        let text = markdown(&RunReport {
+            date: "today".into(),
+            machine: Machine::default(),
+            settings: Settings {
+                smoke: true,
+                ..Settings::default()
+            },
+            engines: vec![e],
+        });
+        assert!(text.contains("Smoke run, not a measurement"));
+        assert!(text.contains("| get-space | 64 | 30000 | 30.0% |"), "{text}");
+        assert!(text.contains("n/a (endpoint missing)"));
+    }
 }
