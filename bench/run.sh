@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# The one command: builds the release binaries, then runs the whole benchmark (SQLite, and
+# PostgreSQL too when QUIRE_DATABASE_URL is set) and writes bench/REPORT.md.
+#   bench/run.sh                       # full scale, 20 s phases
+#   bench/run.sh --scale small --duration 3s --latency-duration 1s   # smoke run
+# Extra arguments go to `quire-bench run` (see `quire-bench run --help`).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo build --release --locked -p quire -p quire-bench
+target="${CARGO_TARGET_DIR:-target}"
+# Copies, so that another build into the same target directory cannot swap the binaries
+# while the run uses them.
+bin="$(mktemp -d)"
+trap 'rm -rf "$bin"' EXIT
+cp "$target/release/quire" "$target/release/quire-bench" "$bin/"
+"$bin/quire-bench" run --quire-bin "$bin/quire" "$@"

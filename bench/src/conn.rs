@@ -1,0 +1,161 @@
+//! One keep-alive HTTP/1.1 connection of the load driver: a bare hyper client connection, so
+//! that N connections are exactly N sockets and the driver spends as little CPU as it can.
+
+use std::net::SocketAddr;
+
+use bytes::Bytes;
+use http::{HeaderValue, Method, Request, header};
+use http_body_util::{BodyExt, Full};
+use hyper::client::conn::http1::SendRequest;
+use hyper_util::rt::TokioIo;
+use tokio::net::TcpStream;
+
+/// The server's answer: status and the whole body.
+pub struct Answer {
+    pub status: u16,
+    pub body: Bytes,
+}
+
+impl Answer {
+    pub fn ok(&self) -> bool {
+        (200..300).contains(&self.status)
+    }
+
+    /// The body as JSON (Null when it is not JSON).
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_slice(&self.body).unwrap_or(serde_json::Value::Null)
+    }
+
+    /// Whether this is the router's answer for a route that does not exist (the endpoint is not
+    /// implemented), rather than a 404 for a missing resource.
+    pub fn no_route(&self) -> bool {
+        (self.status == 404 || self.status == 405) && {
+            let text = String::from_utf8_lossy(&self.body);
+            text.contains("no route for") || text.contains("is not allowed on")
+        }
+    }
+
+    /// A short description for error reports.
+    pub fn describe(&self) -> String {
+        let text = String::from_utf8_lossy(&self.body);
+        let text: String = text.chars().take(160).collect();
+        format!("{} {}", self.status, text)
+    }
+}
+
+/// A request without an answer by then counts as an error (and its connection is replaced).
+const TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+
+pub struct Conn {
+    addr: SocketAddr,
+    host: HeaderValue,
+    sender: Option<SendRequest<Full<Bytes>>>,
+}
+
+impl Conn {
+    pub fn new(addr: SocketAddr) -> Result<Conn, String> {
+        let host = HeaderValue::from_str(&addr.to_string()).map_err(|e| e.to_string())?;
+        Ok(Conn {
+            addr,
+            host,
+            sender: None,
+        })
+    }
+
+    async fn connect(&mut self) -> Result<&mut SendRequest<Full<Bytes>>, String> {
+        if self.sender.as_ref().is_none_or(|s| s.is_closed()) {
+            let stream = TcpStream::connect(self.addr)
+                .await
+                .map_err(|e| format!("connect {}: {e}", self.addr))?;
+            let _ = stream.set_nodelay(true);
+            let (sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+                .await
+                .map_err(|e| format!("handshake: {e}"))?;
+            tokio::spawn(async move {
+                let _ = connection.await;
+            });
+            self.sender = Some(sender);
+        }
+        self.sender.as_mut().ok_or_else(|| "no connection".to_string())
+    }
+
+    /// Sends one request and reads the whole answer. A broken connection is dropped and the
+    /// next request opens a new one.
+    pub async fn send(
+        &mut self,
+        method: Method,
+        path: &str,
+        token: &str,
+        body: Option<&serde_json::Value>,
+    ) -> Result<Answer, String> {
+        let mut builder = Request::builder()
+            .method(method)
+            .uri(path)
+            .header(header::HOST, self.host.clone())
+            .header(header::AUTHORIZATION, format!("Bearer {token}"));
+        let body = match body {
+            Some(b) => {
+                builder = builder.header(header::CONTENT_TYPE, "application/json");
+                Bytes::from(serde_json::to_vec(b).map_err(|e| e.to_string())?)
+            }
+            None => Bytes::new(),
+        };
+        let request = builder.body(Full::new(body)).map_err(|e| e.to_string())?;
+        let exchange = async {
+            let sender = self.connect().await?;
+            sender.ready().await.map_err(|e| format!("connection: {e}"))?;
+            let response = sender
+                .send_request(request)
+                .await
+                .map_err(|e| format!("request: {e}"))?;
+            let status = response.status().as_u16();
+            let body = response
+                .into_body()
+                .collect()
+                .await
+                .map_err(|e| format!("body: {e}"))?
+                .to_bytes();
+            Ok::<_, String>(Answer { status, body })
+        };
+        let result = match tokio::time::timeout(TIMEOUT, exchange).await {
+            Ok(r) => r,
+            Err(_) => Err(format!("no answer within {} s", TIMEOUT.as_secs())),
+        };
+        if result.is_err() {
+            self.sender = None;
+        }
+        result
+    }
+
+    pub async fn get(&mut self, path: &str, token: &str) -> Result<Answer, String> {
+        self.send(Method::GET, path, token, None).await
+    }
+
+    pub async fn post(
+        &mut self,
+        path: &str,
+        token: &str,
+        body: &serde_json::Value,
+    ) -> Result<Answer, String> {
+        self.send(Method::POST, path, token, Some(body)).await
+    }
+}
+
+/// The socket address of a base URL like `http://127.0.0.1:8080`.
+pub fn addr_of(url: &str) -> Result<SocketAddr, String> {
+    let rest = url
+        .strip_prefix("http://")
+        .ok_or_else(|| format!("{url}: only http:// URLs are supported"))?;
+    let hostport = rest.split('/').next().unwrap_or(rest);
+    let hostport = if hostport.starts_with("localhost:") {
+        hostport.replacen("localhost", "127.0.0.1", 1)
+    } else {
+        hostport.to_string()
+    };
+    use std::net::ToSocketAddrs as _;
+    hostport
+        .to_socket_addrs()
+        .map_err(|e| format!("{url}: {e}"))?
+        .next()
+        .ok_or_else(|| format!("{url}: no address"))
+}

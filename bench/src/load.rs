@@ -1,0 +1,734 @@
+//! `quire-bench load`: a closed-loop load driver. N connections each send one request, wait
+//! for the whole answer, and send the next, for a fixed time; latencies go to an HDR histogram
+//! per endpoint family.
+//!
+//! Each family runs in its own phase, so every figure is that family alone at the phase's
+//! concurrency: reads at `--connections`, writes (which serialize on one space) at
+//! `--write-connections`, after every read phase so that reads see the generated dataset.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::conn::{Answer, Conn};
+use crate::dataset::Dataset;
+use crate::text::{self, Rng};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, clap::ValueEnum)]
+pub enum Family {
+    /// GET /v1/spaces/{id}: one of the spaces, at random.
+    GetSpace,
+    /// GET /v1/orgs/{id}/spaces: the first page.
+    ListSpacesP1,
+    /// GET /v1/orgs/{id}/spaces: a deep page (the last one, or page 20).
+    ListSpacesDeep,
+    /// GET /v1/spaces/{big}/comments?limit=100: page 1 of the 10,000-item list.
+    ListCommentsP1,
+    /// The same list, page 50 (keyset cursor found by walking once before the phase).
+    ListCommentsP50,
+    /// GET /v1/spaces/{big}/content/pages: the 10,000-page tree.
+    PageTree,
+    /// GET /v1/spaces/{big}/content/page/{id}?format=markdown, a page at random.
+    PageMarkdown,
+    /// GET /v1/spaces/{big}/comments?status=open&targetPage={a commented page}.
+    CommentsFiltered,
+    /// GET /v1/spaces/{big}/search?query=one word.
+    SearchOneWord,
+    /// The same with two words.
+    SearchTwoWords,
+    /// The same with the prefix of a word.
+    SearchPrefix,
+    /// POST /v1/spaces/{big}/comments on a page at random.
+    CreateComment,
+    /// POST /v1/spaces/{big}/change-requests/{cr}/content: one update_page, in the
+    /// connection's own change request.
+    ContentBatch,
+    /// Create a change request, write one page (both untimed), merge it (timed).
+    Merge,
+    /// GET / on the reference server.
+    Reference,
+}
+
+impl Family {
+    pub const READS: [Family; 11] = [
+        Family::GetSpace,
+        Family::ListSpacesP1,
+        Family::ListSpacesDeep,
+        Family::ListCommentsP1,
+        Family::ListCommentsP50,
+        Family::PageTree,
+        Family::PageMarkdown,
+        Family::CommentsFiltered,
+        Family::SearchOneWord,
+        Family::SearchTwoWords,
+        Family::SearchPrefix,
+    ];
+    pub const WRITES: [Family; 3] = [Family::CreateComment, Family::ContentBatch, Family::Merge];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Family::GetSpace => "get-space",
+            Family::ListSpacesP1 => "list-spaces-p1",
+            Family::ListSpacesDeep => "list-spaces-deep",
+            Family::ListCommentsP1 => "list-comments-p1",
+            Family::ListCommentsP50 => "list-comments-p50",
+            Family::PageTree => "page-tree",
+            Family::PageMarkdown => "page-markdown",
+            Family::CommentsFiltered => "comments-filtered",
+            Family::SearchOneWord => "search-one-word",
+            Family::SearchTwoWords => "search-two-words",
+            Family::SearchPrefix => "search-prefix",
+            Family::CreateComment => "create-comment",
+            Family::ContentBatch => "content-batch",
+            Family::Merge => "merge",
+            Family::Reference => "reference",
+        }
+    }
+
+    pub fn is_write(self) -> bool {
+        Family::WRITES.contains(&self)
+    }
+
+    pub fn by_name(name: &str) -> Option<Family> {
+        Family::READS
+            .iter()
+            .chain(Family::WRITES.iter())
+            .chain(std::iter::once(&Family::Reference))
+            .copied()
+            .find(|f| f.name() == name)
+    }
+}
+
+/// One phase's figures.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct FamilyResult {
+    pub family: String,
+    /// What exactly was requested (page number, list size, words).
+    pub detail: String,
+    pub connections: usize,
+    /// Measured seconds (after warm-up).
+    pub seconds: f64,
+    /// Successful requests measured.
+    pub requests: u64,
+    pub rps: f64,
+    pub p50_ms: f64,
+    pub p90_ms: f64,
+    pub p99_ms: f64,
+    pub max_ms: f64,
+    pub mean_ms: f64,
+    /// Failed requests (non-2xx or transport errors), and a few of their messages.
+    pub errors: u64,
+    pub error_samples: Vec<String>,
+    /// The endpoint does not exist on this server ("no route"): nothing measured.
+    pub missing: bool,
+}
+
+/// The phases of a mix: (family, connections).
+pub fn plan(mix: &str, connections: usize, write_connections: usize) -> Result<Vec<(Family, usize)>, String> {
+    let conns = |f: Family| {
+        if f.is_write() {
+            write_connections
+        } else {
+            connections
+        }
+    };
+    match mix {
+        "default" => Ok(Family::READS
+            .iter()
+            .chain(Family::WRITES.iter())
+            .map(|f| (*f, conns(*f)))
+            .collect()),
+        "reads" => Ok(Family::READS.iter().map(|f| (*f, conns(*f))).collect()),
+        "writes" => Ok(Family::WRITES.iter().map(|f| (*f, conns(*f))).collect()),
+        list => list
+            .split(',')
+            .map(|name| {
+                Family::by_name(name.trim())
+                    .map(|f| (f, conns(f)))
+                    .ok_or_else(|| format!("unknown family {name:?}; families: {}", family_names()))
+            })
+            .collect(),
+    }
+}
+
+pub fn family_names() -> String {
+    let mut names: Vec<&str> = Family::READS
+        .iter()
+        .chain(Family::WRITES.iter())
+        .map(|f| f.name())
+        .collect();
+    names.push("reference");
+    names.join(", ")
+}
+
+/// What every connection reads: the dataset and cursors found before the phases.
+struct Shared {
+    data: Dataset,
+    tokens: Vec<String>,
+    spaces_limit: usize,
+    spaces_deep: Option<(usize, String)>,
+    comments_p50: Option<(usize, String)>,
+    /// 2 KB page texts written by the write families.
+    texts: Vec<String>,
+}
+
+pub struct Driver {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+}
+
+/// Percent-encodes a query parameter value.
+fn encode(s: &str) -> String {
+    let mut out = String::new();
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+impl Driver {
+    /// A driver for the reference server: only the `reference` family.
+    pub fn reference(addr: SocketAddr) -> Driver {
+        Driver {
+            addr,
+            shared: Arc::new(Shared {
+                data: Dataset::default(),
+                tokens: vec!["reference".into()],
+                spaces_limit: 1,
+                spaces_deep: None,
+                comments_p50: None,
+                texts: Vec::new(),
+            }),
+        }
+    }
+
+    /// Prepares a driver: walks the lists once to find the deep pages' cursors.
+    pub async fn new(addr: SocketAddr, data: Dataset) -> Result<Driver, String> {
+        let mut conn = Conn::new(addr)?;
+        let token = data.admin_token.clone();
+        let spaces_limit = (data.list_org_spaces / 20).max(1);
+        let spaces_path = format!("/v1/orgs/{}/spaces?limit={spaces_limit}", data.list_org);
+        let spaces_deep = walk(&mut conn, &spaces_path, &token, 20).await?;
+        let comments_p50 = if data.comments {
+            let path = format!("/v1/spaces/{}/comments?limit={}", data.big_space, data.list_limit);
+            walk(&mut conn, &path, &token, 50).await?
+        } else {
+            None
+        };
+        let mut rng = Rng::new(1234);
+        let texts = (0..16)
+            .map(|i| text::page_markdown(&mut rng, &format!("Benchmark edit {i}"), &[], 2048))
+            .collect();
+        Ok(Driver {
+            addr,
+            shared: Arc::new(Shared {
+                tokens: data.read_tokens(),
+                data,
+                spaces_limit,
+                spaces_deep,
+                comments_p50,
+                texts,
+            }),
+        })
+    }
+
+    /// What a family requests, for the report.
+    pub fn detail(&self, family: Family) -> String {
+        let d = &self.shared.data;
+        match family {
+            Family::GetSpace => format!("one of {} spaces at random", d.spaces.len()),
+            Family::ListSpacesP1 => format!(
+                "page 1, limit={} of {} spaces",
+                self.shared.spaces_limit, d.list_org_spaces
+            ),
+            Family::ListSpacesDeep => match &self.shared.spaces_deep {
+                Some((n, _)) => format!(
+                    "page {n}, limit={} of {} spaces",
+                    self.shared.spaces_limit, d.list_org_spaces
+                ),
+                None => "no second page".into(),
+            },
+            Family::ListCommentsP1 => format!(
+                "page 1, limit={} of {} comments",
+                d.list_limit, d.big_space_comments
+            ),
+            Family::ListCommentsP50 => match &self.shared.comments_p50 {
+                Some((n, _)) => format!(
+                    "page {n}, limit={} of {} comments",
+                    d.list_limit, d.big_space_comments
+                ),
+                None => "no second page".into(),
+            },
+            Family::PageTree => format!("{} pages", d.pages.len()),
+            Family::PageMarkdown => format!("one of {} pages at random", d.pages.len()),
+            Family::CommentsFiltered => format!(
+                "status=open & targetPage=one of {} commented pages",
+                d.commented_pages.len()
+            ),
+            Family::SearchOneWord => format!("query={:?}", d.search.one_word),
+            Family::SearchTwoWords => format!("query={:?}", d.search.two_words),
+            Family::SearchPrefix => format!("query={:?}", d.search.prefix),
+            Family::CreateComment => "a comment on a page at random".into(),
+            Family::ContentBatch => "one update_page (2 KB) in the connection's change request".into(),
+            Family::Merge => "merge of a change request that rewrote one page".into(),
+            Family::Reference => "precomputed JSON body".into(),
+        }
+    }
+
+    /// Runs one family on `connections` connections: `warmup` unmeasured, then `duration`.
+    pub async fn run(
+        &self,
+        family: Family,
+        connections: usize,
+        warmup: Duration,
+        duration: Duration,
+    ) -> Result<FamilyResult, String> {
+        let mut result = FamilyResult {
+            family: family.name().to_string(),
+            detail: self.detail(family),
+            connections,
+            ..FamilyResult::default()
+        };
+        // One untimed request first: a missing endpoint is reported, not hammered.
+        let mut probe = Worker::new(self.addr, self.shared.clone(), family, 0, connections)?;
+        probe.setup().await?;
+        let first = probe.op().await;
+        if first.no_route {
+            result.missing = true;
+            return Ok(result);
+        }
+        let mut workers = Vec::with_capacity(connections);
+        for i in 0..connections {
+            let mut w = Worker::new(self.addr, self.shared.clone(), family, i, connections)?;
+            w.setup().await?;
+            workers.push(w);
+        }
+        let start = Instant::now();
+        let measure_from = start + warmup;
+        let end = measure_from + duration;
+        let handles: Vec<_> = workers
+            .into_iter()
+            .map(|w| tokio::spawn(w.run(measure_from, end)))
+            .collect();
+        let mut hist = new_histogram()?;
+        let mut errors: BTreeMap<String, u64> = BTreeMap::new();
+        let mut last = end;
+        for h in handles {
+            let done = h.await.map_err(|e| format!("a connection failed: {e}"))?;
+            hist.add(&done.hist).map_err(|e| e.to_string())?;
+            for (k, v) in done.errors {
+                *errors.entry(k).or_default() += v;
+            }
+            last = last.max(done.last);
+        }
+        let seconds = last.duration_since(measure_from).as_secs_f64().max(1e-9);
+        let ms = |us: u64| us as f64 / 1000.0;
+        result.seconds = seconds;
+        result.requests = hist.len();
+        result.rps = hist.len() as f64 / seconds;
+        if !hist.is_empty() {
+            result.p50_ms = ms(hist.value_at_quantile(0.50));
+            result.p90_ms = ms(hist.value_at_quantile(0.90));
+            result.p99_ms = ms(hist.value_at_quantile(0.99));
+            result.max_ms = ms(hist.max());
+            result.mean_ms = hist.mean() / 1000.0;
+        }
+        result.errors = errors.values().sum();
+        result.error_samples = errors
+            .into_iter()
+            .take(5)
+            .map(|(k, v)| format!("{v}× {k}"))
+            .collect();
+        Ok(result)
+    }
+}
+
+fn new_histogram() -> Result<Histogram<u64>, String> {
+    // Microseconds, 1 µs to 10 minutes, 3 significant digits.
+    Histogram::new_with_bounds(1, 600_000_000, 3).map_err(|e| e.to_string())
+}
+
+/// Follows `next.page` from `path` to page `target` (or the last page); returns the page
+/// reached and its cursor, None when the list has one page.
+async fn walk(
+    conn: &mut Conn,
+    path: &str,
+    token: &str,
+    target: usize,
+) -> Result<Option<(usize, String)>, String> {
+    let mut cursor: Option<String> = None;
+    let mut page = 1;
+    while page < target {
+        let url = match &cursor {
+            Some(c) => format!("{path}&page={}", encode(c)),
+            None => path.to_string(),
+        };
+        let answer = conn.get(&url, token).await?;
+        if answer.no_route() {
+            return Ok(None);
+        }
+        if !answer.ok() {
+            return Err(format!("GET {url}: {}", answer.describe()));
+        }
+        match answer.json()["next"]["page"].as_str() {
+            Some(next) => {
+                cursor = Some(next.to_string());
+                page += 1;
+            }
+            None => break,
+        }
+    }
+    Ok(cursor.map(|c| (page, c)))
+}
+
+struct Sample {
+    latency: Duration,
+    error: Option<String>,
+    no_route: bool,
+}
+
+struct Done {
+    hist: Histogram<u64>,
+    errors: BTreeMap<String, u64>,
+    last: Instant,
+}
+
+struct Worker {
+    conn: Conn,
+    shared: Arc<Shared>,
+    family: Family,
+    rng: Rng,
+    token: String,
+    /// This connection's pages (writes: disjoint between connections, so merges never conflict).
+    pages: Vec<usize>,
+    /// This connection's change request (content-batch).
+    change_request: Option<String>,
+    counter: usize,
+    hist: Histogram<u64>,
+}
+
+impl Worker {
+    fn new(
+        addr: SocketAddr,
+        shared: Arc<Shared>,
+        family: Family,
+        index: usize,
+        of: usize,
+    ) -> Result<Worker, String> {
+        let token = shared.tokens[index % shared.tokens.len()].clone();
+        let n = shared.data.pages.len();
+        let pages = (0..n).filter(|p| p % of.max(1) == index).collect();
+        Ok(Worker {
+            conn: Conn::new(addr)?,
+            rng: Rng::new(0xB3AC_0000 + index as u64 * 7919 + family as u64),
+            shared,
+            family,
+            token,
+            pages,
+            change_request: None,
+            counter: 0,
+            hist: new_histogram()?,
+        })
+    }
+
+    fn admin(&self) -> String {
+        self.shared.data.admin_token.clone()
+    }
+
+    async fn setup(&mut self) -> Result<(), String> {
+        if self.family == Family::ContentBatch {
+            let d = &self.shared.data;
+            let answer = self
+                .conn
+                .post(
+                    &format!("/v1/spaces/{}/change-requests", d.big_space),
+                    &d.admin_token,
+                    &json!({"subject": "Benchmark edits"}),
+                )
+                .await?;
+            if answer.ok() {
+                self.change_request = answer.json()["id"].as_str().map(str::to_string);
+            }
+        }
+        Ok(())
+    }
+
+    fn page(&mut self) -> String {
+        let d = &self.shared.data;
+        let i = if self.family.is_write() && !self.pages.is_empty() {
+            self.pages[self.rng.below(self.pages.len())]
+        } else {
+            self.rng.below(d.pages.len())
+        };
+        d.pages.get(i).cloned().unwrap_or_default()
+    }
+
+    fn edit(&mut self) -> Value {
+        self.counter += 1;
+        let texts = &self.shared.texts;
+        let text = texts
+            .get(self.counter % texts.len().max(1))
+            .cloned()
+            .unwrap_or_default();
+        let page = self.page();
+        json!({"changes": [{"operation": "update_page", "page": page,
+            "document": {"markdown": format!("{text}\nRevision {}.\n", self.counter)}}]})
+    }
+
+    async fn timed(&mut self, method: http::Method, path: &str, token: &str, body: Option<&Value>) -> Sample {
+        let started = Instant::now();
+        let answer = self.conn.send(method, path, token, body).await;
+        let latency = started.elapsed();
+        match answer {
+            Ok(a) => judge(&a, latency, self.family),
+            Err(e) => Sample {
+                latency,
+                error: Some(e),
+                no_route: false,
+            },
+        }
+    }
+
+    /// One operation of the family; the latency is the timed request's.
+    async fn op(&mut self) -> Sample {
+        let d = self.shared.clone();
+        let data = &d.data;
+        let token = self.token.clone();
+        let get = http::Method::GET;
+        match self.family {
+            Family::Reference => self.timed(get, "/", &token, None).await,
+            Family::GetSpace => {
+                let space = self.rng.pick(&data.spaces).cloned().unwrap_or_default();
+                self.timed(get, &format!("/v1/spaces/{space}"), &token, None)
+                    .await
+            }
+            Family::ListSpacesP1 => {
+                let path = format!("/v1/orgs/{}/spaces?limit={}", data.list_org, d.spaces_limit);
+                self.timed(get, &path, &token, None).await
+            }
+            Family::ListSpacesDeep => {
+                let cursor = d.spaces_deep.as_ref().map(|(_, c)| encode(c)).unwrap_or_default();
+                let path = format!(
+                    "/v1/orgs/{}/spaces?limit={}&page={cursor}",
+                    data.list_org, d.spaces_limit
+                );
+                self.timed(get, &path, &token, None).await
+            }
+            Family::ListCommentsP1 => {
+                let path = format!("/v1/spaces/{}/comments?limit={}", data.big_space, data.list_limit);
+                self.timed(get, &path, &token, None).await
+            }
+            Family::ListCommentsP50 => {
+                let cursor = d
+                    .comments_p50
+                    .as_ref()
+                    .map(|(_, c)| encode(c))
+                    .unwrap_or_default();
+                let path = format!(
+                    "/v1/spaces/{}/comments?limit={}&page={cursor}",
+                    data.big_space, data.list_limit
+                );
+                self.timed(get, &path, &token, None).await
+            }
+            Family::PageTree => {
+                let path = format!("/v1/spaces/{}/content/pages", data.big_space);
+                self.timed(get, &path, &token, None).await
+            }
+            Family::PageMarkdown => {
+                let page = self.page();
+                let path = format!(
+                    "/v1/spaces/{}/content/page/{page}?format=markdown",
+                    data.big_space
+                );
+                self.timed(get, &path, &token, None).await
+            }
+            Family::CommentsFiltered => {
+                let page = self
+                    .rng
+                    .pick(&data.commented_pages)
+                    .cloned()
+                    .unwrap_or_else(|| data.pages.first().cloned().unwrap_or_default());
+                let path = format!(
+                    "/v1/spaces/{}/comments?status=open&targetPage={page}",
+                    data.big_space
+                );
+                self.timed(get, &path, &token, None).await
+            }
+            Family::SearchOneWord | Family::SearchTwoWords | Family::SearchPrefix => {
+                let query = match self.family {
+                    Family::SearchOneWord => &data.search.one_word,
+                    Family::SearchTwoWords => &data.search.two_words,
+                    _ => &data.search.prefix,
+                };
+                let path = format!("/v1/spaces/{}/search?query={}", data.big_space, encode(query));
+                self.timed(get, &path, &token, None).await
+            }
+            Family::CreateComment => {
+                let page = self.page();
+                let body = json!({"body": {"markdown": text::comment(&mut self.rng)}, "page": page});
+                let path = format!("/v1/spaces/{}/comments", data.big_space);
+                self.timed(http::Method::POST, &path, &token, Some(&body)).await
+            }
+            Family::ContentBatch => {
+                let Some(cr) = self.change_request.clone() else {
+                    return setup_failed("no change request to write into");
+                };
+                let body = self.edit();
+                let path = format!("/v1/spaces/{}/change-requests/{cr}/content", data.big_space);
+                let admin = self.admin();
+                self.timed(http::Method::POST, &path, &admin, Some(&body)).await
+            }
+            Family::Merge => {
+                let admin = self.admin();
+                let base = format!("/v1/spaces/{}/change-requests", data.big_space);
+                let created = self
+                    .conn
+                    .post(&base, &admin, &json!({"subject": "Benchmark merge"}))
+                    .await;
+                let cr = match created {
+                    Ok(a) if a.ok() => a.json()["id"].as_str().map(str::to_string).unwrap_or_default(),
+                    Ok(a) => return setup_failed(&format!("create: {}", a.describe())),
+                    Err(e) => return setup_failed(&e),
+                };
+                let body = self.edit();
+                match self
+                    .conn
+                    .post(&format!("{base}/{cr}/content"), &admin, &body)
+                    .await
+                {
+                    Ok(a) if a.ok() => {}
+                    Ok(a) => return setup_failed(&format!("write: {}", a.describe())),
+                    Err(e) => return setup_failed(&e),
+                }
+                let path = format!("{base}/{cr}/merge");
+                self.timed(http::Method::POST, &path, &admin, Some(&json!({})))
+                    .await
+            }
+        }
+    }
+
+    async fn run(mut self, measure_from: Instant, end: Instant) -> Done {
+        let mut errors = BTreeMap::new();
+        let mut last = end;
+        loop {
+            let started = Instant::now();
+            if started >= end {
+                break;
+            }
+            let sample = self.op().await;
+            if started < measure_from {
+                continue;
+            }
+            last = last.max(Instant::now());
+            match sample.error {
+                None => {
+                    let us = u64::try_from(sample.latency.as_micros())
+                        .unwrap_or(u64::MAX)
+                        .max(1);
+                    self.hist.saturating_record(us);
+                }
+                Some(e) => {
+                    // Few distinct messages are kept; the rest are counted together.
+                    let key = if errors.len() < 20 || errors.contains_key(&e) {
+                        e
+                    } else {
+                        "other errors".to_string()
+                    };
+                    *errors.entry(key).or_default() += 1;
+                }
+            }
+        }
+        Done {
+            hist: self.hist,
+            errors,
+            last,
+        }
+    }
+}
+
+fn setup_failed(message: &str) -> Sample {
+    Sample {
+        latency: Duration::ZERO,
+        error: Some(format!(
+            "setup: {}",
+            message.chars().take(120).collect::<String>()
+        )),
+        no_route: false,
+    }
+}
+
+/// Whether an answer is a success for its family (a merge must merge).
+fn judge(a: &Answer, latency: Duration, family: Family) -> Sample {
+    let no_route = a.no_route();
+    let error = if !a.ok() {
+        Some(a.describe())
+    } else if family == Family::Merge && a.json()["result"] != "merge" {
+        Some(format!("merge result: {}", a.json()["result"]))
+    } else {
+        None
+    };
+    Sample {
+        latency,
+        error,
+        no_route,
+    }
+}
+
+/// A plain-text table of results.
+pub fn table(results: &[FamilyResult]) -> String {
+    let mut out = format!(
+        "{:<20} {:>5} {:>10} {:>9} {:>9} {:>9} {:>7}  {}\n",
+        "family", "conns", "rps", "p50 ms", "p99 ms", "max ms", "errors", "detail"
+    );
+    for r in results {
+        if r.missing {
+            out += &format!(
+                "{:<20} {:>5} {:>10}  n/a (endpoint missing)\n",
+                r.family, r.connections, "-"
+            );
+            continue;
+        }
+        out += &format!(
+            "{:<20} {:>5} {:>10.1} {:>9.2} {:>9.2} {:>9.2} {:>7}  {}\n",
+            r.family, r.connections, r.rps, r.p50_ms, r.p99_ms, r.max_ms, r.errors, r.detail
+        );
+        for e in &r.error_samples {
+            out += &format!("{:<20}   error: {e}\n", "");
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plans_and_names() {
+        let p = plan("default", 64, 4).unwrap();
+        assert_eq!(p.len(), 14);
+        assert_eq!(p[0], (Family::GetSpace, 64));
+        assert_eq!(p[13], (Family::Merge, 4));
+        assert_eq!(
+            plan("page-tree,merge", 8, 2).unwrap(),
+            vec![(Family::PageTree, 8), (Family::Merge, 2)]
+        );
+        assert!(plan("nope", 1, 1).is_err());
+        assert_eq!(Family::by_name("reference"), Some(Family::Reference));
+    }
+
+    #[test]
+    fn encodes_queries() {
+        assert_eq!(encode("a b/c"), "a%20b%2Fc");
+        assert_eq!(encode("abc-_.~"), "abc-_.~");
+    }
+}

@@ -1,0 +1,272 @@
+//! `quire-bench`: quire's reproducible load scenario (see `bench/README.md`).
+//!
+//! - `gen`: fills a running server through its API and writes the dataset file;
+//! - `load`: the closed-loop load driver, per endpoint family;
+//! - `reference`: the bare server every figure is compared with;
+//! - `run`: the one command: server, dataset, reference, every phase, memory, report.
+
+mod conn;
+mod dataset;
+mod generate;
+mod load;
+mod reference;
+mod report;
+mod run;
+mod text;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Parser, Subcommand};
+
+use crate::generate::Scale;
+
+#[derive(Parser)]
+#[command(name = "quire-bench", about = "quire's load scenario and benchmark report")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Fill a running quire server through its API; write the ids made to a dataset file.
+    Gen {
+        /// Base URL of the server, e.g. http://127.0.0.1:8080.
+        #[arg(long)]
+        url: String,
+        /// An administrator's API token (printed by the first `quire serve`, or `quire admin
+        /// token create`).
+        #[arg(long)]
+        token: String,
+        #[arg(long, value_enum, default_value = "full")]
+        scale: Scale,
+        #[arg(long, default_value = "bench/out/dataset.json")]
+        out: PathBuf,
+        /// Requests in flight at once.
+        #[arg(long, default_value_t = 16)]
+        concurrency: usize,
+        /// The quire binary, to make members with `quire admin` (needs --data-dir or
+        /// --database-url of the server).
+        #[arg(long)]
+        quire_bin: Option<PathBuf>,
+        /// The server's data directory (SQLite).
+        #[arg(long)]
+        data_dir: Option<PathBuf>,
+        /// The server's database URL (PostgreSQL).
+        #[arg(long)]
+        database_url: Option<String>,
+    },
+    /// Run load phases against a running server with a dataset made by `gen`.
+    Load {
+        #[arg(long)]
+        url: String,
+        #[arg(long, default_value = "bench/out/dataset.json")]
+        dataset: PathBuf,
+        /// Measured time of each phase.
+        #[arg(long, default_value = "20s", value_parser = run::parse_duration)]
+        duration: Duration,
+        /// Unmeasured time at the start of each phase.
+        #[arg(long, default_value = "1s", value_parser = run::parse_duration)]
+        warmup: Duration,
+        /// Connections of the read phases.
+        #[arg(long, default_value_t = 64)]
+        connections: usize,
+        /// Connections of the write phases (create-comment, content-batch, merge).
+        #[arg(long, default_value_t = 4)]
+        write_connections: usize,
+        /// `default` (every family, reads then writes), `reads`, `writes`, or families
+        /// separated by commas.
+        #[arg(long, default_value = "default")]
+        mix: String,
+        /// Also write the results as JSON here (they are always printed on stdout).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// A bare axum server answering any GET with a precomputed JSON body.
+    Reference {
+        #[arg(long, default_value = "127.0.0.1:8090")]
+        listen: SocketAddr,
+        /// Size of the body (the runner uses the size of a real space's JSON).
+        #[arg(long, default_value_t = 1500)]
+        body_bytes: usize,
+    },
+    /// The one command: start quire on a fresh database, generate, measure, write the report.
+    Run {
+        /// Also measure on PostgreSQL (a fresh schema in this database), after SQLite.
+        #[arg(long, env = "QUIRE_DATABASE_URL")]
+        database_url: Option<String>,
+        /// Skip SQLite (PostgreSQL only).
+        #[arg(long)]
+        no_sqlite: bool,
+        #[arg(long, value_enum, default_value = "full")]
+        scale: Scale,
+        #[arg(long, default_value = "default")]
+        mix: String,
+        #[arg(long, default_value = "20s", value_parser = run::parse_duration)]
+        duration: Duration,
+        #[arg(long, default_value = "2s", value_parser = run::parse_duration)]
+        warmup: Duration,
+        /// Measured time of each read family again on one connection (0 to skip).
+        #[arg(long, default_value = "5s", value_parser = run::parse_duration)]
+        latency_duration: Duration,
+        #[arg(long, default_value_t = 64)]
+        connections: usize,
+        #[arg(long, default_value_t = 4)]
+        write_connections: usize,
+        /// The quire binary. Default: `quire` beside this binary (target/release/quire).
+        #[arg(long)]
+        quire_bin: Option<PathBuf>,
+        /// RUST_LOG of the server (its logs go to a file in the run's directory).
+        #[arg(long, default_value = "info")]
+        server_log: String,
+        #[arg(long, default_value = "bench/REPORT.md")]
+        report: PathBuf,
+        /// Every figure as JSON.
+        #[arg(long, default_value = "bench/out/results.json")]
+        json: PathBuf,
+        /// Keep the data directory and PostgreSQL schema.
+        #[arg(long)]
+        keep: bool,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(dispatch(cli.command)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn dispatch(command: Command) -> Result<(), String> {
+    match command {
+        Command::Gen {
+            url,
+            token,
+            scale,
+            out,
+            concurrency,
+            quire_bin,
+            data_dir,
+            database_url,
+        } => {
+            let admin = if data_dir.is_some() || database_url.is_some() {
+                Some(generate::Admin {
+                    quire_bin: quire_bin.map_or_else(sibling_quire, Ok)?,
+                    data_dir,
+                    database_url,
+                })
+            } else {
+                None
+            };
+            let data = generate::generate(generate::GenArgs {
+                url,
+                token,
+                scale,
+                admin,
+                concurrency,
+            })
+            .await?;
+            data.write(&out)?;
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&data.summary).map_err(|e| e.to_string())?
+            );
+            eprintln!("dataset written to {}", out.display());
+            Ok(())
+        }
+        Command::Load {
+            url,
+            dataset,
+            duration,
+            warmup,
+            connections,
+            write_connections,
+            mix,
+            out,
+        } => {
+            let data = dataset::Dataset::read(&dataset)?;
+            let plan = load::plan(&mix, connections, write_connections)?;
+            let addr = conn::addr_of(&url)?;
+            let mut results = Vec::new();
+            if plan.iter().any(|(f, _)| *f != load::Family::Reference) {
+                let driver = load::Driver::new(addr, data).await?;
+                for (family, conns) in plan {
+                    eprintln!("phase: {} at {conns} connections", family.name());
+                    let r = driver.run(family, conns, warmup, duration).await?;
+                    eprint!("{}", load::table(std::slice::from_ref(&r)));
+                    results.push(r);
+                }
+            } else {
+                let driver = load::Driver::reference(addr);
+                for (family, conns) in plan {
+                    results.push(driver.run(family, conns, warmup, duration).await?);
+                }
+            }
+            eprintln!("\n{}", load::table(&results));
+            let json = serde_json::to_string_pretty(&results).map_err(|e| e.to_string())?;
+            if let Some(path) = out {
+                std::fs::write(&path, &json).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+            }
+            println!("{json}");
+            Ok(())
+        }
+        Command::Reference { listen, body_bytes } => reference::serve(listen, body_bytes).await,
+        Command::Run {
+            database_url,
+            no_sqlite,
+            scale,
+            mix,
+            duration,
+            warmup,
+            latency_duration,
+            connections,
+            write_connections,
+            quire_bin,
+            server_log,
+            report,
+            json,
+            keep,
+        } => {
+            let self_bin = std::env::current_exe().map_err(|e| format!("cannot find this binary: {e}"))?;
+            run::run(run::RunArgs {
+                quire_bin: quire_bin.map_or_else(sibling_quire, Ok)?,
+                self_bin,
+                database_url,
+                sqlite: !no_sqlite,
+                scale,
+                mix,
+                duration,
+                warmup,
+                latency_duration,
+                connections,
+                write_connections,
+                server_log,
+                report,
+                json: Some(json),
+                keep,
+            })
+            .await
+        }
+    }
+}
+
+/// `quire` in the directory of this binary: both are built into target/release.
+fn sibling_quire() -> Result<PathBuf, String> {
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find this binary: {e}"))?;
+    let dir = exe.parent().ok_or("this binary has no directory")?;
+    Ok(dir.join("quire"))
+}

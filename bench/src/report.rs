@@ -1,0 +1,541 @@
+//! The markdown report of a run: machine, dataset, one table per engine with every figure
+//! absolute and as a ratio to the reference server, the budgets with pass or fail, memory.
+
+use std::fmt::Write as _;
+
+use crate::load::{Family, FamilyResult};
+use crate::run::{EngineReport, RunReport};
+
+/// A budget's outcome.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Verdict {
+    Pass,
+    Fail,
+    Missing,
+    /// The phase was not in the mix.
+    NotRun,
+}
+
+impl Verdict {
+    fn text(&self) -> &'static str {
+        match self {
+            Verdict::Pass => "pass",
+            Verdict::Fail => "**FAIL**",
+            Verdict::Missing => "n/a (endpoint missing)",
+            Verdict::NotRun => "not run",
+        }
+    }
+}
+
+pub struct Budget {
+    pub name: String,
+    pub target: String,
+    pub measured: String,
+    /// The same figure on one connection, for context.
+    pub unloaded: String,
+    pub verdict: Verdict,
+}
+
+fn ms(v: f64) -> String {
+    if v >= 100.0 {
+        format!("{v:.0} ms")
+    } else if v >= 10.0 {
+        format!("{v:.1} ms")
+    } else {
+        format!("{v:.2} ms")
+    }
+}
+
+fn percent(v: f64) -> String {
+    format!("{:.1}%", v * 100.0)
+}
+
+fn times(v: f64, reference: f64) -> String {
+    if reference > 0.0 {
+        format!("{:.1}×", v / reference)
+    } else {
+        "-".into()
+    }
+}
+
+fn latency_budget(e: &EngineReport, family: Family, name: &str, quantile: &str, limit_ms: f64) -> Budget {
+    let pick = |r: &FamilyResult| if quantile == "p50" { r.p50_ms } else { r.p99_ms };
+    let result = e.result(family);
+    let single = e
+        .single(family)
+        .filter(|r| !r.missing)
+        .map(|r| format!("{} at 1 conn", ms(pick(r))))
+        .unwrap_or_default();
+    match result {
+        None => Budget {
+            name: name.into(),
+            target: format!("{quantile} < {limit_ms} ms"),
+            measured: "-".into(),
+            unloaded: single,
+            verdict: Verdict::NotRun,
+        },
+        Some(r) if r.missing || r.requests == 0 => Budget {
+            name: name.into(),
+            target: format!("{quantile} < {limit_ms} ms"),
+            measured: if r.missing {
+                "-".into()
+            } else {
+                format!("no successful request ({} errors)", r.errors)
+            },
+            unloaded: single,
+            verdict: if r.missing {
+                Verdict::Missing
+            } else {
+                Verdict::Fail
+            },
+        },
+        Some(r) => Budget {
+            name: name.into(),
+            target: format!("{quantile} < {limit_ms} ms"),
+            measured: format!("{} at {} conns", ms(pick(r)), r.connections),
+            unloaded: single,
+            verdict: if pick(r) < limit_ms && r.errors == 0 {
+                Verdict::Pass
+            } else {
+                Verdict::Fail
+            },
+        },
+    }
+}
+
+/// Page 1 and a deep page of one list: p50 within 20% of each other.
+fn list_budget(e: &EngineReport, first: Family, deep: Family, name: &str) -> Budget {
+    let target = "deep page p50 within 20% of page 1".to_string();
+    match (e.result(first), e.result(deep)) {
+        (Some(a), Some(b)) if !a.missing && !b.missing && a.requests > 0 && b.requests > 0 => {
+            let ratio = b.p50_ms / a.p50_ms.max(1e-9);
+            Budget {
+                name: name.into(),
+                target,
+                measured: format!(
+                    "{} vs {} ({}; {})",
+                    ms(a.p50_ms),
+                    ms(b.p50_ms),
+                    format_args!("{:+.0}%", (ratio - 1.0) * 100.0),
+                    b.detail
+                ),
+                unloaded: match (e.single(first), e.single(deep)) {
+                    (Some(x), Some(y)) if x.requests > 0 && y.requests > 0 => {
+                        format!("{} vs {} at 1 conn", ms(x.p50_ms), ms(y.p50_ms))
+                    }
+                    _ => String::new(),
+                },
+                verdict: if (ratio - 1.0).abs() <= 0.20 && a.errors == 0 && b.errors == 0 {
+                    Verdict::Pass
+                } else {
+                    Verdict::Fail
+                },
+            }
+        }
+        (Some(a), Some(b)) if a.missing || b.missing => Budget {
+            name: name.into(),
+            target,
+            measured: "-".into(),
+            unloaded: String::new(),
+            verdict: Verdict::Missing,
+        },
+        (Some(_), Some(_)) => Budget {
+            name: name.into(),
+            target,
+            measured: "no successful request".into(),
+            unloaded: String::new(),
+            verdict: Verdict::Fail,
+        },
+        _ => Budget {
+            name: name.into(),
+            target,
+            measured: "-".into(),
+            unloaded: String::new(),
+            verdict: Verdict::NotRun,
+        },
+    }
+}
+
+pub fn budgets(e: &EngineReport) -> Vec<Budget> {
+    let mut out = Vec::new();
+    let reference = e.reference_rps();
+    let postgres = e.engine == "PostgreSQL";
+    let need = if postgres { 0.10 } else { 0.25 };
+    if let Some(r) = e.result(Family::GetSpace) {
+        let ratio = r.rps / reference.max(1e-9);
+        out.push(Budget {
+            name: "get-space throughput".into(),
+            target: format!(
+                "≥ {} of the reference's rps{}",
+                percent(need),
+                if postgres { " (goal)" } else { "" }
+            ),
+            measured: format!("{} ({:.0} of {:.0} rps)", percent(ratio), r.rps, reference),
+            unloaded: String::new(),
+            verdict: if ratio >= need && r.errors == 0 && !r.missing {
+                Verdict::Pass
+            } else {
+                Verdict::Fail
+            },
+        });
+    }
+    out.push(latency_budget(
+        e,
+        Family::GetSpace,
+        "get-space latency",
+        "p99",
+        10.0,
+    ));
+    out.push(list_budget(
+        e,
+        Family::ListCommentsP1,
+        Family::ListCommentsP50,
+        "10,000-item list: page 1 vs page 50",
+    ));
+    out.push(list_budget(
+        e,
+        Family::ListSpacesP1,
+        Family::ListSpacesDeep,
+        "spaces list: page 1 vs deep page",
+    ));
+    out.push(latency_budget(
+        e,
+        Family::PageTree,
+        "page tree (10,000 pages)",
+        "p50",
+        50.0,
+    ));
+    out.push(latency_budget(
+        e,
+        Family::PageMarkdown,
+        "one page as markdown",
+        "p99",
+        10.0,
+    ));
+    out.push(latency_budget(
+        e,
+        Family::SearchOneWord,
+        "search, one word",
+        "p99",
+        30.0,
+    ));
+    out.push(latency_budget(
+        e,
+        Family::ContentBatch,
+        "one-page content batch",
+        "p50",
+        30.0,
+    ));
+    out.push(latency_budget(e, Family::Merge, "one-page merge", "p50", 100.0));
+    let m = &e.memory;
+    out.push(Budget {
+        name: "memory under load".into(),
+        target: "peak RSS < 200 MB".into(),
+        measured: format!("{:.1} MB", m.peak_under_load_mb),
+        unloaded: String::new(),
+        verdict: if m.peak_under_load_mb < 200.0 {
+            Verdict::Pass
+        } else {
+            Verdict::Fail
+        },
+    });
+    out.push(Budget {
+        name: "memory idle after start".into(),
+        target: "RSS < 40 MB".into(),
+        measured: format!("{:.1} MB", m.idle_after_start_mb),
+        unloaded: String::new(),
+        verdict: if m.idle_after_start_mb < 40.0 {
+            Verdict::Pass
+        } else {
+            Verdict::Fail
+        },
+    });
+    out
+}
+
+pub fn markdown(report: &RunReport) -> String {
+    let mut s = String::new();
+    let m = &report.machine;
+    let st = &report.settings;
+    let _ = writeln!(s, "# quire benchmark report\n");
+    if st.smoke {
+        let _ = writeln!(
+            s,
+            "> **Smoke run, not a measurement.** Small dataset and/or short phases on a shared machine: \
+             these figures only prove that the tools work end to end.\n"
+        );
+    }
+    let _ = writeln!(
+        s,
+        "Written by `quire-bench run` (see `bench/README.md`). Every figure is also given as a ratio to \
+         the reference server measured in the same run on the same machine, because absolute figures \
+         drift on a shared machine.\n"
+    );
+    let _ = writeln!(s, "| | |\n|---|---|");
+    let _ = writeln!(s, "| date | {} |", report.date);
+    let _ = writeln!(s, "| commit | `{}` |", m.commit);
+    let _ = writeln!(
+        s,
+        "| machine | {} CPUs ({}), {} MB memory, Linux {} |",
+        m.cpus, m.cpu_model, m.memory_mb, m.kernel
+    );
+    let _ = writeln!(s, "| load average before the run | {} |", m.load_average_before);
+    let _ = writeln!(
+        s,
+        "| phases | {} s each after {} s warm-up; reads at {} connections, writes at {}; \
+         unloaded pass {} s at 1 connection |",
+        st.duration_s, st.warmup_s, st.connections, st.write_connections, st.latency_duration_s
+    );
+    let _ = writeln!(s, "| dataset scale | {} |", st.scale);
+    let _ = writeln!(s, "| server log level | `RUST_LOG={}` |", st.server_log);
+    let _ = writeln!(
+        s,
+        "| driver | closed loop: each connection sends the next request when the answer has been read; \
+         the driver and the server share the machine |\n"
+    );
+    for e in &report.engines {
+        engine(&mut s, e);
+    }
+    s
+}
+
+fn engine(s: &mut String, e: &EngineReport) {
+    let _ = writeln!(s, "## {}\n", e.engine);
+    let d = &e.dataset;
+    let _ = writeln!(s, "### Dataset\n");
+    let _ = writeln!(
+        s,
+        "{} organization(s), {} spaces, {} pages in the big space ({:.1} MB of markdown, {} links), \
+         {} change requests ({} merged, {} open), {} comments and {} replies ({} resolved), {} members; \
+         made through the API in {:.1} s.\n",
+        d.orgs,
+        d.spaces,
+        d.pages_big_space,
+        d.markdown_bytes as f64 / 1e6,
+        d.links,
+        d.change_requests,
+        d.change_requests_merged,
+        d.change_requests_open,
+        d.comments,
+        d.replies,
+        d.comments_resolved,
+        d.members,
+        d.seconds
+    );
+    let steps: Vec<String> = d.steps.iter().map(|(n, t)| format!("{n} {t:.1} s")).collect();
+    let _ = writeln!(s, "Steps: {}.\n", steps.join(", "));
+    for skipped in &d.skipped {
+        let _ = writeln!(s, "- not made: {skipped}");
+    }
+    if !d.skipped.is_empty() {
+        let _ = writeln!(s);
+    }
+    let rb = &e.reference_before;
+    let ra = &e.reference_after;
+    let reference = e.reference_rps();
+    let _ = writeln!(s, "### Reference server\n");
+    let _ = writeln!(
+        s,
+        "A bare axum server answering a precomputed {}-byte JSON body (the size of a space's JSON) at {} \
+         connections: {:.0} rps before quire's phases, {:.0} rps after (drift {:+.1}%); p50 {}, p99 {}. \
+         Ratios below use the mean, {:.0} rps.\n",
+        e.space_json_bytes,
+        rb.connections,
+        rb.rps,
+        ra.rps,
+        if rb.rps > 0.0 {
+            (ra.rps / rb.rps - 1.0) * 100.0
+        } else {
+            0.0
+        },
+        ms(rb.p50_ms),
+        ms(rb.p99_ms),
+        reference
+    );
+    let _ = writeln!(s, "### Figures\n");
+    let _ = writeln!(
+        s,
+        "| family | conns | rps | % of reference rps | p50 | p99 | max | p50 / ref p50 | p99 / ref p99 | errors | what |"
+    );
+    let _ = writeln!(s, "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|");
+    let (ref_p50, ref_p99) = ((rb.p50_ms + ra.p50_ms) / 2.0, (rb.p99_ms + ra.p99_ms) / 2.0);
+    for r in &e.results {
+        row(s, r, reference, ref_p50, ref_p99);
+    }
+    let _ = writeln!(s);
+    if !e.single.is_empty() {
+        let (sr, s50, s99) = e
+            .reference_single
+            .as_ref()
+            .map(|r| (r.rps, r.p50_ms, r.p99_ms))
+            .unwrap_or_default();
+        let _ = writeln!(
+            s,
+            "Reads on one connection (latency without queueing; reference: {sr:.0} rps, p50 {}):\n",
+            ms(s50)
+        );
+        let _ = writeln!(
+            s,
+            "| family | conns | rps | % of reference rps | p50 | p99 | max | p50 / ref p50 | p99 / ref p99 | errors | what |"
+        );
+        let _ = writeln!(s, "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|");
+        for r in &e.single {
+            row(s, r, sr, s50, s99);
+        }
+        let _ = writeln!(s);
+    }
+    let errors: Vec<&FamilyResult> = e
+        .results
+        .iter()
+        .chain(e.single.iter())
+        .filter(|r| r.errors > 0)
+        .collect();
+    if !errors.is_empty() {
+        let _ = writeln!(s, "Errors:\n");
+        for r in errors {
+            for sample in &r.error_samples {
+                let _ = writeln!(
+                    s,
+                    "- {} ({} conns): `{}`",
+                    r.family,
+                    r.connections,
+                    sample.replace('`', "'")
+                );
+            }
+        }
+        let _ = writeln!(s);
+    }
+    if !e.server_errors.is_empty() {
+        let _ = writeln!(s, "Server log errors (first few):\n");
+        for l in &e.server_errors {
+            let _ = writeln!(s, "- `{}`", l.replace('`', "'"));
+        }
+        let _ = writeln!(s);
+    }
+    let _ = writeln!(s, "### Budgets\n");
+    let _ = writeln!(s, "| budget | target | measured | unloaded | verdict |");
+    let _ = writeln!(s, "|---|---|---|---|---|");
+    for b in budgets(e) {
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {} | {} |",
+            b.name,
+            b.target,
+            b.measured,
+            b.unloaded,
+            b.verdict.text()
+        );
+    }
+    let _ = writeln!(s);
+    let m = &e.memory;
+    let _ = writeln!(s, "### Memory (server resident set)\n");
+    let _ = writeln!(
+        s,
+        "Idle after start {:.1} MB; idle after the dataset {:.1} MB; peak under load {:.1} MB.\n",
+        m.idle_after_start_mb, m.idle_after_gen_mb, m.peak_under_load_mb
+    );
+    if !m.per_phase_mb.is_empty() {
+        let phases: Vec<String> = m
+            .per_phase_mb
+            .iter()
+            .map(|(n, v)| format!("{n} {v:.0}"))
+            .collect();
+        let _ = writeln!(s, "Peak per phase (MB): {}.\n", phases.join(", "));
+    }
+}
+
+fn row(s: &mut String, r: &FamilyResult, ref_rps: f64, ref_p50: f64, ref_p99: f64) {
+    if r.missing {
+        let _ = writeln!(
+            s,
+            "| {} | {} | n/a (endpoint missing) | | | | | | | | {} |",
+            r.family, r.connections, r.detail
+        );
+        return;
+    }
+    let _ = writeln!(
+        s,
+        "| {} | {} | {:.0} | {} | {} | {} | {} | {} | {} | {} | {} |",
+        r.family,
+        r.connections,
+        r.rps,
+        if ref_rps > 0.0 {
+            percent(r.rps / ref_rps)
+        } else {
+            "-".into()
+        },
+        ms(r.p50_ms),
+        ms(r.p99_ms),
+        ms(r.max_ms),
+        times(r.p50_ms, ref_p50),
+        times(r.p99_ms, ref_p99),
+        r.errors,
+        r.detail
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::run::{Machine, Settings};
+
+    fn result(family: Family, conns: usize, rps: f64, p50: f64, p99: f64) -> FamilyResult {
+        FamilyResult {
+            family: family.name().into(),
+            connections: conns,
+            requests: 100,
+            rps,
+            p50_ms: p50,
+            p99_ms: p99,
+            max_ms: p99 * 2.0,
+            ..FamilyResult::default()
+        }
+    }
+
+    #[test]
+    fn budgets_pass_fail_missing_and_not_run() {
+        let mut e = EngineReport {
+            engine: "SQLite".into(),
+            reference_before: result(Family::Reference, 64, 100_000.0, 0.5, 1.0),
+            reference_after: result(Family::Reference, 64, 100_000.0, 0.5, 1.0),
+            ..EngineReport::default()
+        };
+        e.results = vec![
+            result(Family::GetSpace, 64, 30_000.0, 2.0, 8.0),
+            result(Family::ListCommentsP1, 64, 3_000.0, 10.0, 20.0),
+            result(Family::ListCommentsP50, 64, 2_000.0, 15.0, 30.0),
+            FamilyResult {
+                missing: true,
+                ..result(Family::SearchOneWord, 64, 0.0, 0.0, 0.0)
+            },
+        ];
+        e.memory.peak_under_load_mb = 120.0;
+        e.memory.idle_after_start_mb = 15.0;
+        let b = budgets(&e);
+        let verdict = |name: &str| {
+            b.iter()
+                .find(|x| x.name.starts_with(name))
+                .map(|x| x.verdict.clone())
+                .unwrap()
+        };
+        assert_eq!(verdict("get-space throughput"), Verdict::Pass);
+        assert_eq!(verdict("get-space latency"), Verdict::Pass);
+        assert_eq!(verdict("10,000-item list"), Verdict::Fail, "+50%");
+        assert_eq!(verdict("spaces list"), Verdict::NotRun);
+        assert_eq!(verdict("search"), Verdict::Missing);
+        assert_eq!(verdict("one-page merge"), Verdict::NotRun);
+        assert_eq!(verdict("memory under load"), Verdict::Pass);
+        let text = markdown(&RunReport {
+            date: "today".into(),
+            machine: Machine::default(),
+            settings: Settings {
+                smoke: true,
+                ..Settings::default()
+            },
+            engines: vec![e],
+        });
+        assert!(text.contains("Smoke run, not a measurement"));
+        assert!(text.contains("| get-space | 64 | 30000 | 30.0% |"), "{text}");
+        assert!(text.contains("n/a (endpoint missing)"));
+    }
+}
