@@ -244,3 +244,18 @@ where
             .map_err(|e| ApiError::bad_request(format!("invalid path: {e}")))
     }
 }
+
+/// Path parameters by name, for handlers mounted on several routes whose parameters differ
+/// (a space's comments and a change request's comments share handlers).
+pub type PathParams = Path<std::collections::HashMap<String, String>>;
+
+/// One named path parameter; a route without it is a wiring mistake, answered as a bad request.
+pub fn param<'a>(
+    params: &'a std::collections::HashMap<String, String>,
+    name: &str,
+) -> Result<&'a str, ApiError> {
+    params
+        .get(name)
+        .map(String::as_str)
+        .ok_or_else(|| ApiError::bad_request(format!("missing path parameter {name}")))
+}

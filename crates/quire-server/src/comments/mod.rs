@@ -55,14 +55,8 @@ pub fn routes() -> Router<App> {
         )
 }
 
-type Params = Path<HashMap<String, String>>;
-
-fn param<'a>(params: &'a HashMap<String, String>, name: &str) -> ApiResult<&'a str> {
-    params
-        .get(name)
-        .map(String::as_str)
-        .ok_or_else(|| ApiError::bad_request(format!("missing path parameter {name}")))
-}
+type Params = crate::extract::PathParams;
+use crate::extract::param;
 
 /// The space and scope of a comment route; the revision comments there point into.
 struct Opened {
@@ -438,37 +432,89 @@ fn react(c: &mut dyn Conn, target: &str, user: &str, added: &[String], removed: 
     Ok(())
 }
 
+/// The edits comments and replies share: a new body, by its author only, and the caller's
+/// reactions, by anyone who may comment.
+struct Edit {
+    text: Option<String>,
+    added_reactions: Vec<String>,
+    removed_reactions: Vec<String>,
+}
+
+impl Edit {
+    fn parse(
+        body: Option<DocumentInput>,
+        added_reactions: Vec<String>,
+        removed_reactions: Vec<String>,
+    ) -> ApiResult<Edit> {
+        check_emojis(&added_reactions)?;
+        check_emojis(&removed_reactions)?;
+        Ok(Edit {
+            text: body.map(self::body).transpose()?,
+            added_reactions,
+            removed_reactions,
+        })
+    }
+
+    /// Applies the edit to the comment or reply `id` of `table`, written by `author`.
+    fn apply(
+        &self,
+        c: &mut dyn Conn,
+        opened: &Opened,
+        caller: &str,
+        table: &str,
+        id: &str,
+        author: &str,
+    ) -> ApiResult<()> {
+        if let Some(text) = &self.text {
+            if !model::permissions(&opened.space, caller, author).edit {
+                let what = if table == "comments" { "comment" } else { "reply" };
+                return Err(ApiError::forbidden(format!(
+                    "only the author of a {what} may edit it"
+                )));
+            }
+            c.execute(
+                &format!("UPDATE {table} SET body = ?2, edited_at = ?3 WHERE id = ?1"),
+                params![id, text.clone(), clock::now_ms()],
+            )?;
+        }
+        if !self.added_reactions.is_empty() || !self.removed_reactions.is_empty() {
+            require(opened, SpaceAction::Comment)?;
+            react(c, id, caller, &self.added_reactions, &self.removed_reactions)?;
+        }
+        Ok(())
+    }
+}
+
+/// Deletes are idempotent: a comment, reply or space that is not there is already deleted.
+fn unless_gone<T>(found: ApiResult<T>) -> ApiResult<Option<T>> {
+    match found {
+        Err(e) if e.status == StatusCode::NOT_FOUND => Ok(None),
+        other => other.map(Some),
+    }
+}
+
 async fn update_comment(
     caller: Caller,
     State(app): State<App>,
     Path(params): Params,
     Json(update): Json<UpdateComment>,
 ) -> ApiResult<axum::Json<CommentJson>> {
-    check_emojis(&update.added_reactions)?;
-    check_emojis(&update.removed_reactions)?;
-    let text = update.body.map(body).transpose()?;
+    let edit = Edit::parse(update.body, update.added_reactions, update.removed_reactions)?;
     let app2 = app.clone();
     let json = app
         .db
         .write(move |c| {
             let opened = open(c, &params, &caller.user_id)?;
             let comment = load_comment(c, &opened.scope, param(&params, "commentId")?)?;
-            let allowed = model::permissions(&opened.space, &caller.user_id, &comment.posted_by);
-            let now = clock::now_ms();
-            if let Some(text) = &text {
-                if !allowed.edit {
-                    return Err(ApiError::forbidden("only the author of a comment may edit it"));
-                }
-                c.execute("UPDATE comments SET body = ?2, edited_at = ?3 WHERE id = ?1", params![comment.id.clone(), text.clone(), now])?;
-            }
-            if update.resolved.is_some() || !update.added_reactions.is_empty() || !update.removed_reactions.is_empty() {
+            edit.apply(c, &opened, &caller.user_id, "comments", &comment.id, &comment.posted_by)?;
+            if update.resolved.is_some() {
                 require(&opened, SpaceAction::Comment)?;
             }
             match update.resolved {
                 Some(true) if comment.status != "resolved" => {
                     c.execute(
                         "UPDATE comments SET status = 'resolved', resolved_at = ?2, resolved_by = ?3 WHERE id = ?1",
-                        params![comment.id.clone(), now, caller.user_id.clone()],
+                        params![comment.id.clone(), clock::now_ms(), caller.user_id.clone()],
                     )?;
                 }
                 Some(false) => {
@@ -479,7 +525,6 @@ async fn update_comment(
                 }
                 _ => {}
             }
-            react(c, &comment.id, &caller.user_id, &update.added_reactions, &update.removed_reactions)?;
             let comment = load_comment(c, &opened.scope, &comment.id)?;
             render_one(c, &app2, &opened, &caller.user_id, &comment, BodyFormat::Markdown)
         })
@@ -494,13 +539,11 @@ async fn delete_comment(
 ) -> ApiResult<StatusCode> {
     app.db
         .write(move |c| {
-            let opened = match open(c, &params, &caller.user_id) {
-                Err(e) if e.status == StatusCode::NOT_FOUND => return Ok(()),
-                other => other?,
+            let Some(opened) = unless_gone(open(c, &params, &caller.user_id))? else {
+                return Ok(());
             };
-            let comment = match load_comment(c, &opened.scope, param(&params, "commentId")?) {
-                Err(e) if e.status == StatusCode::NOT_FOUND => return Ok(()),
-                other => other?,
+            let Some(comment) = unless_gone(load_comment(c, &opened.scope, param(&params, "commentId")?))? else {
+                return Ok(());
             };
             if !model::permissions(&opened.space, &caller.user_id, &comment.posted_by).delete {
                 return Err(ApiError::forbidden("only the author of a comment and space admins may delete it"));
@@ -640,9 +683,7 @@ async fn update_reply(
     Path(params): Params,
     Json(update): Json<UpdateReply>,
 ) -> ApiResult<axum::Json<ReplyJson>> {
-    check_emojis(&update.added_reactions)?;
-    check_emojis(&update.removed_reactions)?;
-    let text = update.body.map(body).transpose()?;
+    let edit = Edit::parse(update.body, update.added_reactions, update.removed_reactions)?;
     let app2 = app.clone();
     let json = app
         .db
@@ -650,24 +691,13 @@ async fn update_reply(
             let opened = open(c, &params, &caller.user_id)?;
             let comment = load_comment(c, &opened.scope, param(&params, "commentId")?)?;
             let reply = load_reply(c, &comment, param(&params, "commentReplyId")?)?;
-            if let Some(text) = &text {
-                if !model::permissions(&opened.space, &caller.user_id, &reply.posted_by).edit {
-                    return Err(ApiError::forbidden("only the author of a reply may edit it"));
-                }
-                c.execute(
-                    "UPDATE comment_replies SET body = ?2, edited_at = ?3 WHERE id = ?1",
-                    params![reply.id.clone(), text.clone(), clock::now_ms()],
-                )?;
-            }
-            if !update.added_reactions.is_empty() || !update.removed_reactions.is_empty() {
-                require(&opened, SpaceAction::Comment)?;
-            }
-            react(
+            edit.apply(
                 c,
-                &reply.id,
+                &opened,
                 &caller.user_id,
-                &update.added_reactions,
-                &update.removed_reactions,
+                "comment_replies",
+                &reply.id,
+                &reply.posted_by,
             )?;
             let reply = load_reply(c, &comment, &reply.id)?;
             render_reply(c, &app2, &opened, &caller.user_id, &reply, BodyFormat::Markdown)
@@ -684,9 +714,8 @@ async fn delete_reply(caller: Caller, State(app): State<App>, Path(params): Para
                 let reply = load_reply(c, &comment, param(&params, "commentReplyId")?)?;
                 Ok((opened, reply))
             });
-            let (opened, reply) = match found {
-                Err(e) if e.status == StatusCode::NOT_FOUND => return Ok(()),
-                other => other?,
+            let Some((opened, reply)) = unless_gone(found)? else {
+                return Ok(());
             };
             if !model::permissions(&opened.space, &caller.user_id, &reply.posted_by).delete {
                 return Err(ApiError::forbidden(

@@ -14,13 +14,35 @@ use crate::error::{ApiError, ApiResult};
 use crate::extract::{Path, Query};
 use crate::paging::{List, Page};
 
-type Params = Path<HashMap<String, String>>;
+type Params = crate::extract::PathParams;
+use crate::extract::param;
 
-fn param<'a>(params: &'a HashMap<String, String>, name: &str) -> ApiResult<&'a str> {
-    params
-        .get(name)
-        .map(String::as_str)
-        .ok_or_else(|| ApiError::bad_request(format!("missing path parameter {name}")))
+/// Opens the revision a content route names: the space's main content, a change request's or
+/// a past revision's, checking that the caller may read it.
+fn open_path(
+    c: &mut dyn crate::db::Conn,
+    app: &App,
+    caller: &Caller,
+    params: &HashMap<String, String>,
+) -> ApiResult<Opened> {
+    open(
+        c,
+        app,
+        &caller.user_id,
+        param(params, "spaceId")?,
+        &Source::from_params(params),
+    )
+}
+
+/// The page of a revision, or a 404 naming it.
+fn page_in<'a>(opened: &'a Opened, page_id: &str) -> ApiResult<&'a quire_content::tree::PageEntry> {
+    opened
+        .stored
+        .tree
+        .pages
+        .get(page_id)
+        .map(|p| p.as_ref())
+        .ok_or_else(|| ApiError::not_found(format!("page {page_id:?} not found in this revision")))
 }
 
 /// Runs a read that renders a whole revision on the blocking pool.
@@ -33,8 +55,7 @@ async fn with_revision<T: Send + 'static>(
     let app2 = app.clone();
     app.db
         .read_blocking(move |c| {
-            let space_id = param(&params, "spaceId")?;
-            let opened = open(c, &app2, &caller.user_id, space_id, &Source::from_params(&params))?;
+            let opened = open_path(c, &app2, &caller, &params)?;
             render(&app2, &opened)
         })
         .await
@@ -136,13 +157,7 @@ pub async fn get_file(
     let json =
         app.db
             .read(move |c| {
-                let opened = open(
-                    c,
-                    &app2,
-                    &caller.user_id,
-                    param(&params, "spaceId")?,
-                    &Source::from_params(&params),
-                )?;
+                let opened = open_path(c, &app2, &caller, &params)?;
                 let file_id = param(&params, "fileId")?;
                 let file = opened.stored.tree.files.get(file_id).ok_or_else(|| {
                     ApiError::not_found(format!("file {file_id:?} not found in this revision"))
@@ -162,12 +177,12 @@ fn page_json(
     opts: &ReadOptions,
 ) -> ApiResult<PageJson> {
     let stored = &opened.stored;
-    let page = stored
-        .tree
-        .pages
-        .get(page_id)
-        .filter(|p| opts.computed || p.kind != quire_content::tree::PageKind::Computed)
-        .ok_or_else(|| ApiError::not_found(format!("page {page_id:?} not found in this revision")))?;
+    let page = page_in(opened, page_id)?;
+    if !opts.computed && page.kind == quire_content::tree::PageKind::Computed {
+        return Err(ApiError::not_found(format!(
+            "page {page_id:?} not found in this revision"
+        )));
+    }
     let ctx = opened.context(app);
     let children = page
         .kind
@@ -196,13 +211,7 @@ pub async fn get_page(
     let json = app
         .db
         .read(move |c| {
-            let opened = open(
-                c,
-                &app2,
-                &caller.user_id,
-                param(&params, "spaceId")?,
-                &Source::from_params(&params),
-            )?;
+            let opened = open_path(c, &app2, &caller, &params)?;
             page_json(c, &app2, &opened, param(&params, "pageId")?, &opts)
         })
         .await?;
@@ -220,13 +229,7 @@ pub async fn get_page_by_path(
     let json = app
         .db
         .read(move |c| {
-            let opened = open(
-                c,
-                &app2,
-                &caller.user_id,
-                param(&params, "spaceId")?,
-                &Source::from_params(&params),
-            )?;
+            let opened = open_path(c, &app2, &caller, &params)?;
             let path = param(&params, "pagePath")?;
             let id = opened
                 .stored
@@ -249,13 +252,7 @@ pub async fn get_reusable(
     let json = app
         .db
         .read(move |c| {
-            let opened = open(
-                c,
-                &app2,
-                &caller.user_id,
-                param(&params, "spaceId")?,
-                &Source::from_params(&params),
-            )?;
+            let opened = open_path(c, &app2, &caller, &params)?;
             let id = param(&params, "reusableContentId")?;
             let r = opened.stored.tree.reusable.get(id).ok_or_else(|| {
                 ApiError::not_found(format!("reusable content {id:?} not found in this revision"))
@@ -275,43 +272,34 @@ pub async fn get_page_document(
 ) -> ApiResult<axum::Json<Document>> {
     let opts = ReadOptions::from_query(&query)?;
     let app2 = app.clone();
-    let document =
-        app.db
-            .read(move |c| {
-                let opened = open(
-                    c,
-                    &app2,
-                    &caller.user_id,
-                    param(&params, "spaceId")?,
-                    &Source::from_params(&params),
-                )?;
-                let page_id = param(&params, "pageId")?;
-                let page = opened.stored.tree.pages.get(page_id).ok_or_else(|| {
-                    ApiError::not_found(format!("page {page_id:?} not found in this revision"))
-                })?;
-                let opts = ReadOptions {
-                    format: Some(render::Format::Document),
-                    ..opts
-                };
-                let document = match &page.document {
-                    Some(hash) => Some(
-                        store::load_document(c, &app2.content, &opened.stored.meta.space_id, hash)?
-                            .document
-                            .clone(),
-                    ),
-                    None => None,
-                };
-                let ctx = opened.context(&app2);
-                let json = render::with_body(
-                    &opened.stored,
-                    page,
-                    render::page(&ctx, opened.stored.index(), page, None),
-                    document,
-                    &opts,
-                );
-                Ok::<_, ApiError>(json.document.unwrap_or_default())
-            })
-            .await?;
+    let document = app
+        .db
+        .read(move |c| {
+            let opened = open_path(c, &app2, &caller, &params)?;
+            let page = page_in(&opened, param(&params, "pageId")?)?;
+            let opts = ReadOptions {
+                format: Some(render::Format::Document),
+                ..opts
+            };
+            let document = match &page.document {
+                Some(hash) => Some(
+                    store::load_document(c, &app2.content, &opened.stored.meta.space_id, hash)?
+                        .document
+                        .clone(),
+                ),
+                None => None,
+            };
+            let ctx = opened.context(&app2);
+            let json = render::with_body(
+                &opened.stored,
+                page,
+                render::page(&ctx, opened.stored.index(), page, None),
+                document,
+                &opts,
+            );
+            Ok::<_, ApiError>(json.document.unwrap_or_default())
+        })
+        .await?;
     Ok(axum::Json(document))
 }
 
