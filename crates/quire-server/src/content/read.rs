@@ -34,6 +34,24 @@ fn open_path(
     )
 }
 
+/// Runs a read of one item of the revision a content route names, inline on SQLite.
+async fn read_opened<T: Send + 'static>(
+    app: &App,
+    caller: Caller,
+    params: HashMap<String, String>,
+    read: impl FnOnce(&mut dyn crate::db::Conn, &App, &Opened, &HashMap<String, String>) -> ApiResult<T>
+    + Send
+    + 'static,
+) -> ApiResult<T> {
+    let app2 = app.clone();
+    app.db
+        .read(move |c| {
+            let opened = open_path(c, &app2, &caller, &params)?;
+            read(c, &app2, &opened, &params)
+        })
+        .await
+}
+
 /// The page of a revision, or a 404 naming it.
 fn page_in<'a>(opened: &'a Opened, page_id: &str) -> ApiResult<&'a quire_content::tree::PageEntry> {
     opened
@@ -153,18 +171,16 @@ pub async fn get_file(
     query: Query,
 ) -> ApiResult<axum::Json<FileJson>> {
     ReadOptions::from_query(&query)?;
-    let app2 = app.clone();
     let json =
-        app.db
-            .read(move |c| {
-                let opened = open_path(c, &app2, &caller, &params)?;
-                let file_id = param(&params, "fileId")?;
-                let file = opened.stored.tree.files.get(file_id).ok_or_else(|| {
+        read_opened(&app, caller, params, move |_, app, opened, params| {
+            let file_id = param(params, "fileId")?;
+            let file =
+                opened.stored.tree.files.get(file_id).ok_or_else(|| {
                     ApiError::not_found(format!("file {file_id:?} not found in this revision"))
                 })?;
-                Ok::<_, ApiError>(render::file(&opened.context(&app2), file))
-            })
-            .await?;
+            Ok::<_, ApiError>(render::file(&opened.context(app), file))
+        })
+        .await?;
     Ok(axum::Json(json))
 }
 
@@ -207,14 +223,10 @@ pub async fn get_page(
     query: Query,
 ) -> ApiResult<axum::Json<PageJson>> {
     let opts = ReadOptions::from_query(&query)?;
-    let app2 = app.clone();
-    let json = app
-        .db
-        .read(move |c| {
-            let opened = open_path(c, &app2, &caller, &params)?;
-            page_json(c, &app2, &opened, param(&params, "pageId")?, &opts)
-        })
-        .await?;
+    let json = read_opened(&app, caller, params, move |c, app, opened, params| {
+        page_json(c, app, opened, param(params, "pageId")?, &opts)
+    })
+    .await?;
     Ok(axum::Json(json))
 }
 
@@ -225,21 +237,17 @@ pub async fn get_page_by_path(
     query: Query,
 ) -> ApiResult<axum::Json<PageJson>> {
     let opts = ReadOptions::from_query(&query)?;
-    let app2 = app.clone();
-    let json = app
-        .db
-        .read(move |c| {
-            let opened = open_path(c, &app2, &caller, &params)?;
-            let path = param(&params, "pagePath")?;
-            let id = opened
-                .stored
-                .index()
-                .by_path(path)
-                .ok_or_else(|| ApiError::not_found(format!("no page at path {path:?} in this revision")))?
-                .to_string();
-            page_json(c, &app2, &opened, &id, &opts)
-        })
-        .await?;
+    let json = read_opened(&app, caller, params, move |c, app, opened, params| {
+        let path = param(params, "pagePath")?;
+        let id = opened
+            .stored
+            .index()
+            .by_path(path)
+            .ok_or_else(|| ApiError::not_found(format!("no page at path {path:?} in this revision")))?
+            .to_string();
+        page_json(c, app, opened, &id, &opts)
+    })
+    .await?;
     Ok(axum::Json(json))
 }
 
@@ -248,18 +256,14 @@ pub async fn get_reusable(
     State(app): State<App>,
     Path(params): Params,
 ) -> ApiResult<axum::Json<ReusableJson>> {
-    let app2 = app.clone();
-    let json = app
-        .db
-        .read(move |c| {
-            let opened = open_path(c, &app2, &caller, &params)?;
-            let id = param(&params, "reusableContentId")?;
-            let r = opened.stored.tree.reusable.get(id).ok_or_else(|| {
-                ApiError::not_found(format!("reusable content {id:?} not found in this revision"))
-            })?;
-            Ok::<_, ApiError>(render::reusable(r))
-        })
-        .await?;
+    let json = read_opened(&app, caller, params, move |_, _, opened, params| {
+        let id = param(params, "reusableContentId")?;
+        let r = opened.stored.tree.reusable.get(id).ok_or_else(|| {
+            ApiError::not_found(format!("reusable content {id:?} not found in this revision"))
+        })?;
+        Ok::<_, ApiError>(render::reusable(r))
+    })
+    .await?;
     Ok(axum::Json(json))
 }
 
@@ -271,35 +275,31 @@ pub async fn get_page_document(
     query: Query,
 ) -> ApiResult<axum::Json<Document>> {
     let opts = ReadOptions::from_query(&query)?;
-    let app2 = app.clone();
-    let document = app
-        .db
-        .read(move |c| {
-            let opened = open_path(c, &app2, &caller, &params)?;
-            let page = page_in(&opened, param(&params, "pageId")?)?;
-            let opts = ReadOptions {
-                format: Some(render::Format::Document),
-                ..opts
-            };
-            let document = match &page.document {
-                Some(hash) => Some(
-                    store::load_document(c, &app2.content, &opened.stored.meta.space_id, hash)?
-                        .document
-                        .clone(),
-                ),
-                None => None,
-            };
-            let ctx = opened.context(&app2);
-            let json = render::with_body(
-                &opened.stored,
-                page,
-                render::page(&ctx, opened.stored.index(), page, None),
-                document,
-                &opts,
-            );
-            Ok::<_, ApiError>(json.document.unwrap_or_default())
-        })
-        .await?;
+    let document = read_opened(&app, caller, params, move |c, app, opened, params| {
+        let page = page_in(opened, param(params, "pageId")?)?;
+        let opts = ReadOptions {
+            format: Some(render::Format::Document),
+            ..opts
+        };
+        let document = match &page.document {
+            Some(hash) => Some(
+                store::load_document(c, &app.content, &opened.stored.meta.space_id, hash)?
+                    .document
+                    .clone(),
+            ),
+            None => None,
+        };
+        let ctx = opened.context(app);
+        let json = render::with_body(
+            &opened.stored,
+            page,
+            render::page(&ctx, opened.stored.index(), page, None),
+            document,
+            &opts,
+        );
+        Ok::<_, ApiError>(json.document.unwrap_or_default())
+    })
+    .await?;
     Ok(axum::Json(document))
 }
 
