@@ -10,9 +10,11 @@ pub struct Dataset {
     pub url: String,
     /// The administrator's token (owner of every organization made).
     pub admin_token: String,
-    /// Tokens of the members made (editors of the first organization); empty when members
-    /// could not be made.
+    /// Tokens of the members made (editors); empty when members could not be made. All joined
+    /// the first organization; the first `members_everywhere` joined every organization.
     pub member_tokens: Vec<String>,
+    #[serde(default)]
+    pub members_everywhere: usize,
     pub orgs: Vec<String>,
     /// The organization with the most spaces: the `list-spaces-*` families list it.
     pub list_org: String,
@@ -81,12 +83,14 @@ impl Dataset {
         std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
     }
 
-    /// Tokens to spread reads over: the members', else the administrator's.
+    /// Tokens to spread reads over: those of the members who may read every space (reads go to
+    /// spaces of every organization), else the administrator's.
     pub fn read_tokens(&self) -> Vec<String> {
-        if self.member_tokens.is_empty() {
+        let everywhere = &self.member_tokens[..self.members_everywhere.min(self.member_tokens.len())];
+        if everywhere.is_empty() {
             vec![self.admin_token.clone()]
         } else {
-            self.member_tokens.clone()
+            everywhere.to_vec()
         }
     }
 }

@@ -465,6 +465,13 @@ pub async fn generate(args: GenArgs) -> Result<Dataset, String> {
         },
         url: args.url.clone(),
         admin_token: token,
+        members_everywhere: plan
+            .members_per_org
+            .iter()
+            .copied()
+            .min()
+            .unwrap_or(0)
+            .min(member_tokens.len()),
         member_tokens,
         list_org: orgs[0].clone(),
         list_org_spaces,
@@ -777,12 +784,16 @@ async fn comments(
         let writer = writers[i % writers.len()].clone();
         targets.push((big_space.to_string(), page, writer, text::comment(&mut rng)));
     }
+    // The other spaces are in every organization: their comments and replies are written by
+    // the members who joined them all (the first ones), so that none is refused.
+    let everywhere = plan.members_per_org.iter().copied().min().unwrap_or(0);
+    let shared = &writers[..everywhere.clamp(1, writers.len())];
     for i in 0..plan.other_comments {
         let space = others
             .get(i % others.len().max(1))
             .cloned()
             .unwrap_or_else(|| big_space.to_string());
-        let writer = writers[i % writers.len()].clone();
+        let writer = shared[i % shared.len()].clone();
         targets.push((space, None, writer, text::comment(&mut rng)));
     }
     // Probe: does the server have comments at all?
@@ -836,7 +847,7 @@ async fn comments(
             replies.push((
                 s.clone(),
                 c.clone(),
-                writers[i % writers.len()].clone(),
+                shared[i % shared.len()].clone(),
                 text::comment(&mut rng),
             ));
         }

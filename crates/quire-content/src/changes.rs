@@ -6,6 +6,7 @@
 //! every document written from markdown against the final tree, so that a page may link to one
 //! inserted later in the same batch (`./<ref>.md`) and to files inserted anywhere in it.
 
+use std::cell::OnceCell;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
@@ -740,7 +741,9 @@ impl Batch<'_, '_> {
 
     /// Resolves links, fills keys, encodes documents and points pages at them.
     fn finish(mut self) -> Result<BatchOutcome, BatchError> {
-        let index = self.tree.index();
+        // Paths are needed only by relative links; most batches have none, and indexing a
+        // 10,000-page tree was most of a one-page batch's time.
+        let index = std::cell::OnceCell::new();
         let mut documents = Vec::new();
         let pending = std::mem::take(&mut self.pending);
         for (
@@ -754,8 +757,7 @@ impl Batch<'_, '_> {
         ) in pending
         {
             if from_markdown {
-                let current = index.file_path(&page).unwrap_or_else(|| "README.md".to_string());
-                let resolver = |target: &str| self.resolve_markdown_target(&index, &current, target);
+                let resolver = |target: &str| self.resolve_markdown_target(&index, &page, target);
                 resolve_links(&mut document, &resolver);
             } else {
                 for_each_ref_mut(&mut document, &mut |r| self.map_ref(r));
@@ -786,11 +788,11 @@ impl Batch<'_, '_> {
     /// Turns a markdown link target into a reference, GitBook's way: `/pages/<id or path>`,
     /// `/files/<id>`, batch refs (`./<ref>.md`, `./<ref>`), relative `.md` paths and folders,
     /// and `#anchors`. A target that names nothing stays a URL.
-    fn resolve_markdown_target(&self, index: &TreeIndex, current: &str, target: &str) -> Option<ContentRef> {
+    fn resolve_markdown_target(&self, index: &OnceCell<TreeIndex>, page: &str, target: &str) -> Option<ContentRef> {
         resolve_target(
             &self.tree,
             index,
-            current,
+            page,
             target,
             &self.page_refs,
             &self.file_refs,
@@ -798,15 +800,18 @@ impl Batch<'_, '_> {
     }
 }
 
-/// Resolves a markdown link target against a tree (see [`Batch::resolve_markdown_target`]).
+/// Resolves a markdown link target written in page `page` against a tree (see
+/// [`Batch::resolve_markdown_target`]). The tree's index is built in `index` when a target
+/// needs paths.
 pub fn resolve_target(
     tree: &Tree,
-    index: &TreeIndex,
-    current_file: &str,
+    index: &OnceCell<TreeIndex>,
+    page: &str,
     target: &str,
     page_refs: &HashMap<String, String>,
     file_refs: &HashMap<String, String>,
 ) -> Option<ContentRef> {
+    let index = || index.get_or_init(|| tree.index());
     let (path_part, anchor) = match target.split_once('#') {
         Some((p, a)) => (p, Some(a.to_string()).filter(|a| !a.is_empty())),
         None => (target, None),
@@ -827,7 +832,7 @@ pub fn resolve_target(
             .trim_end_matches(".md")
             .trim_end_matches("/README")
             .trim_end_matches("README");
-        return index.by_path(path).map(page_ref);
+        return index().by_path(path).map(page_ref);
     }
     if let Some(rest) = path_part.strip_prefix("/files/") {
         return tree.files.contains_key(rest).then(|| ContentRef::file(rest));
@@ -841,7 +846,16 @@ pub fn resolve_target(
     if let Some(id) = file_refs.get(bare) {
         return Some(ContentRef::file(id));
     }
-    match normalize_link_target(current_file, target)? {
+    // Only a relative path needs the page's own path (and so the index).
+    let relative = !path_part.is_empty()
+        && !path_part.starts_with('/')
+        && !matches!(normalize_link_target("", target), Some(LinkTarget::External(_)));
+    let current_file = if relative {
+        index().file_path(page).unwrap_or_else(|| "README.md".to_string())
+    } else {
+        String::new()
+    };
+    match normalize_link_target(&current_file, target)? {
         LinkTarget::External(_) => None,
         LinkTarget::Anchor(a) => Some(ContentRef::Anchor {
             anchor: a,
@@ -855,7 +869,7 @@ pub fn resolve_target(
         } => {
             if !is_page {
                 // A folder link without an extension: the page at that path, if any.
-                return index.by_path(&path).map(|id| match anchor {
+                return index().by_path(&path).map(|id| match anchor {
                     Some(a) => ContentRef::Anchor {
                         anchor: a,
                         page: Some(id.to_string()),
@@ -864,7 +878,7 @@ pub fn resolve_target(
                     None => ContentRef::page(id),
                 });
             }
-            let id = index.by_path(&path)?;
+            let id = index().by_path(&path)?;
             Some(match anchor {
                 Some(a) => ContentRef::Anchor {
                     anchor: a,

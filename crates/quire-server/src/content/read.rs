@@ -3,6 +3,7 @@
 use std::collections::HashMap;
 
 use axum::extract::State;
+use axum::response::IntoResponse;
 use quire_content::Document;
 use serde::Serialize;
 
@@ -116,25 +117,36 @@ pub struct Pages {
     pages: Vec<PageJson>,
 }
 
+/// The page tree. It is the same for every caller who may read the revision, so its JSON is
+/// rendered once per revision and served from the content cache.
 pub async fn list_pages(
     caller: Caller,
     State(app): State<App>,
     Path(params): Params,
     query: Query,
-) -> ApiResult<axum::Json<Pages>> {
+) -> ApiResult<axum::response::Response> {
     let opts = ReadOptions::from_query(&query)?;
-    let pages = with_revision(&app, caller, params, move |app, opened| {
-        let ctx = opened.context(app);
-        Ok(render::pages(
-            &ctx,
-            &opened.stored.tree,
-            opened.stored.index(),
-            None,
-            &opts,
-        ))
+    let body = with_revision(&app, caller, params, move |app, opened| {
+        let key = store::RenderedKey {
+            what: "pages",
+            revision: opened.stored.id().to_string(),
+            org_id: opened.space.space.org_id.clone(),
+            options: format!("computed={}", opts.computed),
+        };
+        app.content.rendered(key, || {
+            let ctx = opened.context(app);
+            let pages = Pages {
+                pages: render::pages(&ctx, &opened.stored.tree, opened.stored.index(), None, &opts),
+            };
+            // About 800 bytes per page: one allocation instead of a dozen regrowths.
+            let mut out = Vec::with_capacity(opened.stored.tree.pages.len() * 900 + 64);
+            serde_json::to_writer(&mut out, &pages)
+                .map_err(|e| ApiError::internal(format!("cannot render the page tree: {e}")))?;
+            Ok::<_, ApiError>(bytes::Bytes::from(out))
+        })
     })
     .await?;
-    Ok(axum::Json(Pages { pages }))
+    Ok(([(axum::http::header::CONTENT_TYPE, "application/json")], body).into_response())
 }
 
 pub async fn list_files(

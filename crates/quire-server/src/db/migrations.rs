@@ -42,6 +42,12 @@ const MIGRATIONS: &[Migration] = &[
         sqlite: include_str!("../../migrations/0005_comments.sql"),
         postgres: include_str!("../../migrations/0005_comments.sql"),
     },
+    Migration {
+        version: 7,
+        name: "space counters",
+        sqlite: include_str!("../../migrations/0007_space_counters_sqlite.sql"),
+        postgres: include_str!("../../migrations/0007_space_counters_postgres.sql"),
+    },
 ];
 
 /// An arbitrary constant that names quire's migration lock among PostgreSQL advisory locks.

@@ -1,0 +1,58 @@
+-- The counts a space shows (open comments, change requests by status), kept on the space row
+-- by triggers in the same transaction as the change that moves them: exact, and read with the
+-- space instead of counted on every read (a space with 10,000 comments took milliseconds).
+
+ALTER TABLE spaces
+    ADD COLUMN open_comments BIGINT NOT NULL DEFAULT 0,
+    ADD COLUMN change_requests_total BIGINT NOT NULL DEFAULT 0,
+    ADD COLUMN change_requests_open BIGINT NOT NULL DEFAULT 0,
+    ADD COLUMN change_requests_draft BIGINT NOT NULL DEFAULT 0;
+
+UPDATE spaces SET
+    open_comments = (SELECT count(*) FROM comments x
+                     WHERE x.space_id = spaces.id AND x.change_request_id IS NULL AND x.status = 'open'),
+    change_requests_total = (SELECT count(*) FROM change_requests x WHERE x.space_id = spaces.id),
+    change_requests_open = (SELECT count(*) FROM change_requests x WHERE x.space_id = spaces.id AND x.status = 'open'),
+    change_requests_draft = (SELECT count(*) FROM change_requests x WHERE x.space_id = spaces.id AND x.status = 'draft');
+
+CREATE FUNCTION quire_count_comments() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP <> 'INSERT' THEN
+        IF OLD.change_request_id IS NULL AND OLD.status = 'open' THEN
+            UPDATE spaces SET open_comments = open_comments - 1 WHERE id = OLD.space_id;
+        END IF;
+    END IF;
+    IF TG_OP <> 'DELETE' THEN
+        IF NEW.change_request_id IS NULL AND NEW.status = 'open' THEN
+            UPDATE spaces SET open_comments = open_comments + 1 WHERE id = NEW.space_id;
+        END IF;
+    END IF;
+    RETURN NULL;
+END
+$$;
+
+CREATE TRIGGER comments_count AFTER INSERT OR DELETE OR UPDATE OF space_id, change_request_id, status
+ON comments FOR EACH ROW EXECUTE FUNCTION quire_count_comments();
+
+CREATE FUNCTION quire_count_change_requests() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP <> 'INSERT' THEN
+        UPDATE spaces SET
+            change_requests_total = change_requests_total - 1,
+            change_requests_open = change_requests_open - (CASE WHEN OLD.status = 'open' THEN 1 ELSE 0 END),
+            change_requests_draft = change_requests_draft - (CASE WHEN OLD.status = 'draft' THEN 1 ELSE 0 END)
+        WHERE id = OLD.space_id;
+    END IF;
+    IF TG_OP <> 'DELETE' THEN
+        UPDATE spaces SET
+            change_requests_total = change_requests_total + 1,
+            change_requests_open = change_requests_open + (CASE WHEN NEW.status = 'open' THEN 1 ELSE 0 END),
+            change_requests_draft = change_requests_draft + (CASE WHEN NEW.status = 'draft' THEN 1 ELSE 0 END)
+        WHERE id = NEW.space_id;
+    END IF;
+    RETURN NULL;
+END
+$$;
+
+CREATE TRIGGER change_requests_count AFTER INSERT OR DELETE OR UPDATE OF space_id, status
+ON change_requests FOR EACH ROW EXECUTE FUNCTION quire_count_change_requests();
