@@ -43,10 +43,10 @@ const MIGRATIONS: &[Migration] = &[
         postgres: include_str!("../../migrations/0005_comments.sql"),
     },
     Migration {
-        version: 7,
+        version: 6,
         name: "space counters",
-        sqlite: include_str!("../../migrations/0007_space_counters_sqlite.sql"),
-        postgres: include_str!("../../migrations/0007_space_counters_postgres.sql"),
+        sqlite: include_str!("../../migrations/0006_space_counters_sqlite.sql"),
+        postgres: include_str!("../../migrations/0006_space_counters_postgres.sql"),
     },
 ];
 
