@@ -207,7 +207,8 @@ pub struct Tree {
 /// Derived facts about a tree's pages: children in order and paths. Built once per tree.
 #[derive(Debug, Clone, Default)]
 pub struct TreeIndex {
-    children: HashMap<Option<String>, Vec<String>>,
+    roots: Vec<String>,
+    children: HashMap<String, Vec<String>>,
     paths: HashMap<String, String>,
     by_path: HashMap<String, String>,
 }
@@ -215,9 +216,10 @@ pub struct TreeIndex {
 impl TreeIndex {
     /// The ids of the children of `parent` (None: the top level), in order.
     pub fn children(&self, parent: Option<&str>) -> &[String] {
-        self.children
-            .get(&parent.map(str::to_string))
-            .map_or(&[], Vec::as_slice)
+        match parent {
+            None => &self.roots,
+            Some(id) => self.children.get(id).map_or(&[], Vec::as_slice),
+        }
     }
 
     /// A page's path (`guides/setup`), for document and group pages.
@@ -254,38 +256,64 @@ impl TreeIndex {
 impl Tree {
     /// Computes children lists and paths.
     pub fn index(&self) -> TreeIndex {
-        let mut children: HashMap<Option<String>, Vec<&PageEntry>> = HashMap::new();
+        // Indexing runs on every tree read and on merges of large spaces, so it borrows ids
+        // while grouping and builds each path once from its parent's (no per-child copies).
+        let mut groups: HashMap<Option<&str>, Vec<&PageEntry>> =
+            HashMap::with_capacity(self.pages.len() / 4 + 1);
         for page in self.pages.values() {
-            children.entry(page.parent.clone()).or_default().push(page);
+            groups.entry(page.parent.as_deref()).or_default().push(page);
         }
-        let mut index = TreeIndex::default();
-        for (parent, mut list) in children {
+        let mut index = TreeIndex {
+            children: HashMap::with_capacity(groups.len()),
+            paths: HashMap::with_capacity(self.pages.len()),
+            by_path: HashMap::with_capacity(self.pages.len()),
+            ..TreeIndex::default()
+        };
+        for (parent, list) in &mut groups {
             list.sort_by(|a, b| a.order.cmp(&b.order).then_with(|| a.id.cmp(&b.id)));
-            index
-                .children
-                .insert(parent, list.into_iter().map(|p| p.id.clone()).collect());
+            let ids = list.iter().map(|p| p.id.clone()).collect();
+            match parent {
+                None => index.roots = ids,
+                Some(parent) => {
+                    index.children.insert(parent.to_string(), ids);
+                }
+            }
         }
-        // Paths, top-down from the roots.
-        let mut stack: Vec<(String, String, usize)> = index
-            .children(None)
-            .iter()
-            .map(|id| (id.clone(), String::new(), 0))
-            .collect();
-        while let Some((id, prefix, depth)) = stack.pop() {
-            let Some(page) = self.pages.get(&id) else { continue };
+        // Paths, top-down from the roots. A page's slot in `built` holds its path, so a child
+        // extends its parent's path without the stack carrying copies. Popping in LIFO order
+        // decides which of two equal paths `by_path` keeps, as it always has.
+        let mut built: Vec<(&str, String)> = Vec::with_capacity(self.pages.len());
+        let mut stack: Vec<(&PageEntry, Option<usize>, usize)> = groups
+            .get(&None)
+            .map(|roots| roots.iter().map(|p| (*p, None, 0)).collect())
+            .unwrap_or_default();
+        while let Some((page, parent_slot, depth)) = stack.pop() {
             if !page.kind.has_path() || depth > MAX_DEPTH {
                 continue;
             }
-            let path = if prefix.is_empty() {
-                page.slug.clone()
-            } else {
-                format!("{prefix}/{}", page.slug)
+            let path = match parent_slot {
+                None => page.slug.clone(),
+                Some(slot) => {
+                    let prefix = &built[slot].1;
+                    let mut path = String::with_capacity(prefix.len() + 1 + page.slug.len());
+                    path.push_str(prefix);
+                    path.push('/');
+                    path.push_str(&page.slug);
+                    path
+                }
             };
-            for child in index.children(Some(&id)) {
-                stack.push((child.clone(), path.clone(), depth + 1));
+            built.push((&page.id, path));
+            let slot = built.len() - 1;
+            if let Some(children) = groups.get(&Some(page.id.as_str())) {
+                stack.extend(children.iter().map(|c| (*c, Some(slot), depth + 1)));
             }
-            index.by_path.entry(path.clone()).or_insert_with(|| id.clone());
-            index.paths.insert(id, path);
+        }
+        for (id, path) in built {
+            index
+                .by_path
+                .entry(path.clone())
+                .or_insert_with(|| id.to_string());
+            index.paths.insert(id.to_string(), path);
         }
         index
     }

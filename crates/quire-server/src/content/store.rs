@@ -6,8 +6,8 @@
 
 use std::sync::{Arc, OnceLock};
 
-use quick_cache::Weighter;
 use quick_cache::sync::Cache;
+use quick_cache::{OptionsBuilder, Weighter};
 use quire_content::buckets::{self, Root};
 use quire_content::tree::{Tree, TreeIndex};
 use quire_content::{Document, changes};
@@ -127,10 +127,34 @@ impl Default for ContentCache {
             // About 100,000 page entries across cached revisions (entries are shared between
             // revisions derived from one another, so this is an upper bound on memory), and about
             // 32 MB of parsed documents.
-            trees: Cache::with_weighter(256, 100_000, TreeWeight),
+            trees: one_shard(256, 100_000, TreeWeight),
             documents: Cache::with_weighter(8_192, 32 * 1024 * 1024, DocWeight),
-            rendered: Cache::with_weighter(64, 24 * 1024 * 1024, BytesWeight),
+            rendered: one_shard(64, 24 * 1024 * 1024, BytesWeight),
         }
+    }
+}
+
+/// A cache of few heavy items, in one shard with a large probation area. quick_cache divides its
+/// capacity among shards (eight here) and never keeps an item heavier than its shard's share: a
+/// 10,000-page tree had a shard to itself and was evicted by the next one. And it admits new
+/// items into a cold area of 3% by default: once the hot area was full of older trees, each new
+/// revision was evicted before its next batch could read it, so writers decoded the tree again
+/// on every batch.
+fn one_shard<K, V, W>(items: usize, weight: u64, weighter: W) -> Cache<K, V, W>
+where
+    K: Eq + std::hash::Hash,
+    V: Clone,
+    W: Weighter<K, V> + Clone,
+{
+    let options = OptionsBuilder::new()
+        .estimated_items_capacity(items)
+        .weight_capacity(weight)
+        .shards(1)
+        .hot_allocation(0.5)
+        .build();
+    match options {
+        Ok(options) => Cache::with_options(options, weighter, Default::default(), Default::default()),
+        Err(_) => Cache::with_weighter(items, weight, weighter),
     }
 }
 
