@@ -127,7 +127,7 @@ impl Default for ContentCache {
             // About 100,000 page entries across cached revisions (entries are shared between
             // revisions derived from one another, so this is an upper bound on memory), and about
             // 32 MB of parsed documents.
-            trees: one_shard(256, 100_000, TreeWeight),
+            trees: one_shard(256, 200_000, TreeWeight),
             documents: Cache::with_weighter(8_192, 32 * 1024 * 1024, DocWeight),
             rendered: one_shard(64, 24 * 1024 * 1024, BytesWeight),
         }
@@ -221,6 +221,11 @@ pub fn load_tree(
         ordered.push(body.as_bytes());
     }
     let tree = buckets::load(&root, ordered).map_err(|e| decode_error("bucket", e))?;
+    tracing::debug!(
+        revision = revision_id,
+        pages = tree.pages.len(),
+        "decoded a revision tree"
+    );
     let stored = Arc::new(StoredTree {
         meta,
         tree,

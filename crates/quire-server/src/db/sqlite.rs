@@ -88,7 +88,7 @@ fn open_conn(path: &Path, read_only: bool) -> Result<SqliteConn, DbError> {
     // Page caches per connection: 8 MB for each reader, 16 MB for the writer, so that even a
     // full pool stays well within the server's memory budget.
     let pragmas = if read_only {
-        "PRAGMA foreign_keys = ON; PRAGMA cache_size = -8000; PRAGMA temp_store = MEMORY;"
+        "PRAGMA foreign_keys = ON; PRAGMA cache_size = -4000; PRAGMA temp_store = MEMORY;"
     } else {
         "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;
          PRAGMA cache_size = -16000; PRAGMA temp_store = MEMORY;"

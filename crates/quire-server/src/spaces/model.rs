@@ -31,7 +31,7 @@ pub struct Space {
     pub counters: Counters,
 }
 
-/// Counts shown on a space, kept on its row by triggers (migration 0007) so they are exact and
+/// Counts shown on a space, kept on its row by triggers (migration 0006) so they are exact and
 /// cost nothing to read.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Counters {
@@ -39,16 +39,19 @@ pub struct Counters {
     pub change_requests: i64,
     pub change_requests_open: i64,
     pub change_requests_draft: i64,
+    /// Comments on the space itself (not on its change requests), open or resolved.
+    pub comments_total: i64,
 }
 
 /// The columns [`Space::from_row`] reads, with the table aliased `s`.
 pub fn columns() -> &'static str {
     "s.id, s.organization_id, s.parent_id, s.title, s.emoji, s.icon_url, s.visibility, s.edit_mode,
      s.language, s.default_level, s.merge_rules, s.position, s.revision_id, s.created_at, s.updated_at,
-     s.deleted_at, s.open_comments, s.change_requests_total, s.change_requests_open, s.change_requests_draft"
+     s.deleted_at, s.open_comments, s.change_requests_total, s.change_requests_open, s.change_requests_draft,
+     s.comments_total"
 }
 
-pub const SPACE_COLUMNS: usize = 20;
+pub const SPACE_COLUMNS: usize = 21;
 
 impl Space {
     pub fn from_row(row: &Row) -> Result<Space, DbError> {
@@ -76,6 +79,7 @@ impl Space {
                 change_requests: row.get(17)?,
                 change_requests_open: row.get(18)?,
                 change_requests_draft: row.get(19)?,
+                comments_total: row.get(20)?,
             },
         })
     }
