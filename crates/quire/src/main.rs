@@ -13,6 +13,21 @@ use quire_server::db::Db;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// mimalloc's `mi_option_purge_delay` (its position in `mi_option_e`, which the Rust bindings
+/// do not name).
+const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
+
+/// Returns freed memory to the system at once. mimalloc 3 waits a second by default, and a
+/// loaded server frees whole page trees (megabytes) many times a second: the resident set held
+/// about 60 MB waiting to be returned (bench/: peak 211 MB, 150 MB with no delay, at the same
+/// requests per second).
+#[allow(unsafe_code)]
+fn configure_allocator() {
+    // SAFETY: mi_option_set stores an integer in mimalloc's option table; it may be called at
+    // any time, from any thread, and the option is read at each purge.
+    unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, 0) }
+}
+
 #[derive(Parser)]
 #[command(name = "quire", version, about = "A self-hosted documentation platform")]
 struct Cli {
@@ -108,6 +123,7 @@ enum TokenCommand {
 }
 
 fn main() -> ExitCode {
+    configure_allocator();
     let cli = Cli::parse();
     match cli.command {
         Command::Serve {
