@@ -788,15 +788,13 @@ impl Batch<'_, '_> {
     /// Turns a markdown link target into a reference, GitBook's way: `/pages/<id or path>`,
     /// `/files/<id>`, batch refs (`./<ref>.md`, `./<ref>`), relative `.md` paths and folders,
     /// and `#anchors`. A target that names nothing stays a URL.
-    fn resolve_markdown_target(&self, index: &OnceCell<TreeIndex>, page: &str, target: &str) -> Option<ContentRef> {
-        resolve_target(
-            &self.tree,
-            index,
-            page,
-            target,
-            &self.page_refs,
-            &self.file_refs,
-        )
+    fn resolve_markdown_target(
+        &self,
+        index: &OnceCell<TreeIndex>,
+        page: &str,
+        target: &str,
+    ) -> Option<ContentRef> {
+        resolve_target(&self.tree, index, page, target, &self.page_refs, &self.file_refs)
     }
 }
 

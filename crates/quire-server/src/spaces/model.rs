@@ -31,7 +31,7 @@ pub struct Space {
     pub counters: Counters,
 }
 
-/// Counts shown on a space, kept on its row by triggers (migration 0007) so they are exact and
+/// Counts shown on a space, kept on its row by triggers (migration 0006) so they are exact and
 /// cost nothing to read.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Counters {
