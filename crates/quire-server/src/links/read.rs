@@ -59,17 +59,19 @@ fn scope(what: &str, params: &HashMap<String, String>, status: Option<Status>) -
 
 /// An SQL condition (starting with ` AND`) keeping the rows of `link_refs` with `status`.
 fn status_sql(args: &mut Args, status: Status, base: &str) -> String {
-    let in_app = format!(
-        "(kind = 'url' AND (url = {} OR url LIKE {} ESCAPE '\\' OR url LIKE {} ESCAPE '\\' OR url LIKE {} ESCAPE '\\'))",
-        args.arg(base),
-        args.arg(like_prefix(&format!("{base}/"))),
-        args.arg(like_prefix(&format!("{base}?"))),
-        args.arg(like_prefix(&format!("{base}#"))),
-    );
+    let mut in_app = || {
+        format!(
+            "(kind = 'url' AND (url = {} OR url LIKE {} ESCAPE '\\' OR url LIKE {} ESCAPE '\\' OR url LIKE {} ESCAPE '\\'))",
+            args.arg(base),
+            args.arg(like_prefix(&format!("{base}/"))),
+            args.arg(like_prefix(&format!("{base}?"))),
+            args.arg(like_prefix(&format!("{base}#"))),
+        )
+    };
     match status {
         Status::Broken => " AND broken = 1".to_string(),
-        Status::InApp => format!(" AND broken = 0 AND {in_app}"),
-        Status::Ok => format!(" AND broken = 0 AND NOT {in_app}"),
+        Status::InApp => format!(" AND broken = 0 AND {}", in_app()),
+        Status::Ok => format!(" AND broken = 0 AND NOT {}", in_app()),
     }
 }
 
