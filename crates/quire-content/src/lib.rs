@@ -9,8 +9,8 @@
 //!   ([`markdown_to_document`], [`document_to_markdown`], [`parse_page`], [`render_page`]),
 //!   frontmatter ([`PageFrontmatter`]) and link targets ([`normalize_link_target`],
 //!   [`resolve_links`]).
-//! - [`text`], [`sections`], [`links`], [`slug`]: plain text, search sections, outgoing
-//!   references and slugs.
+//! - [`text`], [`sections`], [`search_text`], [`links`], [`slug`]: plain text, search sections,
+//!   the folded text search indexes, outgoing references and slugs.
 
 pub mod buckets;
 pub mod changes;
@@ -22,6 +22,7 @@ pub mod markdown;
 pub mod merge;
 pub mod order;
 pub mod page_markdown;
+pub mod search_text;
 pub mod sections;
 pub mod slug;
 pub mod text;

@@ -87,7 +87,9 @@ pub fn router(app: App) -> Router {
         .merge(crate::change_requests::routes())
         .merge(crate::content::routes())
         .merge(crate::files::routes())
-        .merge(crate::comments::routes());
+        .merge(crate::comments::routes())
+        .merge(crate::search::routes())
+        .merge(crate::links::routes());
     Router::new()
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))

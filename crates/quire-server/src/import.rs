@@ -185,6 +185,7 @@ pub fn import_space(db: &Db, blobs: &BlobStore, space_id: &str, dir: &Path) -> R
             "UPDATE spaces SET revision_id = ?3, updated_at = ?4 WHERE id = ?1 AND revision_id = ?2",
             params![space_id, main, written.id(), clock::now_ms()],
         )?;
+        crate::content::derived::main_changed(c, &cache, space_id, &written)?;
         Ok::<_, ApiError>(Imported {
             revision: written.id().to_string(),
             pages: outcome.tree.pages.len(),

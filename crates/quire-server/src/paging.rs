@@ -66,6 +66,19 @@ impl Page {
         i64::try_from(self.limit + 1).unwrap_or(i64::MAX)
     }
 
+    /// Keeps the first `limit` of up to `limit + 1` rows in list order, and the cursor that
+    /// continues after them when more follow: for lists whose items are built from the rows
+    /// afterwards (search results grouped by space).
+    pub fn cut<T, K: Serialize>(&self, rows: &mut Vec<T>, key: impl Fn(&T) -> K) -> Option<Next> {
+        if rows.len() <= self.limit {
+            return None;
+        }
+        rows.truncate(self.limit);
+        rows.last().map(|last| Next {
+            page: encode(&self.scope, &key(last)),
+        })
+    }
+
     /// Builds the list envelope from up to `limit + 1` rows in list order.
     pub fn finish<T, K: Serialize>(&self, mut rows: Vec<T>, count: u64, key: impl Fn(&T) -> K) -> List<T> {
         let next = if rows.len() > self.limit {

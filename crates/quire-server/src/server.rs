@@ -61,6 +61,18 @@ pub async fn start(args: &ServeArgs) -> Result<Running, String> {
     };
     let blobs = args.storage.blob_store()?;
     let app = App::new(db.clone(), Urls::new(&public_url), settings, signing_key, blobs);
+    // Spaces written before the search and link indexes existed are indexed before serving, so
+    // that search never answers from a partial index.
+    let indexing = app.clone();
+    let indexed = tokio::task::spawn_blocking(move || {
+        crate::content::derived::catch_up(&indexing.db, &indexing.content)
+    })
+    .await
+    .map_err(|e| format!("indexing failed: {e}"))?
+    .map_err(|e| format!("cannot index the spaces' content: {}", e.message))?;
+    if indexed > 0 {
+        tracing::info!(spaces = indexed, "indexed content for search and links");
+    }
     let (stop, stopped) = watch::channel(false);
     let router = crate::app::router(app.clone());
     let mut shutdown = stopped.clone();

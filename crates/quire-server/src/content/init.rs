@@ -44,6 +44,7 @@ pub fn init_space(
         "UPDATE spaces SET revision_id = ?2 WHERE id = ?1",
         params![space_id, stored.id()],
     )?;
+    super::derived::main_changed(c, cache, space_id, &stored)?;
     Ok(stored.id().to_string())
 }
 
@@ -99,5 +100,5 @@ pub fn copy_content(
         "UPDATE spaces SET revision_id = ?2 WHERE id = ?1",
         params![target, copy.id()],
     )?;
-    Ok(())
+    super::derived::main_changed(c, cache, target, &copy)
 }

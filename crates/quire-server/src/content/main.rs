@@ -29,6 +29,6 @@ pub fn advance(c: &mut dyn Conn, app: &App, space_id: &str, from: &str, to: &str
     if changed == 0 {
         return Err(ApiError::conflict("the space's content changed meanwhile: retry"));
     }
-    let _ = app;
-    Ok(())
+    let tree = super::store::load_tree(c, &app.content, space_id, to)?;
+    super::derived::main_changed(c, &app.content, space_id, &tree)
 }

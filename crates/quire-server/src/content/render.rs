@@ -25,7 +25,8 @@ pub struct Context<'a> {
 }
 
 impl Context<'_> {
-    fn app_url(&self, path: &str) -> String {
+    /// `urls.app` of a page at `path` (`/guides/setup`).
+    pub fn app_url(&self, path: &str) -> String {
         self.urls
             .app(&format!("/o/{}/s/{}{path}", self.org_id, self.space_id))
     }

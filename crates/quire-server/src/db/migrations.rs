@@ -48,6 +48,12 @@ const MIGRATIONS: &[Migration] = &[
         sqlite: include_str!("../../migrations/0006_space_counters_sqlite.sql"),
         postgres: include_str!("../../migrations/0006_space_counters_postgres.sql"),
     },
+    Migration {
+        version: 7,
+        name: "search and links",
+        sqlite: include_str!("../../migrations/0007_search_sqlite.sql"),
+        postgres: include_str!("../../migrations/0007_search_postgres.sql"),
+    },
 ];
 
 /// An arbitrary constant that names quire's migration lock among PostgreSQL advisory locks.

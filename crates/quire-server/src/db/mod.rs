@@ -11,6 +11,7 @@
 //! both engines, keeps transactions explicit, and lets SQLite be queried inline on the calling
 //! thread, which design.md measured as its fastest access path.
 
+pub mod fulltext;
 mod migrations;
 mod postgres;
 mod sqlite;
@@ -332,6 +333,14 @@ pub fn like_contains(needle: &str) -> String {
         out.push(c);
     }
     out.push('%');
+    out
+}
+
+/// A `LIKE` pattern matching text that starts with `prefix`, with `%`, `_` and `\` escaped; use
+/// it with `LIKE ?n ESCAPE '\'`.
+pub fn like_prefix(prefix: &str) -> String {
+    let mut out = like_contains(prefix);
+    out.remove(0);
     out
 }
 

@@ -1,0 +1,51 @@
+-- Full-text search over the current content of each space, and the links of that content. Both
+-- derive from the space's main revision and are rewritten, page by page, in the transaction that
+-- moves main (src/content/derived.rs), so they are never stale and every process sees the same.
+
+-- Which revision of a space the derived tables describe.
+CREATE TABLE content_indexes (
+    space_id TEXT PRIMARY KEY REFERENCES spaces (id) ON DELETE CASCADE,
+    revision_id TEXT NOT NULL
+);
+
+-- What search shows of a hit: one row for each page's own fields (position 0: title and
+-- description) and one for each section of its document (position 1..: heading and text).
+-- `terms` indexes the folded text (quire_content::search_text): the title with weight A, the
+-- body with weight D, and the lowercased space id with weight C, so a search of one space only
+-- reads that space's rows from the GIN index.
+CREATE TABLE search_sections (
+    id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    space_id TEXT NOT NULL REFERENCES spaces (id) ON DELETE CASCADE,
+    page_id TEXT COLLATE "C" NOT NULL,
+    position INTEGER NOT NULL,
+    anchor TEXT NOT NULL,
+    title TEXT NOT NULL,
+    body TEXT NOT NULL,
+    terms tsvector NOT NULL
+);
+CREATE INDEX search_sections_page ON search_sections (space_id, page_id);
+CREATE INDEX search_sections_terms ON search_sections USING GIN (terms);
+
+-- The outgoing references of each page of main: one row per page and distinct target.
+CREATE TABLE link_refs (
+    space_id TEXT NOT NULL REFERENCES spaces (id) ON DELETE CASCADE,
+    page_id TEXT COLLATE "C" NOT NULL,
+    -- Identifies the target (`page:<id>`, `anchor:<page>#<anchor>`, `file:<id>`, `url:<url>`,
+    -- with `@<space>` for another space): the sort and grouping key of link lists.
+    target_key TEXT COLLATE "C" NOT NULL,
+    -- page, anchor, file or url.
+    kind TEXT NOT NULL,
+    -- Set when the reference names another space.
+    target_space TEXT,
+    -- The page (page and anchor references) or file referenced.
+    target_id TEXT,
+    anchor TEXT,
+    url TEXT,
+    -- 1 when the page embeds the target (images, files) rather than refers to it.
+    depends INTEGER NOT NULL,
+    -- 1 when the target is absent from the revision.
+    broken INTEGER NOT NULL,
+    PRIMARY KEY (space_id, page_id, target_key)
+);
+CREATE INDEX link_refs_target ON link_refs (space_id, target_key);
+CREATE INDEX link_refs_target_id ON link_refs (space_id, target_id, page_id);

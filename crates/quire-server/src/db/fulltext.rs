@@ -1,0 +1,186 @@
+//! The full-text statements, which differ by engine: SQLite's FTS5 table `search_fts` beside
+//! `search_sections`, PostgreSQL's `tsvector` column `search_sections.terms` with a GIN index
+//! (migration 0007). Both index the folded text of `quire_content::search_text` and are queried
+//! with its words, so they find the same rows; only their relevance scores differ (bm25 and
+//! `ts_rank`).
+
+use super::{Args, Conn, DbError, Dialect};
+
+/// Rows per multi-row INSERT: far below both engines' parameter limits.
+const CHUNK: usize = 100;
+
+/// A row of `search_sections` and the folded text to index for it.
+pub struct SectionRow<'a> {
+    pub page_id: &'a str,
+    pub position: i64,
+    pub anchor: &'a str,
+    /// Shown in results.
+    pub title: &'a str,
+    pub body: &'a str,
+    /// Indexed ([`quire_content::search_text::index_text`] of the title and of the body).
+    pub index_title: String,
+    pub index_body: String,
+}
+
+/// What a search looks for: folded words, all required, the last one also as a prefix.
+#[derive(Debug, Clone)]
+pub struct FtsQuery {
+    pub words: Vec<String>,
+    pub prefix_last: bool,
+}
+
+/// The token naming a space in the index: words of real text are folded the same way, but are
+/// searched only in the title and body, so they never match it.
+fn space_token(space_id: &str) -> String {
+    space_id.to_lowercase()
+}
+
+/// Inserts the rows of one space.
+pub fn insert_sections(c: &mut dyn Conn, space_id: &str, rows: &[SectionRow<'_>]) -> Result<(), DbError> {
+    match c.dialect() {
+        Dialect::Sqlite => insert_sqlite(c, space_id, rows),
+        Dialect::Postgres => insert_postgres(c, space_id, rows),
+    }
+}
+
+fn insert_sqlite(c: &mut dyn Conn, space_id: &str, rows: &[SectionRow<'_>]) -> Result<(), DbError> {
+    // The FTS row must carry the rowid of its section. SQLite does not promise the order of
+    // RETURNING rows, so ids are assigned here: the writer is alone in its transaction.
+    let mut next: i64 = c
+        .query_scalar::<i64>("SELECT COALESCE(MAX(id), 0) FROM search_sections", &[])?
+        .unwrap_or(0)
+        + 1;
+    let token = space_token(space_id);
+    for chunk in rows.chunks(CHUNK) {
+        let mut sections = Args::default();
+        let mut fts = Args::default();
+        let mut section_values = Vec::with_capacity(chunk.len());
+        let mut fts_values = Vec::with_capacity(chunk.len());
+        for row in chunk {
+            section_values.push(format!(
+                "({}, {}, {}, {}, {}, {}, {})",
+                sections.arg(next),
+                sections.arg(space_id),
+                sections.arg(row.page_id),
+                sections.arg(row.position),
+                sections.arg(row.anchor),
+                sections.arg(row.title),
+                sections.arg(row.body),
+            ));
+            fts_values.push(format!(
+                "({}, {}, {}, {})",
+                fts.arg(next),
+                fts.arg(token.as_str()),
+                fts.arg(row.index_title.as_str()),
+                fts.arg(row.index_body.as_str()),
+            ));
+            next += 1;
+        }
+        c.execute(
+            &format!(
+                "INSERT INTO search_sections (id, space_id, page_id, position, anchor, title, body) VALUES {}",
+                section_values.join(", ")
+            ),
+            sections.values(),
+        )?;
+        c.execute(
+            &format!(
+                "INSERT INTO search_fts (rowid, space, title, body) VALUES {}",
+                fts_values.join(", ")
+            ),
+            fts.values(),
+        )?;
+    }
+    Ok(())
+}
+
+fn insert_postgres(c: &mut dyn Conn, space_id: &str, rows: &[SectionRow<'_>]) -> Result<(), DbError> {
+    let token = space_token(space_id);
+    for chunk in rows.chunks(CHUNK) {
+        let mut args = Args::default();
+        let space = args.arg(space_id);
+        let token = args.arg(token.as_str());
+        let values: Vec<String> = chunk
+            .iter()
+            .map(|row| {
+                format!(
+                    "({space}, {}, {}, {}, {}, {}, setweight(to_tsvector('simple', {token}), 'C') \
+                     || setweight(to_tsvector('simple', {}), 'A') || setweight(to_tsvector('simple', {}), 'D'))",
+                    args.arg(row.page_id),
+                    args.arg(row.position),
+                    args.arg(row.anchor),
+                    args.arg(row.title),
+                    args.arg(row.body),
+                    args.arg(row.index_title.as_str()),
+                    args.arg(row.index_body.as_str()),
+                )
+            })
+            .collect();
+        c.execute(
+            &format!(
+                "INSERT INTO search_sections (space_id, page_id, position, anchor, title, body, terms) VALUES {}",
+                values.join(", ")
+            ),
+            args.values(),
+        )?;
+    }
+    Ok(())
+}
+
+/// A SELECT of the rows matching `query` (all of them, or those of `space` only), as columns
+/// `id, space_id, page_id, position, score`, the score higher for better matches. Titles weigh
+/// four times as much as bodies.
+pub fn hits_sql(c: &dyn Conn, args: &mut Args, query: &FtsQuery, space: Option<&str>) -> String {
+    match c.dialect() {
+        Dialect::Sqlite => {
+            let words: Vec<String> = query
+                .words
+                .iter()
+                .enumerate()
+                .map(|(i, w)| {
+                    let prefix = query.prefix_last && i + 1 == query.words.len();
+                    format!("\"{w}\"{}", if prefix { "*" } else { "" })
+                })
+                .collect();
+            let mut expression = format!("{{title body}} : ({})", words.join(" AND "));
+            let mut filter = String::new();
+            if let Some(space) = space {
+                expression = format!("space : \"{}\" AND {expression}", space_token(space));
+                filter = format!(" AND s.space_id = {}", args.arg(space));
+            }
+            format!(
+                "SELECT s.id, s.space_id, s.page_id, s.position, -bm25(search_fts, 0.0, 4.0, 1.0) AS score
+                 FROM search_fts JOIN search_sections s ON s.id = search_fts.rowid
+                 WHERE search_fts MATCH {}{filter}",
+                args.arg(expression)
+            )
+        }
+        Dialect::Postgres => {
+            let words: Vec<String> = query
+                .words
+                .iter()
+                .enumerate()
+                .map(|(i, w)| {
+                    let prefix = query.prefix_last && i + 1 == query.words.len();
+                    format!("{w}:{}AD", if prefix { "*" } else { "" })
+                })
+                .collect();
+            let words = words.join(" & ");
+            let mut matching = words.clone();
+            let mut filter = String::new();
+            if let Some(space) = space {
+                matching = format!("{}:C & {matching}", space_token(space));
+                filter = format!(" AND s.space_id = {}", args.arg(space));
+            }
+            // Weights of D, C, B and A: the space token (C) counts for nothing.
+            format!(
+                "SELECT s.id, s.space_id, s.page_id, s.position,
+                        ts_rank('{{0.25, 0, 0, 1}}', s.terms, to_tsquery('simple', {}), 1)::float8 AS score
+                 FROM search_sections s
+                 WHERE s.terms @@ to_tsquery('simple', {}){filter}",
+                args.arg(words),
+                args.arg(matching)
+            )
+        }
+    }
+}

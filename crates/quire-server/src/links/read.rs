@@ -1,0 +1,479 @@
+//! The links and backlinks operations.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use axum::extract::State;
+
+use super::model::{
+    BrokenStats, Kind, LinkItem, LinkList, Location, Stats, Status, Target, Where, links_of_document,
+};
+use crate::app::App;
+use crate::auth::Caller;
+use crate::content::store::{self, StoredTree};
+use crate::content::{Opened, Source, open};
+use crate::db::{Args, Conn, like_prefix};
+use crate::error::{ApiError, ApiResult};
+use crate::extract::{Path, PathParams, Query, param};
+use crate::paging::{List, Page};
+
+/// Most locations listed for one link: a link present on every page of a large space would
+/// otherwise make one item megabytes long. Backlinks list them all, with paging.
+const MAX_LOCATIONS: usize = 1_000;
+
+/// Pages whose documents are read at once for change request backlinks.
+const DOCUMENTS_AT_ONCE: usize = 200;
+
+/// Opens the revision a route names (main or a change request's) for a caller who may read it.
+fn open_path(
+    c: &mut dyn Conn,
+    app: &App,
+    caller: &Caller,
+    params: &HashMap<String, String>,
+) -> ApiResult<Opened> {
+    open(
+        c,
+        app,
+        &caller.user_id,
+        param(params, "spaceId")?,
+        &Source::from_params(params),
+    )
+}
+
+fn location_base<'a>(opened: &'a Opened) -> Where<'a> {
+    Where {
+        org_id: &opened.space.space.org_id,
+        space_id: &opened.space.space.id,
+        revision: opened.stored.id(),
+    }
+}
+
+/// The scope of a cursor: the list, its parent and filters.
+fn scope(what: &str, params: &HashMap<String, String>, status: Option<Status>) -> String {
+    let mut ids: Vec<&str> = ["spaceId", "changeRequestId", "pageId", "fileId"]
+        .iter()
+        .filter_map(|k| params.get(*k).map(String::as_str))
+        .collect();
+    ids.insert(0, what);
+    format!("{}:{}", ids.join(":"), status.map_or("", Status::as_str))
+}
+
+/// An SQL condition (starting with ` AND`) keeping the rows of `link_refs` with `status`.
+fn status_sql(args: &mut Args, status: Status, base: &str) -> String {
+    let mut in_app = || {
+        format!(
+            "(kind = 'url' AND (url = {} OR url LIKE {} ESCAPE '\\' OR url LIKE {} ESCAPE '\\' OR url LIKE {} ESCAPE '\\'))",
+            args.arg(base),
+            args.arg(like_prefix(&format!("{base}/"))),
+            args.arg(like_prefix(&format!("{base}?"))),
+            args.arg(like_prefix(&format!("{base}#"))),
+        )
+    };
+    match status {
+        Status::Broken => " AND broken = 1".to_string(),
+        Status::InApp => format!(" AND broken = 0 AND {}", in_app()),
+        Status::Ok => format!(" AND broken = 0 AND NOT {}", in_app()),
+    }
+}
+
+/// `GET /v1/spaces/{spaceId}/links`: the links of main, one item per target, in target order.
+pub async fn space_links(
+    caller: Caller,
+    State(app): State<App>,
+    Path(params): PathParams,
+    query: Query,
+) -> ApiResult<axum::Json<LinkList>> {
+    let status = Status::from_query(&query)?;
+    let page = Page::from_query(&query, scope("links", &params, status))?;
+    let app2 = app.clone();
+    let list = app
+        .db
+        .read_blocking(move |c| {
+            let opened = open_path(c, &app2, &caller, &params)?;
+            let space_id = opened.space.space.id.as_str();
+            let base = app2.urls.base();
+            let stats = c
+                .query_opt(
+                    "SELECT COUNT(DISTINCT target_key), COUNT(DISTINCT CASE WHEN broken = 1 THEN target_key END)
+                     FROM link_refs WHERE space_id = ?1",
+                    crate::params![space_id],
+                )?
+                .map(|r| Ok::<_, ApiError>((r.get::<i64>(0)?, r.get::<i64>(1)?)))
+                .transpose()?
+                .unwrap_or((0, 0));
+            let mut args = Args::default();
+            let mut filter = format!("space_id = {}", args.arg(space_id));
+            if let Some(status) = status {
+                filter += &status_sql(&mut args, status, base);
+            }
+            let count: i64 = c
+                .query_scalar(
+                    &format!("SELECT COUNT(DISTINCT target_key) FROM link_refs WHERE {filter}"),
+                    args.values(),
+                )?
+                .unwrap_or(0);
+            if let Some(after) = page.after::<String>()? {
+                filter += &format!(" AND target_key > {}", args.arg(after));
+            }
+            let rows = c.query(
+                &format!(
+                    "SELECT target_key, MIN(kind), MIN(target_space), MIN(target_id), MIN(anchor), MIN(url),
+                            MAX(depends), MAX(broken)
+                     FROM link_refs WHERE {filter}
+                     GROUP BY target_key ORDER BY target_key LIMIT {}",
+                    args.arg(page.fetch())
+                ),
+                args.values(),
+            )?;
+            let mut targets = Vec::with_capacity(rows.len());
+            for row in rows {
+                let kind: String = row.get(1)?;
+                let target = Target {
+                    kind: Kind::parse(&kind)
+                        .ok_or_else(|| ApiError::internal(format!("stored link kind {kind:?} is unknown")))?,
+                    space: row.get(2)?,
+                    id: row.get(3)?,
+                    anchor: row.get(4)?,
+                    url: row.get(5)?,
+                };
+                let key: String = row.get(0)?;
+                targets.push((key, target, row.get::<bool>(6)?, row.get::<bool>(7)?));
+            }
+            let mut list = page.finish(targets, count.max(0).unsigned_abs(), |(key, ..)| key.clone());
+            let locations = locations_of(c, space_id, list.items.iter().map(|(key, ..)| key.as_str()))?;
+            let at = location_base(&opened);
+            let items = std::mem::take(&mut list.items)
+                .into_iter()
+                .map(|(key, target, depends, broken)| {
+                    let pages = locations.get(&key).map(Vec::as_slice).unwrap_or_default();
+                    LinkItem::new(
+                        Status::of(&target, broken, base),
+                        depends,
+                        at.target(&target),
+                        pages.iter().map(|p| at.page(p)).collect(),
+                    )
+                })
+                .collect();
+            let stats = Stats {
+                total: stats.0.max(0).unsigned_abs(),
+                broken: BrokenStats {
+                    total: stats.1.max(0).unsigned_abs(),
+                    change_request: None,
+                },
+            };
+            Ok::<_, ApiError>(LinkList::new(
+                List {
+                    next: list.next,
+                    count: list.count,
+                    items,
+                },
+                stats,
+            ))
+        })
+        .await?;
+    Ok(axum::Json(list))
+}
+
+/// The pages holding each of `keys`, in page order, at most [`MAX_LOCATIONS`] each.
+fn locations_of<'a>(
+    c: &mut dyn Conn,
+    space_id: &str,
+    keys: impl Iterator<Item = &'a str>,
+) -> ApiResult<HashMap<String, Vec<String>>> {
+    let keys: Vec<&str> = keys.collect();
+    let mut out: HashMap<String, Vec<String>> = HashMap::new();
+    for chunk in keys.chunks(500) {
+        let mut args = Args::default();
+        let space = args.arg(space_id);
+        let list = args.list(chunk.iter().copied());
+        let rows = c.query(
+            &format!(
+                "SELECT target_key, page_id FROM link_refs WHERE space_id = {space} AND target_key IN ({list})
+                 ORDER BY target_key, page_id"
+            ),
+            args.values(),
+        )?;
+        for row in rows {
+            let pages = out.entry(row.get(0)?).or_default();
+            if pages.len() < MAX_LOCATIONS {
+                pages.push(row.get(1)?);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// `GET .../page/{pageId}/links`: the links of one page of main or of a change request, read
+/// from its document.
+pub async fn page_links(
+    caller: Caller,
+    State(app): State<App>,
+    Path(params): PathParams,
+    query: Query,
+) -> ApiResult<axum::Json<LinkList>> {
+    let status = Status::from_query(&query)?;
+    let page = Page::from_query(&query, scope("page-links", &params, status))?;
+    let app2 = app.clone();
+    let list =
+        app.db
+            .read(move |c| {
+                let opened = open_path(c, &app2, &caller, &params)?;
+                let page_id = param(&params, "pageId")?;
+                let entry = opened.stored.tree.pages.get(page_id).ok_or_else(|| {
+                    ApiError::not_found(format!("page {page_id:?} not found in this revision"))
+                })?;
+                let space_id = opened.space.space.id.as_str();
+                let links = match entry.document.as_deref() {
+                    Some(hash) => {
+                        let document = store::load_document(c, &app2.content, space_id, hash)?;
+                        links_of_document(&document.document, page_id, space_id)
+                    }
+                    None => BTreeMap::new(),
+                };
+                // On a change request, the links it breaks are those whose target main still has.
+                let main = match &opened.change_request {
+                    Some(_) => Some(main_tree(c, &app2, &opened)?),
+                    None => None,
+                };
+                let base = app2.urls.base();
+                let tree = &opened.stored.tree;
+                let mut broken = 0u64;
+                let mut broken_here = 0u64;
+                let mut rows = Vec::new();
+                for (key, (target, depends)) in &links {
+                    let is_broken = target.is_broken(tree);
+                    if is_broken {
+                        broken += 1;
+                        if main.as_ref().is_some_and(|m| !target.is_broken(&m.tree)) {
+                            broken_here += 1;
+                        }
+                    }
+                    let link_status = Status::of(target, is_broken, base);
+                    if status.is_none_or(|s| s == link_status) {
+                        rows.push((key, target, *depends, link_status));
+                    }
+                }
+                let count = rows.len() as u64;
+                let after: Option<String> = page.after()?;
+                let start = after.map_or(0, |a| {
+                    rows.partition_point(|(key, ..)| key.as_str() <= a.as_str())
+                });
+                let rows: Vec<_> = rows.into_iter().skip(start).take(page.limit + 1).collect();
+                let at = location_base(&opened);
+                let list = page.finish(rows, count, |(key, ..)| (*key).clone()).map(
+                    |(_, target, depends, link_status)| {
+                        LinkItem::new(link_status, depends, at.target(target), vec![at.page(page_id)])
+                    },
+                );
+                let stats = Stats {
+                    total: links.len() as u64,
+                    broken: BrokenStats {
+                        total: broken,
+                        change_request: main.is_some().then_some(broken_here),
+                    },
+                };
+                Ok::<_, ApiError>(LinkList::new(list, stats))
+            })
+            .await?;
+    Ok(axum::Json(list))
+}
+
+/// The space's main revision, for reads of a change request that compare with it.
+fn main_tree(c: &mut dyn Conn, app: &App, opened: &Opened) -> ApiResult<std::sync::Arc<StoredTree>> {
+    let revision = opened
+        .space
+        .space
+        .revision
+        .as_deref()
+        .ok_or_else(|| ApiError::internal("space without revision"))?;
+    store::load_tree(c, &app.content, &opened.space.space.id, revision)
+}
+
+/// What backlinks are asked about.
+enum Linked<'a> {
+    Page(&'a str),
+    File(&'a str),
+}
+
+impl Linked<'_> {
+    fn kinds(&self) -> &'static [Kind] {
+        match self {
+            Linked::Page(_) => &[Kind::Page, Kind::Anchor],
+            Linked::File(_) => &[Kind::File],
+        }
+    }
+
+    fn id(&self) -> &str {
+        match self {
+            Linked::Page(id) | Linked::File(id) => id,
+        }
+    }
+
+    fn is_target(&self, target: &Target) -> bool {
+        match self {
+            Linked::Page(id) => target.local_page() == Some(*id),
+            Linked::File(id) => target.local_file() == Some(*id),
+        }
+    }
+
+    /// A page's links to itself are not backlinks of it.
+    fn excluded(&self) -> Option<&str> {
+        match self {
+            Linked::Page(id) => Some(id),
+            Linked::File(_) => None,
+        }
+    }
+}
+
+pub async fn page_backlinks(
+    caller: Caller,
+    State(app): State<App>,
+    Path(params): PathParams,
+    query: Query,
+) -> ApiResult<axum::Json<List<Location>>> {
+    backlinks(caller, app, params, query, "pageId").await
+}
+
+pub async fn file_backlinks(
+    caller: Caller,
+    State(app): State<App>,
+    Path(params): PathParams,
+    query: Query,
+) -> ApiResult<axum::Json<List<Location>>> {
+    backlinks(caller, app, params, query, "fileId").await
+}
+
+/// The pages that link to a page, or that embed or link to a file, in page id order.
+async fn backlinks(
+    caller: Caller,
+    app: App,
+    params: HashMap<String, String>,
+    query: Query,
+    what: &'static str,
+) -> ApiResult<axum::Json<List<Location>>> {
+    let page = Page::from_query(&query, scope("backlinks", &params, None))?;
+    let app2 = app.clone();
+    let list = app
+        .db
+        .read_blocking(move |c| {
+            let opened = open_path(c, &app2, &caller, &params)?;
+            let id = param(&params, what)?;
+            let tree = &opened.stored.tree;
+            let linked = if what == "pageId" {
+                if !tree.pages.contains_key(id) {
+                    return Err(ApiError::not_found(format!(
+                        "page {id:?} not found in this revision"
+                    )));
+                }
+                Linked::Page(id)
+            } else {
+                if !tree.files.contains_key(id) {
+                    return Err(ApiError::not_found(format!(
+                        "file {id:?} not found in this revision"
+                    )));
+                }
+                Linked::File(id)
+            };
+            let after: Option<String> = page.after()?;
+            let (pages, count) = match opened.change_request {
+                None => main_backlinks(c, &opened, &linked, after.as_deref(), page.fetch())?,
+                Some(_) => {
+                    let main = main_tree(c, &app2, &opened)?;
+                    let all = change_request_backlinks(c, &app2, &opened, &main, &linked)?;
+                    let count = all.len() as u64;
+                    let rows = all
+                        .into_iter()
+                        .filter(|p| after.as_deref().is_none_or(|a| p.as_str() > a))
+                        .take(page.limit + 1)
+                        .collect();
+                    (rows, count)
+                }
+            };
+            let at = location_base(&opened);
+            Ok::<_, ApiError>(page.finish(pages, count, Clone::clone).map(|p| at.page(&p)))
+        })
+        .await?;
+    Ok(axum::Json(list))
+}
+
+/// Backlinks in main, from the index.
+fn main_backlinks(
+    c: &mut dyn Conn,
+    opened: &Opened,
+    linked: &Linked<'_>,
+    after: Option<&str>,
+    fetch: i64,
+) -> ApiResult<(Vec<String>, u64)> {
+    let mut args = Args::default();
+    let mut filter = format!(
+        "space_id = {} AND target_id = {} AND kind IN ({}) AND target_space IS NULL",
+        args.arg(opened.space.space.id.as_str()),
+        args.arg(linked.id()),
+        args.list(linked.kinds().iter().map(|k| k.as_str())),
+    );
+    if let Some(excluded) = linked.excluded() {
+        filter += &format!(" AND page_id <> {}", args.arg(excluded));
+    }
+    let count: i64 = c
+        .query_scalar(
+            &format!("SELECT COUNT(DISTINCT page_id) FROM link_refs WHERE {filter}"),
+            args.values(),
+        )?
+        .unwrap_or(0);
+    if let Some(after) = after {
+        filter += &format!(" AND page_id > {}", args.arg(after));
+    }
+    let rows = c.query(
+        &format!(
+            "SELECT DISTINCT page_id FROM link_refs WHERE {filter} ORDER BY page_id LIMIT {}",
+            args.arg(fetch)
+        ),
+        args.values(),
+    )?;
+    let pages = rows
+        .iter()
+        .map(|r| r.get(0))
+        .collect::<Result<Vec<String>, _>>()?;
+    Ok((pages, count.max(0).unsigned_abs()))
+}
+
+/// Backlinks in a change request's revision: main's backlinks from pages whose document the
+/// change request has unchanged, and the links of the pages whose documents differ, read from
+/// those documents.
+fn change_request_backlinks(
+    c: &mut dyn Conn,
+    app: &App,
+    opened: &Opened,
+    main: &StoredTree,
+    linked: &Linked<'_>,
+) -> ApiResult<BTreeSet<String>> {
+    let space_id = opened.space.space.id.as_str();
+    let tree = &opened.stored.tree;
+    let same_document = |id: &str| match (main.tree.pages.get(id), tree.pages.get(id)) {
+        (Some(m), Some(p)) => m.document == p.document,
+        _ => false,
+    };
+    let (in_main, _) = main_backlinks(c, opened, linked, None, i64::MAX)?;
+    let mut out: BTreeSet<String> = in_main.into_iter().filter(|p| same_document(p)).collect();
+    let differing: Vec<_> = tree
+        .pages
+        .values()
+        .filter(|p| p.document.is_some() && !same_document(&p.id))
+        .collect();
+    for pages in differing.chunks(DOCUMENTS_AT_ONCE) {
+        let hashes: Vec<&str> = pages.iter().filter_map(|p| p.document.as_deref()).collect();
+        let documents = store::load_documents(c, &app.content, space_id, &hashes)?;
+        for page in pages {
+            let Some(document) = page.document.as_deref().and_then(|h| documents.get(h)) else {
+                continue;
+            };
+            let links = links_of_document(&document.document, &page.id, space_id);
+            if links.values().any(|(target, _)| linked.is_target(target)) {
+                out.insert(page.id.clone());
+            }
+        }
+    }
+    if let Some(excluded) = linked.excluded() {
+        out.remove(excluded);
+    }
+    Ok(out)
+}

@@ -1,0 +1,387 @@
+//! Search of a space's current content and of an organization's spaces.
+//!
+//! The index (`index`) lives in the database, beside the content it describes, and is updated
+//! in the transaction that moves a space's main revision (`content::derived`); queries (`query`)
+//! are answered by the engine's full-text index. What a hit shows (paths, URLs, ancestors) comes
+//! from the revision's page tree, which each process caches.
+
+pub mod index;
+pub mod query;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::State;
+use axum::routing::get;
+use quire_content::search_text::{find_word, query_words};
+use serde::Serialize;
+
+use crate::access::AccessContext;
+use crate::app::App;
+use crate::auth::Caller;
+use crate::content::render::Context;
+use crate::content::store::{self, StoredTree};
+use crate::db::fulltext::FtsQuery;
+use crate::db::{Args, Conn};
+use crate::error::{ApiError, ApiResult};
+use crate::extract::{Path, Query};
+use crate::paging::{List, Page};
+use crate::spaces::model::{self as space_model, Space};
+use query::{After, PageMatch, Scope};
+
+pub fn routes() -> Router<App> {
+    Router::new()
+        .route("/v1/spaces/{spaceId}/search", get(search_space))
+        .route("/v1/orgs/{organizationId}/search", get(search_org))
+}
+
+/// Longest query accepted (GitBook's limit).
+const MAX_QUERY_CHARS: usize = 512;
+
+/// A last word shorter than this is matched whole: as a prefix it would match most of the index.
+const MIN_PREFIX_CHARS: usize = 2;
+
+/// Sections shown per page hit, best first.
+const SECTIONS_PER_PAGE: usize = 5;
+
+/// Characters of a section's text shown around the first matching word.
+const EXCERPT_CHARS: usize = 240;
+
+/// The `query` parameter: required, at most 512 characters.
+fn parse_query(query: &Query) -> ApiResult<(String, FtsQuery)> {
+    let raw = query.str("query").unwrap_or("");
+    if raw.trim().is_empty() {
+        return Err(ApiError::bad_request("query parameter `query` is required"));
+    }
+    if raw.chars().count() > MAX_QUERY_CHARS {
+        return Err(ApiError::bad_request(format!(
+            "query parameter `query` is longer than {MAX_QUERY_CHARS} characters"
+        )));
+    }
+    let words = query_words(raw);
+    let prefix_last = words
+        .last()
+        .is_some_and(|w| w.chars().count() >= MIN_PREFIX_CHARS);
+    Ok((raw.to_string(), FtsQuery { words, prefix_last }))
+}
+
+/// GitBook's `SearchPageResult`.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PageHit {
+    id: String,
+    title: String,
+    description: String,
+    path: String,
+    score: f64,
+    rank: u64,
+    result_type: &'static str,
+    sections: Vec<SectionHit>,
+    ancestors: Vec<Ancestor>,
+    urls: HitUrls,
+}
+
+/// GitBook's `SearchSectionResult`.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SectionHit {
+    id: String,
+    title: String,
+    path: String,
+    score: f64,
+    result_type: &'static str,
+    body: String,
+    urls: HitUrls,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Ancestor {
+    title: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct HitUrls {
+    app: String,
+}
+
+/// GitBook's `SearchSpaceResult`: the hits of one space.
+#[derive(Debug, Serialize)]
+pub struct SpaceHit {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    id: String,
+    title: String,
+    score: f64,
+    pages: Vec<PageHit>,
+}
+
+/// A space whose hits are shown, with the revision they were found in.
+struct Shown {
+    space: Space,
+    tree: Arc<StoredTree>,
+}
+
+async fn search_space(
+    caller: Caller,
+    State(app): State<App>,
+    Path(space_id): Path<String>,
+    query: Query,
+) -> ApiResult<axum::Json<List<PageHit>>> {
+    let (raw, fts) = parse_query(&query)?;
+    let page = Page::from_query(&query, format!("search:{space_id}:{raw}"))?;
+    let app2 = app.clone();
+    let list = app
+        .db
+        .read_blocking(move |c| {
+            let space = space_model::load_active(c, &space_id, &caller.user_id)?;
+            let after: Option<After> = page.after()?;
+            if fts.words.is_empty() {
+                return Ok(empty());
+            }
+            let (mut matches, total) =
+                query::search(c, &fts, &Scope::Space(&space_id), after.as_ref(), page.fetch())?;
+            let next = page.cut(&mut matches, PageMatch::cursor);
+            let mut shown = HashMap::new();
+            shown.insert(space_id.clone(), open_shown(c, &app2, space.space)?);
+            let items = render_hits(&app2, &fts, matches, &shown)
+                .into_iter()
+                .map(|(_, hit)| hit)
+                .collect();
+            Ok::<_, ApiError>(List {
+                next,
+                count: total,
+                items,
+            })
+        })
+        .await?;
+    Ok(axum::Json(list))
+}
+
+async fn search_org(
+    caller: Caller,
+    State(app): State<App>,
+    Path(org_id): Path<String>,
+    query: Query,
+) -> ApiResult<axum::Json<List<SpaceHit>>> {
+    let (raw, fts) = parse_query(&query)?;
+    let page = Page::from_query(&query, format!("org-search:{org_id}:{raw}"))?;
+    let app2 = app.clone();
+    let list = app
+        .db
+        .read_blocking(move |c| {
+            let org = crate::orgs::load_visible(c, &org_id, &caller.user_id)?;
+            let access = AccessContext::for_org(c, &org_id, &caller.user_id, org.standing)?;
+            let after: Option<After> = page.after()?;
+            if fts.words.is_empty() {
+                return Ok(empty());
+            }
+            let scope = Scope::Org {
+                org_id: &org_id,
+                access: &access,
+            };
+            let (mut matches, total) = query::search(c, &fts, &scope, after.as_ref(), page.fetch())?;
+            // Paging counts page hits, as the ranking does; a page of results groups its hits by
+            // space, in the order of each space's best hit.
+            let next = page.cut(&mut matches, PageMatch::cursor);
+            let shown = open_spaces(c, &app2, &matches)?;
+            let hits = render_hits(&app2, &fts, matches, &shown);
+            let mut groups: Vec<SpaceHit> = Vec::new();
+            for (space_id, hit) in hits {
+                match groups.iter_mut().find(|g| g.id == space_id) {
+                    Some(group) => group.pages.push(hit),
+                    None => groups.push(SpaceHit {
+                        kind: "space",
+                        title: shown
+                            .get(&space_id)
+                            .map(|s| s.space.title.clone())
+                            .unwrap_or_default(),
+                        id: space_id,
+                        score: hit.score,
+                        pages: vec![hit],
+                    }),
+                }
+            }
+            Ok::<_, ApiError>(List {
+                next,
+                count: total,
+                items: groups,
+            })
+        })
+        .await?;
+    Ok(axum::Json(list))
+}
+
+fn empty<T>() -> List<T> {
+    List {
+        next: None,
+        count: 0,
+        items: Vec::new(),
+    }
+}
+
+/// Opens the current revision of a space whose hits are shown.
+fn open_shown(c: &mut dyn Conn, app: &App, space: Space) -> ApiResult<Shown> {
+    let revision = space
+        .revision
+        .clone()
+        .ok_or_else(|| ApiError::internal("space without revision"))?;
+    let tree = store::load_tree(c, &app.content, &space.id, &revision)?;
+    Ok(Shown { space, tree })
+}
+
+/// Opens the spaces of organization hits, with one query for their rows.
+fn open_spaces(c: &mut dyn Conn, app: &App, matches: &[PageMatch]) -> ApiResult<HashMap<String, Shown>> {
+    let mut ids: Vec<&str> = matches.iter().map(|m| m.space_id.as_str()).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    let mut shown = HashMap::new();
+    if ids.is_empty() {
+        return Ok(shown);
+    }
+    let mut args = Args::default();
+    let list = args.list(ids.iter().copied());
+    let rows = c.query(
+        &format!(
+            "SELECT {} FROM spaces s WHERE s.id IN ({list})",
+            space_model::columns()
+        ),
+        args.values(),
+    )?;
+    for row in rows {
+        let space = Space::from_row(&row)?;
+        shown.insert(space.id.clone(), open_shown(c, app, space)?);
+    }
+    Ok(shown)
+}
+
+/// Renders page hits. A hit on a page that is not in the shown revision (a write that landed
+/// between the two reads) is left out.
+fn render_hits(
+    app: &App,
+    fts: &FtsQuery,
+    matches: Vec<PageMatch>,
+    shown: &HashMap<String, Shown>,
+) -> Vec<(String, PageHit)> {
+    matches
+        .into_iter()
+        .filter_map(|m| Some((m.space_id.clone(), render_hit(app, fts, m, shown)?)))
+        .collect()
+}
+
+fn render_hit(app: &App, fts: &FtsQuery, m: PageMatch, shown: &HashMap<String, Shown>) -> Option<PageHit> {
+    {
+        let space = shown.get(&m.space_id)?;
+        let tree = &space.tree;
+        let entry = tree.tree.pages.get(&m.page_id)?;
+        let path = tree.index().path(&m.page_id)?;
+        let ctx = Context {
+            urls: &app.urls,
+            org_id: &space.space.org_id,
+            space_id: &space.space.id,
+            visibility: &space.space.visibility,
+            signing_key: &app.signing_key,
+        };
+        let page_url = ctx.app_url(&format!("/{path}"));
+        let mut ancestors = Vec::new();
+        let mut parent = entry.parent.as_deref();
+        while let Some(id) = parent {
+            let Some(p) = tree.tree.pages.get(id) else { break };
+            if ancestors.len() > quire_content::tree::MAX_DEPTH {
+                break;
+            }
+            ancestors.push(Ancestor {
+                title: p.title.clone(),
+            });
+            parent = p.parent.as_deref();
+        }
+        ancestors.reverse();
+        let sections = m
+            .sections
+            .iter()
+            .take(SECTIONS_PER_PAGE)
+            .map(|s| {
+                let (id, path, url) = if s.anchor.is_empty() {
+                    (m.page_id.clone(), path.to_string(), page_url.clone())
+                } else {
+                    (
+                        format!("{}#{}", m.page_id, s.anchor),
+                        format!("{path}#{}", s.anchor),
+                        format!("{page_url}#{}", s.anchor),
+                    )
+                };
+                SectionHit {
+                    id,
+                    title: if s.title.is_empty() {
+                        entry.title.clone()
+                    } else {
+                        s.title.clone()
+                    },
+                    path,
+                    score: s.score,
+                    result_type: "section",
+                    body: excerpt(&s.body, &fts.words),
+                    urls: HitUrls { app: url },
+                }
+            })
+            .collect();
+        Some(PageHit {
+            id: m.page_id.clone(),
+            title: entry.title.clone(),
+            description: entry.description.clone().unwrap_or_default(),
+            path: path.to_string(),
+            score: m.score,
+            rank: m.rank,
+            result_type: if m.title_match { "page" } else { "section" },
+            sections,
+            ancestors,
+            urls: HitUrls { app: page_url },
+        })
+    }
+}
+
+/// About [`EXCERPT_CHARS`] characters of `body` starting a little before the first word that
+/// matches the query, with `…` where text was cut.
+fn excerpt(body: &str, words: &[String]) -> String {
+    let start = words.iter().find_map(|w| find_word(body, w)).unwrap_or(0);
+    // Back up about a fifth of the excerpt, to the start of a word.
+    let lead = EXCERPT_CHARS / 5;
+    let mut from = body[..start]
+        .char_indices()
+        .rev()
+        .nth(lead.saturating_sub(1))
+        .map_or(0, |(i, _)| i);
+    if from > 0 {
+        if let Some(space) = body[from..start].find(char::is_whitespace) {
+            from += space + 1;
+        }
+    }
+    let rest = &body[from..];
+    let end = rest
+        .char_indices()
+        .nth(EXCERPT_CHARS)
+        .map_or(rest.len(), |(i, _)| i);
+    let mut out = String::new();
+    if from > 0 {
+        out.push('…');
+    }
+    out.push_str(rest[..end].trim());
+    if end < rest.len() {
+        out.push('…');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn excerpts_start_near_the_match() {
+        let body = format!("{} needle and more", "word ".repeat(200));
+        let e = excerpt(&body, &["needle".to_string()]);
+        assert!(e.starts_with('…'), "{e}");
+        assert!(e.contains("needle and more"), "{e}");
+        assert_eq!(excerpt("short text", &["zzz".to_string()]), "short text");
+    }
+}
