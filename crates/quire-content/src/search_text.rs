@@ -96,7 +96,16 @@ pub fn query_words(query: &str) -> Vec<String> {
 /// The byte offset in `haystack` (any text) of its first word that starts with `word` (a folded
 /// query word), to centre excerpts on.
 pub fn find_word(haystack: &str, word: &str) -> Option<usize> {
-    let matches = |s: usize, e: usize| index_text(&haystack[s..e]).starts_with(word);
+    let matches = |s: usize, e: usize| {
+        let candidate = &haystack[s..e];
+        if candidate.is_ascii() {
+            // The common case, without folding allocations: ASCII folds to its lowercase.
+            candidate.len() >= word.len()
+                && candidate.as_bytes()[..word.len()].eq_ignore_ascii_case(word.as_bytes())
+        } else {
+            index_text(candidate).starts_with(word)
+        }
+    };
     let mut start = None;
     for (i, c) in haystack.char_indices() {
         if c.is_alphanumeric() {

@@ -8,22 +8,30 @@ CREATE TABLE content_indexes (
     revision_id TEXT NOT NULL
 );
 
--- What search shows of a hit: one row for each page's own fields (position 0: title and
--- description) and one for each section of its document (position 1..: heading and text).
--- `terms` indexes the folded text (quire_content::search_text): the title with weight A, the
--- body with weight D, and the lowercased space id with weight C, so a search of one space only
--- reads that space's rows from the GIN index.
-CREATE TABLE search_sections (
-    id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+-- The pages of each space that search shows, each with a number: the rows of a page's
+-- sections are numbered `key * 1024 + position`, so ranking groups matches by page without
+-- reading each matching row's page.
+CREATE TABLE search_pages (
+    key BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     space_id TEXT NOT NULL REFERENCES spaces (id) ON DELETE CASCADE,
-    page_id TEXT COLLATE "C" NOT NULL,
-    position INTEGER NOT NULL,
+    page_id TEXT NOT NULL,
+    UNIQUE (space_id, page_id)
+);
+
+-- What search shows of a hit: the page's own fields (position 0: title and description) and
+-- each section of its document (positions 1 to 1023: heading and text). `terms` indexes the
+-- folded text (quire_content::search_text): the title with weight A, the body with weight D,
+-- and the lowercased space id with weight C, so a search of one space only reads that space's
+-- entries of the GIN index.
+CREATE TABLE search_sections (
+    id BIGINT PRIMARY KEY,
+    space_id TEXT NOT NULL REFERENCES spaces (id) ON DELETE CASCADE,
     anchor TEXT NOT NULL,
     title TEXT NOT NULL,
     body TEXT NOT NULL,
     terms tsvector NOT NULL
 );
-CREATE INDEX search_sections_page ON search_sections (space_id, page_id);
+CREATE INDEX search_sections_space ON search_sections (space_id);
 CREATE INDEX search_sections_terms ON search_sections USING GIN (terms);
 
 -- The outgoing references of each page of main: one row per page and distinct target.

@@ -8,18 +8,26 @@ CREATE TABLE content_indexes (
     revision_id TEXT NOT NULL
 );
 
--- What search shows of a hit: one row for each page's own fields (position 0: title and
--- description) and one for each section of its document (position 1..: heading and text).
+-- The pages of each space that search shows, each with a number: the rows of a page's
+-- sections are numbered `key * 1024 + position`, so ranking groups matches by page from the
+-- index alone, without reading a row per match.
+CREATE TABLE search_pages (
+    key INTEGER PRIMARY KEY,
+    space_id TEXT NOT NULL REFERENCES spaces (id) ON DELETE CASCADE,
+    page_id TEXT NOT NULL,
+    UNIQUE (space_id, page_id)
+);
+
+-- What search shows of a hit: the page's own fields (position 0: title and description) and
+-- each section of its document (positions 1 to 1023: heading and text).
 CREATE TABLE search_sections (
     id INTEGER PRIMARY KEY,
     space_id TEXT NOT NULL REFERENCES spaces (id) ON DELETE CASCADE,
-    page_id TEXT NOT NULL,
-    position INTEGER NOT NULL,
     anchor TEXT NOT NULL,
     title TEXT NOT NULL,
     body TEXT NOT NULL
 );
-CREATE INDEX search_sections_page ON search_sections (space_id, page_id);
+CREATE INDEX search_sections_space ON search_sections (space_id);
 
 -- The index, keyed by the rowid of search_sections. It holds the folded text
 -- (quire_content::search_text) and no copy of it; `space` is the lowercased space id, so a

@@ -9,10 +9,13 @@ use super::{Args, Conn, DbError, Dialect};
 /// Rows per multi-row INSERT: far below both engines' parameter limits.
 const CHUNK: usize = 100;
 
+/// Positions per page: a section row's id is `page key * SECTIONS_PER_KEY + position`.
+pub const SECTIONS_PER_KEY: i64 = 1024;
+
 /// A row of `search_sections` and the folded text to index for it.
 pub struct SectionRow<'a> {
-    pub page_id: &'a str,
-    pub position: i64,
+    /// `page key * SECTIONS_PER_KEY + position`.
+    pub id: i64,
     pub anchor: &'a str,
     /// Shown in results.
     pub title: &'a str,
@@ -35,7 +38,7 @@ fn space_token(space_id: &str) -> String {
     space_id.to_lowercase()
 }
 
-/// Inserts the rows of one space.
+/// Inserts rows of one space.
 pub fn insert_sections(c: &mut dyn Conn, space_id: &str, rows: &[SectionRow<'_>]) -> Result<(), DbError> {
     match c.dialect() {
         Dialect::Sqlite => insert_sqlite(c, space_id, rows),
@@ -44,41 +47,32 @@ pub fn insert_sections(c: &mut dyn Conn, space_id: &str, rows: &[SectionRow<'_>]
 }
 
 fn insert_sqlite(c: &mut dyn Conn, space_id: &str, rows: &[SectionRow<'_>]) -> Result<(), DbError> {
-    // The FTS row must carry the rowid of its section. SQLite does not promise the order of
-    // RETURNING rows, so ids are assigned here: the writer is alone in its transaction.
-    let mut next: i64 = c
-        .query_scalar::<i64>("SELECT COALESCE(MAX(id), 0) FROM search_sections", &[])?
-        .unwrap_or(0)
-        + 1;
     let token = space_token(space_id);
     for chunk in rows.chunks(CHUNK) {
         let mut sections = Args::default();
+        let space = sections.arg(space_id);
         let mut fts = Args::default();
         let mut section_values = Vec::with_capacity(chunk.len());
         let mut fts_values = Vec::with_capacity(chunk.len());
         for row in chunk {
             section_values.push(format!(
-                "({}, {}, {}, {}, {}, {}, {})",
-                sections.arg(next),
-                sections.arg(space_id),
-                sections.arg(row.page_id),
-                sections.arg(row.position),
+                "({}, {space}, {}, {}, {})",
+                sections.arg(row.id),
                 sections.arg(row.anchor),
                 sections.arg(row.title),
-                sections.arg(row.body),
+                sections.arg(row.body)
             ));
             fts_values.push(format!(
                 "({}, {}, {}, {})",
-                fts.arg(next),
+                fts.arg(row.id),
                 fts.arg(token.as_str()),
                 fts.arg(row.index_title.as_str()),
                 fts.arg(row.index_body.as_str()),
             ));
-            next += 1;
         }
         c.execute(
             &format!(
-                "INSERT INTO search_sections (id, space_id, page_id, position, anchor, title, body) VALUES {}",
+                "INSERT INTO search_sections (id, space_id, anchor, title, body) VALUES {}",
                 section_values.join(", ")
             ),
             sections.values(),
@@ -104,10 +98,9 @@ fn insert_postgres(c: &mut dyn Conn, space_id: &str, rows: &[SectionRow<'_>]) ->
             .iter()
             .map(|row| {
                 format!(
-                    "({space}, {}, {}, {}, {}, {}, setweight(to_tsvector('simple', {token}), 'C') \
+                    "({}, {space}, {}, {}, {}, setweight(to_tsvector('simple', {token}), 'C') \
                      || setweight(to_tsvector('simple', {}), 'A') || setweight(to_tsvector('simple', {}), 'D'))",
-                    args.arg(row.page_id),
-                    args.arg(row.position),
+                    args.arg(row.id),
                     args.arg(row.anchor),
                     args.arg(row.title),
                     args.arg(row.body),
@@ -118,7 +111,7 @@ fn insert_postgres(c: &mut dyn Conn, space_id: &str, rows: &[SectionRow<'_>]) ->
             .collect();
         c.execute(
             &format!(
-                "INSERT INTO search_sections (space_id, page_id, position, anchor, title, body, terms) VALUES {}",
+                "INSERT INTO search_sections (id, space_id, anchor, title, body, terms) VALUES {}",
                 values.join(", ")
             ),
             args.values(),
@@ -128,8 +121,9 @@ fn insert_postgres(c: &mut dyn Conn, space_id: &str, rows: &[SectionRow<'_>]) ->
 }
 
 /// A SELECT of the rows matching `query` (all of them, or those of `space` only), as columns
-/// `id, space_id, page_id, position, score`, the score higher for better matches. Titles weigh
-/// four times as much as bodies.
+/// `id, score`, the score higher for better matches. Titles weigh four times as much as bodies.
+/// It reads the full-text index only: the space is told by its token (callers check the space of
+/// the pages they show).
 pub fn hits_sql(c: &dyn Conn, args: &mut Args, query: &FtsQuery, space: Option<&str>) -> String {
     match c.dialect() {
         Dialect::Sqlite => {
@@ -143,15 +137,12 @@ pub fn hits_sql(c: &dyn Conn, args: &mut Args, query: &FtsQuery, space: Option<&
                 })
                 .collect();
             let mut expression = format!("{{title body}} : ({})", words.join(" AND "));
-            let mut filter = String::new();
             if let Some(space) = space {
                 expression = format!("space : \"{}\" AND {expression}", space_token(space));
-                filter = format!(" AND s.space_id = {}", args.arg(space));
             }
             format!(
-                "SELECT s.id, s.space_id, s.page_id, s.position, -bm25(search_fts, 0.0, 4.0, 1.0) AS score
-                 FROM search_fts JOIN search_sections s ON s.id = search_fts.rowid
-                 WHERE search_fts MATCH {}{filter}",
+                "SELECT rowid AS id, -bm25(search_fts, 0.0, 4.0, 1.0) AS score
+                 FROM search_fts WHERE search_fts MATCH {}",
                 args.arg(expression)
             )
         }
@@ -167,17 +158,14 @@ pub fn hits_sql(c: &dyn Conn, args: &mut Args, query: &FtsQuery, space: Option<&
                 .collect();
             let words = words.join(" & ");
             let mut matching = words.clone();
-            let mut filter = String::new();
             if let Some(space) = space {
                 matching = format!("{}:C & {matching}", space_token(space));
-                filter = format!(" AND s.space_id = {}", args.arg(space));
             }
             // Weights of D, C, B and A: the space token (C) counts for nothing.
             format!(
-                "SELECT s.id, s.space_id, s.page_id, s.position,
-                        ts_rank('{{0.25, 0, 0, 1}}', s.terms, to_tsquery('simple', {}), 1)::float8 AS score
+                "SELECT s.id, ts_rank('{{0.25, 0, 0, 1}}', s.terms, to_tsquery('simple', {}), 1)::float8 AS score
                  FROM search_sections s
-                 WHERE s.terms @@ to_tsquery('simple', {}){filter}",
+                 WHERE s.terms @@ to_tsquery('simple', {})",
                 args.arg(words),
                 args.arg(matching)
             )

@@ -6,8 +6,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::access::AccessContext;
-use crate::db::fulltext::{self, FtsQuery};
-use crate::db::{Args, Conn, bytewise};
+use crate::db::fulltext::{self, FtsQuery, SECTIONS_PER_KEY};
+use crate::db::{Args, Conn};
 use crate::error::ApiResult;
 
 /// Which rows a search reads.
@@ -27,8 +27,7 @@ pub struct After {
     tier: i64,
     k1: f64,
     k2: f64,
-    space: String,
-    page: String,
+    key: i64,
     rank: u64,
 }
 
@@ -61,21 +60,36 @@ pub struct SectionMatch {
     pub score: f64,
 }
 
-/// The `hits` CTE: the matching rows of the scope.
-fn hits_cte(c: &dyn Conn, args: &mut Args, query: &FtsQuery, scope: &Scope<'_>) -> String {
-    match scope {
-        Scope::Space(space) => fulltext::hits_sql(c, args, query, Some(space)),
-        Scope::Org { org_id, access } => {
-            let hits = fulltext::hits_sql(c, args, query, None);
-            let org = args.arg(*org_id);
-            let visible = access.visible_spaces_sql(args);
-            format!(
-                "SELECT h.* FROM ({hits}) h
-                 WHERE h.space_id IN (SELECT s.id FROM spaces s
-                                      WHERE s.organization_id = {org} AND s.deleted_at IS NULL{visible})"
-            )
-        }
+/// The CTEs `hits (id, pk, position, score)`, the matching rows, and `pages (pk, title_score,
+/// text_score)`, the matching pages of the scope. Grouping uses the numbers of the rows only
+/// (see search::index); the organization scope reads the space of each matching page.
+fn matching_ctes(c: &dyn Conn, args: &mut Args, query: &FtsQuery, scope: &Scope<'_>) -> String {
+    let space = match scope {
+        Scope::Space(space) => Some(*space),
+        Scope::Org { .. } => None,
+    };
+    let hits = fulltext::hits_sql(c, args, query, space);
+    let mut pages_filter = String::new();
+    if let Scope::Org { org_id, access } = scope {
+        let org = args.arg(*org_id);
+        let visible = access.visible_spaces_sql(args);
+        pages_filter = format!(
+            " WHERE pk IN (SELECT p.key FROM search_pages p JOIN spaces s ON s.id = p.space_id
+                          WHERE s.organization_id = {org} AND s.deleted_at IS NULL{visible})"
+        );
     }
+    format!(
+        "hits AS MATERIALIZED (
+             SELECT id, id / {n} AS pk, id % {n} AS position, score FROM ({hits}) f
+         ),
+         pages AS (
+             SELECT pk,
+                    MAX(CASE WHEN position = 0 THEN score END) AS title_score,
+                    MAX(CASE WHEN position > 0 THEN score END) AS text_score
+             FROM hits{pages_filter} GROUP BY pk
+         )",
+        n = SECTIONS_PER_KEY
+    )
 }
 
 /// One page of ranked pages (`limit + 1` at most, to tell whether more follow) and the number
@@ -88,31 +102,27 @@ pub fn search(
     fetch: i64,
 ) -> ApiResult<(Vec<PageMatch>, u64)> {
     let mut args = Args::default();
-    let hits = hits_cte(c, &mut args, query, scope);
-    let space_key = bytewise(c, "space_id");
-    let page_key = bytewise(c, "page_id");
+    let matching = matching_ctes(c, &mut args, query, scope);
     let mut keyset = String::new();
     if let Some(after) = after {
         keyset = format!(
-            " WHERE (tier, k1, k2, {space_key}, {page_key}) > ({}, {}, {}, {}, {})",
+            " WHERE (tier, k1, k2, pk) > ({}, {}, {}, {})",
             args.arg(after.tier),
             args.arg(after.k1),
             args.arg(after.k2),
-            args.arg(after.space.as_str()),
-            args.arg(after.page.as_str()),
+            args.arg(after.key),
         );
     }
-    let order = format!("tier, k1, k2, {space_key}, {page_key}");
+    // The full-text index tells the space by a lowercased token: the pages shown are checked
+    // to be the space's own.
+    let mut shown = String::new();
+    if let Scope::Space(space) = scope {
+        shown = format!(" WHERE p.space_id = {}", args.arg(*space));
+    }
     let sql = format!(
-        "WITH hits AS MATERIALIZED ({hits}),
-         pages AS (
-             SELECT space_id, page_id,
-                    MAX(CASE WHEN position = 0 THEN score END) AS title_score,
-                    MAX(CASE WHEN position > 0 THEN score END) AS text_score
-             FROM hits GROUP BY space_id, page_id
-         ),
+        "WITH {matching},
          ranked AS (
-             SELECT space_id, page_id,
+             SELECT pk,
                     CASE WHEN title_score IS NULL THEN 1 ELSE 0 END AS tier,
                     -COALESCE(title_score, 0) AS k1,
                     -COALESCE(text_score, 0) AS k2,
@@ -120,57 +130,51 @@ pub fn search(
              FROM pages
          ),
          top AS (
-             SELECT space_id, page_id, tier, k1, k2, total FROM ranked{keyset}
-             ORDER BY {order} LIMIT {limit}
+             SELECT pk, tier, k1, k2, total FROM ranked{keyset}
+             ORDER BY tier, k1, k2, pk LIMIT {limit}
          )
-         SELECT t.space_id, t.page_id, t.tier, t.k1, t.k2, t.total, x.anchor, x.title, x.body, h.score
+         SELECT t.pk, p.space_id, p.page_id, t.tier, t.k1, t.k2, t.total, x.anchor, x.title, x.body, h.score
          FROM top t
-         LEFT JOIN hits h ON h.space_id = t.space_id AND h.page_id = t.page_id AND h.position > 0
-         LEFT JOIN search_sections x ON x.id = h.id
-         ORDER BY t.tier, t.k1, t.k2, {t_space}, {t_page}, h.score DESC",
+         JOIN search_pages p ON p.key = t.pk
+         LEFT JOIN hits h ON h.pk = t.pk AND h.position > 0
+         LEFT JOIN search_sections x ON x.id = h.id{shown}
+         ORDER BY t.tier, t.k1, t.k2, t.pk, h.score DESC",
         limit = args.arg(fetch),
-        t_space = bytewise(c, "t.space_id"),
-        t_page = bytewise(c, "t.page_id"),
     );
     let rows = c.query(&sql, args.values())?;
     let mut total: u64 = 0;
     let mut rank = after.map_or(0, |a| a.rank);
     let mut pages: Vec<PageMatch> = Vec::new();
     for row in rows {
-        let space_id: String = row.get(0)?;
-        let page_id: String = row.get(1)?;
-        let tier: i64 = row.get(2)?;
-        let k1: f64 = row.get(3)?;
-        let k2: f64 = row.get(4)?;
-        total = row.get::<i64>(5)?.max(0).unsigned_abs();
-        let same = pages
-            .last()
-            .is_some_and(|p| p.space_id == space_id && p.page_id == page_id);
-        if !same {
+        let key: i64 = row.get(0)?;
+        total = row.get::<i64>(6)?.max(0).unsigned_abs();
+        if pages.last().is_none_or(|p| p.key.key != key) {
+            let tier: i64 = row.get(3)?;
+            let k1: f64 = row.get(4)?;
+            let k2: f64 = row.get(5)?;
             rank += 1;
             pages.push(PageMatch {
                 key: After {
                     tier,
                     k1,
                     k2,
-                    space: space_id.clone(),
-                    page: page_id.clone(),
+                    key,
                     rank,
                 },
-                space_id,
-                page_id,
+                space_id: row.get(1)?,
+                page_id: row.get(2)?,
                 title_match: tier == 0,
                 score: if tier == 0 { -k1 } else { -k2 },
                 rank,
                 sections: Vec::new(),
             });
         }
-        let score: Option<f64> = row.get(9)?;
+        let score: Option<f64> = row.get(10)?;
         if let (Some(score), Some(page)) = (score, pages.last_mut()) {
             page.sections.push(SectionMatch {
-                anchor: row.get::<Option<String>>(6)?.unwrap_or_default(),
-                title: row.get::<Option<String>>(7)?.unwrap_or_default(),
-                body: row.get::<Option<String>>(8)?.unwrap_or_default(),
+                anchor: row.get::<Option<String>>(7)?.unwrap_or_default(),
+                title: row.get::<Option<String>>(8)?.unwrap_or_default(),
+                body: row.get::<Option<String>>(9)?.unwrap_or_default(),
                 score,
             });
         }
@@ -185,10 +189,10 @@ pub fn search(
 /// The number of matching pages.
 fn count(c: &mut dyn Conn, query: &FtsQuery, scope: &Scope<'_>) -> ApiResult<u64> {
     let mut args = Args::default();
-    let hits = hits_cte(c, &mut args, query, scope);
+    let matching = matching_ctes(c, &mut args, query, scope);
     let n: i64 = c
         .query_scalar(
-            &format!("SELECT COUNT(*) FROM (SELECT DISTINCT space_id, page_id FROM ({hits}) h) d"),
+            &format!("WITH {matching} SELECT COUNT(*) FROM pages"),
             args.values(),
         )?
         .unwrap_or(0);
