@@ -104,6 +104,23 @@ impl Opened {
     }
 }
 
+/// Opens the revision a route names (the space's main content, a change request's or a past
+/// revision's) for a caller who may read it.
+pub fn open_path(
+    c: &mut dyn Conn,
+    app: &App,
+    caller: &crate::auth::Caller,
+    params: &HashMap<String, String>,
+) -> ApiResult<Opened> {
+    open(
+        c,
+        app,
+        &caller.user_id,
+        crate::extract::param(params, "spaceId")?,
+        &Source::from_params(params),
+    )
+}
+
 /// Opens the revision `source` of a space the caller can view.
 pub fn open(
     c: &mut dyn Conn,

@@ -8,7 +8,7 @@ use quire_content::Document;
 use serde::Serialize;
 
 use super::render::{self, FileJson, PageJson, ReadOptions, ReusableJson, RevisionJson};
-use super::{Opened, Source, open, store};
+use super::{Opened, Source, open, open_path, store};
 use crate::app::App;
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult};
@@ -17,23 +17,6 @@ use crate::paging::{List, Page};
 
 type Params = crate::extract::PathParams;
 use crate::extract::param;
-
-/// Opens the revision a content route names: the space's main content, a change request's or
-/// a past revision's, checking that the caller may read it.
-fn open_path(
-    c: &mut dyn crate::db::Conn,
-    app: &App,
-    caller: &Caller,
-    params: &HashMap<String, String>,
-) -> ApiResult<Opened> {
-    open(
-        c,
-        app,
-        &caller.user_id,
-        param(params, "spaceId")?,
-        &Source::from_params(params),
-    )
-}
 
 /// Runs a read of one item of the revision a content route names, inline on SQLite.
 async fn read_opened<T: Send + 'static>(

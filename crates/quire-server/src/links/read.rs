@@ -10,7 +10,7 @@ use super::model::{
 use crate::app::App;
 use crate::auth::Caller;
 use crate::content::store::{self, StoredTree};
-use crate::content::{Opened, Source, open};
+use crate::content::{Opened, open_path};
 use crate::db::{Args, Conn, like_prefix};
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{Path, PathParams, Query, param};
@@ -22,22 +22,6 @@ const MAX_LOCATIONS: usize = 1_000;
 
 /// Pages whose documents are read at once for change request backlinks.
 const DOCUMENTS_AT_ONCE: usize = 200;
-
-/// Opens the revision a route names (main or a change request's) for a caller who may read it.
-fn open_path(
-    c: &mut dyn Conn,
-    app: &App,
-    caller: &Caller,
-    params: &HashMap<String, String>,
-) -> ApiResult<Opened> {
-    open(
-        c,
-        app,
-        &caller.user_id,
-        param(params, "spaceId")?,
-        &Source::from_params(params),
-    )
-}
 
 fn location_base<'a>(opened: &'a Opened) -> Where<'a> {
     Where {
