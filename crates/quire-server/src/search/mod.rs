@@ -42,9 +42,6 @@ const MAX_QUERY_CHARS: usize = 512;
 /// A last word shorter than this is matched whole: as a prefix it would match most of the index.
 const MIN_PREFIX_CHARS: usize = 2;
 
-/// Sections shown per page hit, best first.
-const SECTIONS_PER_PAGE: usize = 5;
-
 /// Characters of a section's text shown around the first matching word.
 const EXCERPT_CHARS: usize = 240;
 
@@ -299,7 +296,6 @@ fn render_hit(app: &App, fts: &FtsQuery, m: PageMatch, shown: &HashMap<String, S
         let sections = m
             .sections
             .iter()
-            .take(SECTIONS_PER_PAGE)
             .map(|s| {
                 let (id, path, url) = if s.anchor.is_empty() {
                     (m.page_id.clone(), path.to_string(), page_url.clone())

@@ -139,7 +139,10 @@ async fn links_of_a_space_have_statuses_stats_and_locations() {
         .expect(200);
     assert_eq!(in_app["count"], 1);
     assert_eq!(in_app["stats"]["total"], 4);
-    assert_eq!(page_ids(&in_app["items"][0]["locationReferences"]), sorted(vec![&s.c]));
+    assert_eq!(
+        page_ids(&in_app["items"][0]["locationReferences"]),
+        sorted(vec![&s.c])
+    );
     let ok = app
         .get(&ann, &format!("/v1/spaces/{}/links?status=ok", s.space))
         .await
