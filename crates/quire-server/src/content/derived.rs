@@ -182,11 +182,14 @@ pub fn catch_up(db: &crate::db::Db, cache: &ContentCache) -> ApiResult<usize> {
     })?;
     for (space_id, _) in &stale {
         db.write_sync(|c| {
-            let revision: Option<String> = c.query_scalar(
-                "SELECT revision_id FROM spaces WHERE id = ?1",
-                params![space_id.as_str()],
-            )?;
-            let Some(revision) = revision else { return Ok(()) };
+            // Locked as writers of main lock it: processes starting together index each space
+            // once, the later finding the work done.
+            let revision = match super::main::lock_main(c, space_id) {
+                Ok(revision) => revision,
+                // Purged meanwhile: nothing to index.
+                Err(e) if e.status == axum::http::StatusCode::NOT_FOUND => return Ok(()),
+                Err(e) => return Err(e),
+            };
             let tree = store::load_tree(c, cache, space_id, &revision)?;
             main_changed(c, cache, space_id, &tree)
         })?;

@@ -173,6 +173,16 @@ impl ContentCache {
         self.rendered.insert(key, body.clone());
         Ok(body)
     }
+
+    /// A cached rendering, for answers cached only when they are known to be exact.
+    pub fn cached(&self, key: &RenderedKey) -> Option<bytes::Bytes> {
+        self.rendered.get(key)
+    }
+
+    /// Keeps a rendering of an immutable revision.
+    pub fn keep(&self, key: RenderedKey, body: bytes::Bytes) {
+        self.rendered.insert(key, body);
+    }
 }
 
 fn decode_error(what: &str, e: impl std::fmt::Display) -> ApiError {

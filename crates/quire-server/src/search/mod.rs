@@ -21,7 +21,7 @@ use crate::access::AccessContext;
 use crate::app::App;
 use crate::auth::Caller;
 use crate::content::render::Context;
-use crate::content::store::{self, StoredTree};
+use crate::content::store::{self, RenderedKey, StoredTree};
 use crate::db::fulltext::FtsQuery;
 use crate::db::{Args, Conn};
 use crate::error::{ApiError, ApiResult};
@@ -41,9 +41,6 @@ const MAX_QUERY_CHARS: usize = 512;
 
 /// A last word shorter than this is matched whole: as a prefix it would match most of the index.
 const MIN_PREFIX_CHARS: usize = 2;
-
-/// Sections shown per page hit, best first.
-const SECTIONS_PER_PAGE: usize = 5;
 
 /// Characters of a section's text shown around the first matching word.
 const EXCERPT_CHARS: usize = 240;
@@ -122,40 +119,96 @@ struct Shown {
     tree: Arc<StoredTree>,
 }
 
+/// A space's search. The answer depends only on the revision the index describes, the query
+/// and the page asked for, so it is cached per revision like the page tree: a popular query costs
+/// one full-text search per revision and process.
 async fn search_space(
     caller: Caller,
     State(app): State<App>,
     Path(space_id): Path<String>,
     query: Query,
-) -> ApiResult<axum::Json<List<PageHit>>> {
+) -> ApiResult<axum::response::Response> {
     let (raw, fts) = parse_query(&query)?;
     let page = Page::from_query(&query, format!("search:{space_id}:{raw}"))?;
+    let options = format!("{}\u{0}{}\u{0}{raw}", page.limit, query.str("page").unwrap_or(""));
+    // Access and the current revision first, inline: on a cached answer that is all the work.
     let app2 = app.clone();
-    let list = app
+    let user = caller.user_id.clone();
+    let id = space_id.clone();
+    let (space, key) = app
         .db
-        .read_blocking(move |c| {
-            let space = space_model::load_active(c, &space_id, &caller.user_id)?;
-            let after: Option<After> = page.after()?;
-            if fts.words.is_empty() {
-                return Ok(empty());
-            }
-            let (mut matches, total) =
-                query::search(c, &fts, &Scope::Space(&space_id), after.as_ref(), page.fetch())?;
-            let next = page.cut(&mut matches, PageMatch::cursor);
-            let mut shown = HashMap::new();
-            shown.insert(space_id.clone(), open_shown(c, &app2, space.space)?);
-            let items = render_hits(&app2, &fts, matches, &shown)
-                .into_iter()
-                .map(|(_, hit)| hit)
-                .collect();
-            Ok::<_, ApiError>(List {
-                next,
-                count: total,
-                items,
-            })
+        .read(move |c| {
+            let space = space_model::load_active(c, &id, &user)?;
+            let key = space.space.revision.clone().map(|revision| RenderedKey {
+                what: "search",
+                revision,
+                org_id: space.space.org_id.clone(),
+                options,
+            });
+            Ok::<_, ApiError>((space.space, key))
         })
         .await?;
-    Ok(axum::Json(list))
+    if let Some(body) = key.as_ref().and_then(|k| app2.content.cached(k)) {
+        return Ok(json_response(body));
+    }
+    let body = app
+        .db
+        .read_blocking(move |c| {
+            let after: Option<After> = page.after()?;
+            let list = if fts.words.is_empty() {
+                empty()
+            } else {
+                let (mut matches, total) =
+                    query::search(c, &fts, &Scope::Space(&space_id), after.as_ref(), page.fetch())?;
+                let next = page.cut(&mut matches, PageMatch::cursor);
+                let revision = space.revision.clone();
+                let mut shown = HashMap::new();
+                shown.insert(space_id.clone(), open_shown(c, &app2, space)?);
+                let items: Vec<PageHit> = render_hits(&app2, &fts, matches, &shown)
+                    .into_iter()
+                    .map(|(_, hit)| hit)
+                    .collect();
+                // Cached only when the index described the revision read throughout: revisions
+                // only move forward, so an index still at it now was at it all along.
+                let indexed: Option<String> = c.query_scalar(
+                    "SELECT revision_id FROM content_indexes WHERE space_id = ?1",
+                    crate::params![space_id.as_str()],
+                )?;
+                if indexed.is_none() || indexed != revision {
+                    return Ok::<_, ApiError>((
+                        to_bytes(&List {
+                            next,
+                            count: total,
+                            items,
+                        })?,
+                        false,
+                    ));
+                }
+                List {
+                    next,
+                    count: total,
+                    items,
+                }
+            };
+            Ok::<_, ApiError>((to_bytes(&list)?, true))
+        })
+        .await?;
+    let (body, exact) = body;
+    if let (true, Some(key)) = (exact, key) {
+        app.content.keep(key, body.clone());
+    }
+    Ok(json_response(body))
+}
+
+fn to_bytes<T: Serialize>(value: &T) -> ApiResult<bytes::Bytes> {
+    serde_json::to_vec(value)
+        .map(bytes::Bytes::from)
+        .map_err(|e| ApiError::internal(format!("cannot render search results: {e}")))
+}
+
+fn json_response(body: bytes::Bytes) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    ([(axum::http::header::CONTENT_TYPE, "application/json")], body).into_response()
 }
 
 async fn search_org(
@@ -299,7 +352,6 @@ fn render_hit(app: &App, fts: &FtsQuery, m: PageMatch, shown: &HashMap<String, S
         let sections = m
             .sections
             .iter()
-            .take(SECTIONS_PER_PAGE)
             .map(|s| {
                 let (id, path, url) = if s.anchor.is_empty() {
                     (m.page_id.clone(), path.to_string(), page_url.clone())

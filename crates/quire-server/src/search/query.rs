@@ -1,7 +1,10 @@
 //! Ranking: one statement finds the matching rows through the full-text index, groups them by
 //! page, ranks pages whose own fields match (title, description) before pages that match only in
-//! their text, then by relevance, and returns one page of pages with their matching sections.
-//! Paging is a keyset over the ranking key, so the database sorts but never skips rows.
+//! their text, then by relevance, and returns one page of pages with the ids of their matching
+//! sections, which a second statement reads. Paging is a keyset over the ranking key, so the
+//! database sorts but never skips rows.
+
+use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
@@ -9,6 +12,9 @@ use crate::access::AccessContext;
 use crate::db::fulltext::{self, FtsQuery, SECTIONS_PER_KEY};
 use crate::db::{Args, Conn};
 use crate::error::ApiResult;
+
+/// Matching sections read per page hit, best first.
+pub const SECTIONS_PER_PAGE: i64 = 5;
 
 /// Which rows a search reads.
 pub enum Scope<'a> {
@@ -60,40 +66,43 @@ pub struct SectionMatch {
     pub score: f64,
 }
 
-/// The CTEs `hits (id, pk, position, score)`, the matching rows, and `pages (pk, title_score,
-/// text_score)`, the matching pages of the scope. Grouping uses the numbers of the rows only
-/// (see search::index); the organization scope reads the space of each matching page.
-fn matching_ctes(c: &dyn Conn, args: &mut Args, query: &FtsQuery, scope: &Scope<'_>) -> String {
-    let space = match scope {
-        Scope::Space(space) => Some(*space),
-        Scope::Org { .. } => None,
-    };
-    let hits = fulltext::hits_sql(c, args, query, space);
-    let mut pages_filter = String::new();
-    if let Scope::Org { org_id, access } = scope {
-        let org = args.arg(*org_id);
-        let visible = access.visible_spaces_sql(args);
-        pages_filter = format!(
-            " WHERE pk IN (SELECT p.key FROM search_pages p JOIN spaces s ON s.id = p.space_id
-                          WHERE s.organization_id = {org} AND s.deleted_at IS NULL{visible})"
-        );
+/// The CTE `hits (id, pk, position, score)`: the matching rows of the scope, with the key of
+/// their page and their position in it, told by their numbers (see search::index). The
+/// organization scope reads the space of each matching page. Materialized: SQLite computes
+/// bm25 only in the statement that matches, not in the aggregate it would be merged into.
+fn hits_cte(c: &dyn Conn, args: &mut Args, query: &FtsQuery, scope: &Scope<'_>) -> String {
+    let n = SECTIONS_PER_KEY;
+    match scope {
+        Scope::Space(space) => {
+            let hits = fulltext::hits_sql(c, args, query, Some(space));
+            format!(
+                "hits AS MATERIALIZED (SELECT id, id / {n} AS pk, id % {n} AS position, score FROM ({hits}) f)"
+            )
+        }
+        Scope::Org { org_id, access } => {
+            let hits = fulltext::hits_sql(c, args, query, None);
+            let org = args.arg(*org_id);
+            let visible = access.visible_spaces_sql(args);
+            format!(
+                "hits AS MATERIALIZED (
+                     SELECT f.id, f.id / {n} AS pk, f.id % {n} AS position, f.score FROM ({hits}) f
+                     JOIN search_pages p ON p.key = f.id / {n}
+                     WHERE p.space_id IN (SELECT s.id FROM spaces s
+                                          WHERE s.organization_id = {org} AND s.deleted_at IS NULL{visible})
+                 )"
+            )
+        }
     }
-    format!(
-        "hits AS MATERIALIZED (
-             SELECT id, id / {n} AS pk, id % {n} AS position, score FROM ({hits}) f
-         ),
-         pages AS (
-             SELECT pk,
-                    MAX(CASE WHEN position = 0 THEN score END) AS title_score,
-                    MAX(CASE WHEN position > 0 THEN score END) AS text_score
-             FROM hits{pages_filter} GROUP BY pk
-         )",
-        n = SECTIONS_PER_KEY
-    )
 }
 
 /// One page of ranked pages (`limit + 1` at most, to tell whether more follow) and the number
 /// of matching pages.
+///
+/// Two statements: the first groups the matching rows by page (from their numbers), ranks the
+/// pages and lists, per page, its matching sections with their scores; the second reads those
+/// sections by primary key. Nothing joins the matches with anything but by primary key:
+/// PostgreSQL cannot estimate how many rows a full-text condition matches, and a join planned
+/// on its guess compared every pair.
 pub fn search(
     c: &mut dyn Conn,
     query: &FtsQuery,
@@ -102,7 +111,7 @@ pub fn search(
     fetch: i64,
 ) -> ApiResult<(Vec<PageMatch>, u64)> {
     let mut args = Args::default();
-    let matching = matching_ctes(c, &mut args, query, scope);
+    let hits = hits_cte(c, &mut args, query, scope);
     let mut keyset = String::new();
     if let Some(after) = after {
         keyset = format!(
@@ -120,9 +129,17 @@ pub fn search(
         shown = format!(" WHERE p.space_id = {}", args.arg(*space));
     }
     let sql = format!(
-        "WITH {matching},
-         ranked AS (
+        "WITH {hits},
+         pages AS (
              SELECT pk,
+                    MAX(CASE WHEN position = 0 THEN score END) AS title_score,
+                    MAX(CASE WHEN position > 0 THEN score END) AS text_score,
+                    string_agg(CAST(id AS TEXT) || ':' || CAST(score AS TEXT), ',' ORDER BY score DESC, id)
+                        FILTER (WHERE position > 0) AS sections
+             FROM hits GROUP BY pk
+         ),
+         ranked AS (
+             SELECT pk, sections,
                     CASE WHEN title_score IS NULL THEN 1 ELSE 0 END AS tier,
                     -COALESCE(title_score, 0) AS k1,
                     -COALESCE(text_score, 0) AS k2,
@@ -130,51 +147,61 @@ pub fn search(
              FROM pages
          ),
          top AS (
-             SELECT pk, tier, k1, k2, total FROM ranked{keyset}
+             SELECT pk, tier, k1, k2, total, sections FROM ranked{keyset}
              ORDER BY tier, k1, k2, pk LIMIT {limit}
          )
-         SELECT t.pk, p.space_id, p.page_id, t.tier, t.k1, t.k2, t.total, x.anchor, x.title, x.body, h.score
-         FROM top t
-         JOIN search_pages p ON p.key = t.pk
-         LEFT JOIN hits h ON h.pk = t.pk AND h.position > 0
-         LEFT JOIN search_sections x ON x.id = h.id{shown}
-         ORDER BY t.tier, t.k1, t.k2, t.pk, h.score DESC",
+         SELECT t.pk, p.space_id, p.page_id, t.tier, t.k1, t.k2, t.total, t.sections
+         FROM top t JOIN search_pages p ON p.key = t.pk{shown}
+         ORDER BY t.tier, t.k1, t.k2, t.pk",
         limit = args.arg(fetch),
     );
     let rows = c.query(&sql, args.values())?;
     let mut total: u64 = 0;
-    let mut rank = after.map_or(0, |a| a.rank);
-    let mut pages: Vec<PageMatch> = Vec::new();
-    for row in rows {
+    let mut pages: Vec<PageMatch> = Vec::with_capacity(rows.len());
+    let mut wanted: Vec<(usize, i64, f64)> = Vec::new();
+    // Ranks go on from the previous page of results.
+    for (rank, row) in (after.map_or(0, |a| a.rank) + 1..).zip(rows) {
         let key: i64 = row.get(0)?;
+        let tier: i64 = row.get(3)?;
+        let k1: f64 = row.get(4)?;
+        let k2: f64 = row.get(5)?;
         total = row.get::<i64>(6)?.max(0).unsigned_abs();
-        if pages.last().is_none_or(|p| p.key.key != key) {
-            let tier: i64 = row.get(3)?;
-            let k1: f64 = row.get(4)?;
-            let k2: f64 = row.get(5)?;
-            rank += 1;
-            pages.push(PageMatch {
-                key: After {
-                    tier,
-                    k1,
-                    k2,
-                    key,
-                    rank,
-                },
-                space_id: row.get(1)?,
-                page_id: row.get(2)?,
-                title_match: tier == 0,
-                score: if tier == 0 { -k1 } else { -k2 },
-                rank,
-                sections: Vec::new(),
-            });
+        let sections: Option<String> = row.get(7)?;
+        for (id, score) in sections
+            .as_deref()
+            .unwrap_or_default()
+            .split(',')
+            .filter_map(|pair| {
+                let (id, score) = pair.split_once(':')?;
+                Some((id.parse::<i64>().ok()?, score.parse::<f64>().ok()?))
+            })
+            .take(usize::try_from(SECTIONS_PER_PAGE).unwrap_or(usize::MAX))
+        {
+            wanted.push((pages.len(), id, score));
         }
-        let score: Option<f64> = row.get(10)?;
-        if let (Some(score), Some(page)) = (score, pages.last_mut()) {
+        pages.push(PageMatch {
+            key: After {
+                tier,
+                k1,
+                k2,
+                key,
+                rank,
+            },
+            space_id: row.get(1)?,
+            page_id: row.get(2)?,
+            title_match: tier == 0,
+            score: if tier == 0 { -k1 } else { -k2 },
+            rank,
+            sections: Vec::new(),
+        });
+    }
+    let mut texts = read_sections(c, wanted.iter().map(|(_, id, _)| *id))?;
+    for (page, id, score) in wanted {
+        if let (Some((anchor, title, body)), Some(page)) = (texts.remove(&id), pages.get_mut(page)) {
             page.sections.push(SectionMatch {
-                anchor: row.get::<Option<String>>(7)?.unwrap_or_default(),
-                title: row.get::<Option<String>>(8)?.unwrap_or_default(),
-                body: row.get::<Option<String>>(9)?.unwrap_or_default(),
+                anchor,
+                title,
+                body,
                 score,
             });
         }
@@ -186,13 +213,33 @@ pub fn search(
     Ok((pages, total))
 }
 
+/// Anchor, title and text of sections, by id.
+fn read_sections(
+    c: &mut dyn Conn,
+    ids: impl Iterator<Item = i64>,
+) -> ApiResult<HashMap<i64, (String, String, String)>> {
+    let ids: Vec<i64> = ids.collect();
+    let mut out = HashMap::with_capacity(ids.len());
+    for chunk in ids.chunks(500) {
+        let mut args = Args::default();
+        let list = args.list(chunk.iter().copied());
+        for row in c.query(
+            &format!("SELECT id, anchor, title, body FROM search_sections WHERE id IN ({list})"),
+            args.values(),
+        )? {
+            out.insert(row.get(0)?, (row.get(1)?, row.get(2)?, row.get(3)?));
+        }
+    }
+    Ok(out)
+}
+
 /// The number of matching pages.
 fn count(c: &mut dyn Conn, query: &FtsQuery, scope: &Scope<'_>) -> ApiResult<u64> {
     let mut args = Args::default();
-    let matching = matching_ctes(c, &mut args, query, scope);
+    let hits = hits_cte(c, &mut args, query, scope);
     let n: i64 = c
         .query_scalar(
-            &format!("WITH {matching} SELECT COUNT(*) FROM pages"),
+            &format!("WITH {hits} SELECT COUNT(DISTINCT pk) FROM hits"),
             args.values(),
         )?
         .unwrap_or(0);

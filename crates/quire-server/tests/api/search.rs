@@ -436,3 +436,48 @@ async fn a_duplicated_space_is_searchable() {
     let found = app.get(&ann, &search_path(copy, "icy")).await.expect(200);
     assert_eq!(titles(&found), ["Comets"]);
 }
+
+#[tokio::test]
+async fn spaces_without_an_index_are_indexed_at_start() {
+    let app = TestApp::start().await;
+    let ann = app.user("Ann").await;
+    let org = app.org(&ann, "Acme").await;
+    let space = new_space(&app, &ann, &org, "Docs").await;
+    write_main(
+        &app,
+        &ann,
+        &space,
+        vec![json!([{"operation": "insert_page", "title": "Comets", "document": {"markdown": "Icy [comets](https://example.com)."}}])],
+    )
+    .await;
+    // As a database written before the indexes existed.
+    let db = app.db.clone();
+    tokio::task::spawn_blocking(move || {
+        db.write_sync(|c| {
+            for table in ["content_indexes", "search_sections", "search_pages", "link_refs"] {
+                c.execute(&format!("DELETE FROM {table}"), &[])?;
+            }
+            Ok::<_, quire_server::db::DbError>(())
+        })
+        .unwrap()
+    })
+    .await
+    .unwrap();
+    let none = app.get(&ann, &search_path(&space, "icy")).await.expect(200);
+    assert_eq!(none["count"], 0);
+    let db = app.db.clone();
+    let indexed = tokio::task::spawn_blocking(move || {
+        let cache = quire_server::content::store::ContentCache::default();
+        quire_server::content::derived::catch_up(&db, &cache).unwrap()
+    })
+    .await
+    .unwrap();
+    assert!(indexed >= 1);
+    let found = app.get(&ann, &search_path(&space, "icy")).await.expect(200);
+    assert_eq!(titles(&found), ["Comets"]);
+    let links = app
+        .get(&ann, &format!("/v1/spaces/{space}/links"))
+        .await
+        .expect(200);
+    assert_eq!(links["count"], 1);
+}
