@@ -120,6 +120,18 @@ fn insert_postgres(c: &mut dyn Conn, space_id: &str, rows: &[SectionRow<'_>]) ->
     Ok(())
 }
 
+/// The query's words, each written by `term`, which is told whether the word is matched as a
+/// prefix (the last word, when the query asks for it).
+fn terms(query: &FtsQuery, term: impl Fn(&str, bool) -> String) -> Vec<String> {
+    let last = query.words.len().saturating_sub(1);
+    query
+        .words
+        .iter()
+        .enumerate()
+        .map(|(i, w)| term(w, query.prefix_last && i == last))
+        .collect()
+}
+
 /// A SELECT of the rows matching `query` (all of them, or those of `space` only), as columns
 /// `id, score`, the score higher for better matches. Titles weigh four times as much as bodies.
 /// It reads the full-text index only: the space is told by its token (callers check the space of
@@ -127,15 +139,9 @@ fn insert_postgres(c: &mut dyn Conn, space_id: &str, rows: &[SectionRow<'_>]) ->
 pub fn hits_sql(c: &dyn Conn, args: &mut Args, query: &FtsQuery, space: Option<&str>) -> String {
     match c.dialect() {
         Dialect::Sqlite => {
-            let words: Vec<String> = query
-                .words
-                .iter()
-                .enumerate()
-                .map(|(i, w)| {
-                    let prefix = query.prefix_last && i + 1 == query.words.len();
-                    format!("\"{w}\"{}", if prefix { "*" } else { "" })
-                })
-                .collect();
+            let words = terms(query, |w, prefix| {
+                format!("\"{w}\"{}", if prefix { "*" } else { "" })
+            });
             let mut expression = format!("{{title body}} : ({})", words.join(" AND "));
             if let Some(space) = space {
                 expression = format!("space : \"{}\" AND {expression}", space_token(space));
@@ -147,15 +153,9 @@ pub fn hits_sql(c: &dyn Conn, args: &mut Args, query: &FtsQuery, space: Option<&
             )
         }
         Dialect::Postgres => {
-            let words: Vec<String> = query
-                .words
-                .iter()
-                .enumerate()
-                .map(|(i, w)| {
-                    let prefix = query.prefix_last && i + 1 == query.words.len();
-                    format!("{w}:{}AD", if prefix { "*" } else { "" })
-                })
-                .collect();
+            let words = terms(query, |w, prefix| {
+                format!("{w}:{}AD", if prefix { "*" } else { "" })
+            });
             let words = words.join(" & ");
             let mut matching = words.clone();
             if let Some(space) = space {
