@@ -268,7 +268,7 @@ impl Driver {
                 ),
                 None => "no second page".into(),
             },
-            Family::PageTree => format!("{} pages", d.pages.len()),
+            Family::PageTree => format!("{} pages, gzip", d.pages.len()),
             Family::PageMarkdown => format!("one of {} pages at random", d.pages.len()),
             Family::CommentsFiltered => format!(
                 "status=open & targetPage=one of {} commented pages",

@@ -14,6 +14,7 @@ pub mod comments;
 pub mod config;
 pub mod content;
 pub mod db;
+mod encoding;
 pub mod error;
 pub mod extract;
 pub mod files;

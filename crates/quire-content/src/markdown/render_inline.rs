@@ -435,10 +435,14 @@ fn tokens(pieces: &[Piece<'_>], renderer: &Renderer<'_>) -> (Vec<Token>, Vec<Spa
                     InlineMode::TableCell => "<br>",
                     _ => "\\\n",
                 };
-                text.split('\n')
-                    .map(|line| escape_text(line, renderer.mode))
-                    .collect::<Vec<_>>()
-                    .join(hard_break)
+                let mut literal = String::with_capacity(text.len() + 8);
+                for (index, line) in text.split('\n').enumerate() {
+                    if index > 0 {
+                        literal.push_str(hard_break);
+                    }
+                    escape_text_into(&mut literal, line, renderer.mode);
+                }
+                literal
             }
         };
         tokens.push(Token::Literal(literal));
@@ -641,14 +645,45 @@ fn code_span(text: &str, mode: InlineMode) -> String {
 
 /// Escapes text so that markdown reads it literally.
 pub(crate) fn escape_text(text: &str, mode: InlineMode) -> String {
-    let characters: Vec<char> = text.chars().collect();
     let mut output = String::with_capacity(text.len() + 8);
-    for (index, &character) in characters.iter().enumerate() {
-        let before = index
-            .checked_sub(1)
-            .and_then(|before| characters.get(before))
-            .copied();
-        let after = characters.get(index + 1).copied();
+    escape_text_into(&mut output, text, mode);
+    output
+}
+
+/// Characters that may need a backslash; text without any (most prose) is copied as it is.
+fn may_escape(byte: u8) -> bool {
+    matches!(
+        byte,
+        b'\\'
+            | b'`'
+            | b'*'
+            | b'['
+            | b']'
+            | b'<'
+            | b'~'
+            | b'|'
+            | b'$'
+            | b'_'
+            | b'&'
+            | b'#'
+            | b'%'
+            | b':'
+            | b'.'
+            | b'@'
+    )
+}
+
+/// [`escape_text`], appending to `output`.
+pub(crate) fn escape_text_into(output: &mut String, text: &str, mode: InlineMode) {
+    if !text.bytes().any(may_escape) {
+        output.push_str(text);
+        return;
+    }
+    let mut before: Option<char> = None;
+    let mut characters = text.char_indices().peekable();
+    while let Some((index, character)) = characters.next() {
+        let after = characters.peek().map(|&(_, c)| c);
+        let head = &text[..index];
         let escape = match character {
             '\\' | '`' | '*' | '[' | ']' | '<' | '~' | '|' | '$' => true,
             '_' => !(before.is_some_and(char::is_alphanumeric) && after.is_some_and(char::is_alphanumeric)),
@@ -656,10 +691,10 @@ pub(crate) fn escape_text(text: &str, mode: InlineMode) -> String {
             '#' => mode == InlineMode::Heading,
             '%' => before == Some('{'),
             ':' => {
-                after == Some('/') && ends_with_word(&characters[..index], &["http", "https", "ftp"])
-                    || ends_with_word(&characters[..index], &["mailto", "xmpp"])
+                after == Some('/') && ends_with_word(head, &["http", "https", "ftp"])
+                    || ends_with_word(head, &["mailto", "xmpp"])
             }
-            '.' => ends_with_word(&characters[..index], &["www"]),
+            '.' => ends_with_word(head, &["www"]),
             '@' => {
                 before.is_some_and(|c| c.is_alphanumeric() || "._-+".contains(c))
                     && after.is_some_and(char::is_alphanumeric)
@@ -670,17 +705,18 @@ pub(crate) fn escape_text(text: &str, mode: InlineMode) -> String {
             output.push('\\');
         }
         output.push(character);
+        before = Some(character);
     }
-    output
 }
 
-/// Whether the alphabetic word ending `characters` is one of `words` (case-insensitive).
-fn ends_with_word(characters: &[char], words: &[&str]) -> bool {
-    let start = characters
-        .iter()
-        .rposition(|c| !c.is_ascii_alphabetic())
-        .map_or(0, |position| position + 1);
-    let word: String = characters[start..].iter().collect();
+/// Whether the alphabetic word ending `text` is one of `words` (case-insensitive).
+fn ends_with_word(text: &str, words: &[&str]) -> bool {
+    let start = text
+        .char_indices()
+        .rev()
+        .find(|(_, c)| !c.is_ascii_alphabetic())
+        .map_or(0, |(position, c)| position + c.len_utf8());
+    let word = &text[start..];
     words.iter().any(|candidate| word.eq_ignore_ascii_case(candidate))
 }
 

@@ -3,7 +3,6 @@
 use std::collections::HashMap;
 
 use axum::extract::State;
-use axum::response::IntoResponse;
 use quire_content::Document;
 use serde::Serialize;
 
@@ -101,22 +100,27 @@ pub struct Pages {
 }
 
 /// The page tree. It is the same for every caller who may read the revision, so its JSON is
-/// rendered once per revision and served from the content cache.
+/// rendered once per revision and served from the content cache, gzip-compressed (once, too)
+/// for clients that take it: the tree of a 10,000-page space is 8 MB, about 0.5 MB compressed.
 pub async fn list_pages(
     caller: Caller,
     State(app): State<App>,
     Path(params): Params,
     query: Query,
+    headers: axum::http::HeaderMap,
 ) -> ApiResult<axum::response::Response> {
     let opts = ReadOptions::from_query(&query)?;
+    let gzip = crate::encoding::accepts_gzip(&headers);
     let body = with_revision(&app, caller, params, move |app, opened| {
         let key = store::RenderedKey {
             what: "pages",
             revision: opened.stored.id().to_string(),
             org_id: opened.space.space.org_id.clone(),
-            options: format!("computed={}", opts.computed),
+            // Published URLs depend on the space's visibility, which changes without a new
+            // revision.
+            options: format!("computed={} {}", opts.computed, opened.space.space.visibility),
         };
-        app.content.rendered(key, || {
+        let render = || {
             let ctx = opened.context(app);
             let pages = Pages {
                 pages: render::pages(&ctx, &opened.stored.tree, opened.stored.index(), None, &opts),
@@ -126,10 +130,23 @@ pub async fn list_pages(
             serde_json::to_writer(&mut out, &pages)
                 .map_err(|e| ApiError::internal(format!("cannot render the page tree: {e}")))?;
             Ok::<_, ApiError>(bytes::Bytes::from(out))
+        };
+        if !gzip {
+            return app.content.rendered(key, render);
+        }
+        // Only the compressed body is kept: the plain one is rendered again if a client that
+        // does not take gzip asks.
+        let gzip_key = store::RenderedKey {
+            what: "pages.gz",
+            ..key
+        };
+        app.content.rendered(gzip_key, || {
+            crate::encoding::gzip(&render()?)
+                .map_err(|e| ApiError::internal(format!("cannot compress the page tree: {e}")))
         })
     })
     .await?;
-    Ok(([(axum::http::header::CONTENT_TYPE, "application/json")], body).into_response())
+    Ok(crate::encoding::json(body, gzip))
 }
 
 pub async fn list_files(
@@ -211,18 +228,33 @@ fn page_json(
     Ok(render::with_body(stored, page, json, document, opts))
 }
 
+/// A page of a revision is the same for every caller who may read the revision (evaluation
+/// depends only on the revision's variables), so its answer is cached per revision, page and
+/// options.
 pub async fn get_page(
     caller: Caller,
     State(app): State<App>,
     Path(params): Params,
     query: Query,
-) -> ApiResult<axum::Json<PageJson>> {
+) -> ApiResult<axum::response::Response> {
     let opts = ReadOptions::from_query(&query)?;
-    let json = read_opened(&app, caller, params, move |c, app, opened, params| {
-        page_json(c, app, opened, param(params, "pageId")?, &opts)
+    let body = read_opened(&app, caller, params, move |c, app, opened, params| {
+        let page_id = param(params, "pageId")?;
+        let key = store::RenderedKey {
+            what: "page",
+            revision: opened.stored.id().to_string(),
+            org_id: opened.space.space.org_id.clone(),
+            options: format!("{page_id}\u{0}{opts:?}\u{0}{}", opened.space.space.visibility),
+        };
+        app.content.page(key, || {
+            let json = page_json(c, app, opened, page_id, &opts)?;
+            serde_json::to_vec(&json)
+                .map(bytes::Bytes::from)
+                .map_err(|e| ApiError::internal(format!("cannot render the page: {e}")))
+        })
     })
     .await?;
-    Ok(axum::Json(json))
+    Ok(crate::encoding::json(body, false))
 }
 
 pub async fn get_page_by_path(

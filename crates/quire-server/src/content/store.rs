@@ -119,17 +119,23 @@ pub struct ContentCache {
     /// Serialized answers that are the same for every caller who may read the revision (the
     /// page tree): a 10,000-page tree is 8 MB of JSON that took 70 ms to render.
     rendered: Cache<RenderedKey, bytes::Bytes, BytesWeight>,
+    /// Pages as answered (with their markdown or document), a few kilobytes each: a hit costs
+    /// a tenth of rendering again from the parsed document, which itself takes ten times its
+    /// JSON in memory.
+    pages: Cache<RenderedKey, bytes::Bytes, BytesWeight>,
 }
 
 impl Default for ContentCache {
     fn default() -> Self {
         ContentCache {
-            // About 100,000 page entries across cached revisions (entries are shared between
-            // revisions derived from one another, so this is an upper bound on memory), and about
-            // 32 MB of parsed documents.
+            // About 200,000 page entries across cached revisions (entries are shared between
+            // revisions derived from one another, so this is an upper bound on memory; with
+            // half as many, four writers of change requests on a 10,000-page space decoded
+            // trees again and wrote half as fast), and about 32 MB of parsed documents.
             trees: one_shard(256, 200_000, TreeWeight),
-            documents: Cache::with_weighter(8_192, 32 * 1024 * 1024, DocWeight),
+            documents: Cache::with_weighter(8_192, 16 * 1024 * 1024, DocWeight),
             rendered: one_shard(64, 24 * 1024 * 1024, BytesWeight),
+            pages: Cache::with_weighter(8_192, 24 * 1024 * 1024, BytesWeight),
         }
     }
 }
@@ -159,29 +165,48 @@ where
 }
 
 impl ContentCache {
-    /// The cached rendering for `key`, or renders it (outside any lock: two concurrent misses
-    /// both render, and the answers are identical).
+    /// The cached rendering for `key`, or renders it. Concurrent misses on one key wait for the
+    /// first to render: 64 readers of a new revision's tree rendered 8 MB each at once.
     pub fn rendered<E>(
         &self,
         key: RenderedKey,
         render: impl FnOnce() -> Result<bytes::Bytes, E>,
     ) -> Result<bytes::Bytes, E> {
-        if let Some(body) = self.rendered.get(&key) {
+        self.rendered.get_or_insert_with(&key, render)
+    }
+
+    /// The cached answer about one page for `key`, or renders and keeps it.
+    pub fn page<E>(
+        &self,
+        key: RenderedKey,
+        render: impl FnOnce() -> Result<bytes::Bytes, E>,
+    ) -> Result<bytes::Bytes, E> {
+        if let Some(body) = self.pages.get(&key) {
             return Ok(body);
         }
         let body = render()?;
-        self.rendered.insert(key, body.clone());
+        self.pages.insert(key, body.clone());
         Ok(body)
     }
 
-    /// A cached rendering, for answers cached only when they are known to be exact.
-    pub fn cached(&self, key: &RenderedKey) -> Option<bytes::Bytes> {
-        self.rendered.get(key)
-    }
-
-    /// Keeps a rendering of an immutable revision.
-    pub fn keep(&self, key: RenderedKey, body: bytes::Bytes) {
-        self.rendered.insert(key, body);
+    /// The cached answer for `key`, or the one `render` gives, kept when it says the answer is
+    /// exact. Concurrent misses wait for the first, as with [`ContentCache::rendered`]; when it
+    /// does not keep its answer, they render their own.
+    pub async fn rendered_async<E>(
+        &self,
+        key: &RenderedKey,
+        render: impl Future<Output = Result<(bytes::Bytes, bool), E>>,
+    ) -> Result<bytes::Bytes, E> {
+        match self.rendered.get_value_or_guard_async(key).await {
+            Ok(body) => Ok(body),
+            Err(guard) => {
+                let (body, exact) = render.await?;
+                if exact {
+                    let _ = guard.insert(body.clone());
+                }
+                Ok(body)
+            }
+        }
     }
 }
 

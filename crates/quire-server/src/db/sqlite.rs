@@ -85,13 +85,14 @@ fn open_conn(path: &Path, read_only: bool) -> Result<SqliteConn, DbError> {
     // the time of a space read went to parsing SQL.
     conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)
         .map_err(map_err)?;
-    // Page caches per connection: 8 MB for each reader, 16 MB for the writer, so that even a
-    // full pool stays well within the server's memory budget.
+    // Page caches per connection: 2 MB for each reader (up to ten are busy at once, each with
+    // its own copy of hot pages; the rest come from the OS's cache of the file), 8 MB for the
+    // writer, so that a full pool stays well within the server's memory budget.
     let pragmas = if read_only {
-        "PRAGMA foreign_keys = ON; PRAGMA cache_size = -4000; PRAGMA temp_store = MEMORY;"
+        "PRAGMA foreign_keys = ON; PRAGMA cache_size = -2000; PRAGMA temp_store = MEMORY;"
     } else {
         "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;
-         PRAGMA cache_size = -16000; PRAGMA temp_store = MEMORY;"
+         PRAGMA cache_size = -8000; PRAGMA temp_store = MEMORY;"
     };
     conn.execute_batch(pragmas).map_err(map_err)?;
     Ok(SqliteConn(conn))

@@ -148,55 +148,39 @@ async fn search_space(
             Ok::<_, ApiError>((space.space, key))
         })
         .await?;
-    if let Some(body) = key.as_ref().and_then(|k| app2.content.cached(k)) {
-        return Ok(json_response(body));
-    }
-    let body = app
-        .db
-        .read_blocking(move |c| {
-            let after: Option<After> = page.after()?;
-            let list = if fts.words.is_empty() {
-                empty()
-            } else {
-                let (mut matches, total) =
-                    query::search(c, &fts, &Scope::Space(&space_id), after.as_ref(), page.fetch())?;
-                let next = page.cut(&mut matches, PageMatch::cursor);
-                let revision = space.revision.clone();
-                let mut shown = HashMap::new();
-                shown.insert(space_id.clone(), open_shown(c, &app2, space)?);
-                let items: Vec<PageHit> = render_hits(&app2, &fts, matches, &shown)
-                    .into_iter()
-                    .map(|(_, hit)| hit)
-                    .collect();
-                // Cached only when the index described the revision read throughout: revisions
-                // only move forward, so an index still at it now was at it all along.
-                let indexed: Option<String> = c.query_scalar(
-                    "SELECT revision_id FROM content_indexes WHERE space_id = ?1",
-                    crate::params![space_id.as_str()],
-                )?;
-                if indexed.is_none() || indexed != revision {
-                    return Ok::<_, ApiError>((
-                        to_bytes(&List {
-                            next,
-                            count: total,
-                            items,
-                        })?,
-                        false,
-                    ));
-                }
-                List {
-                    next,
-                    count: total,
-                    items,
-                }
-            };
-            Ok::<_, ApiError>((to_bytes(&list)?, true))
-        })
-        .await?;
-    let (body, exact) = body;
-    if let (true, Some(key)) = (exact, key) {
-        app.content.keep(key, body.clone());
-    }
+    let compute = app.db.read_blocking(move |c| {
+        let after: Option<After> = page.after()?;
+        if fts.words.is_empty() {
+            return Ok::<_, ApiError>((to_bytes(&empty::<PageHit>())?, true));
+        }
+        let (mut matches, total) =
+            query::search(c, &fts, &Scope::Space(&space_id), after.as_ref(), page.fetch())?;
+        let next = page.cut(&mut matches, PageMatch::cursor);
+        let revision = space.revision.clone();
+        let mut shown = HashMap::new();
+        shown.insert(space_id.clone(), open_shown(c, &app2, space)?);
+        let items: Vec<PageHit> = render_hits(&app2, &fts, matches, &shown)
+            .into_iter()
+            .map(|(_, hit)| hit)
+            .collect();
+        // Kept only when the index described the revision read throughout: revisions only move
+        // forward, so an index still at it now was at it all along.
+        let indexed: Option<String> = c.query_scalar(
+            "SELECT revision_id FROM content_indexes WHERE space_id = ?1",
+            crate::params![space_id.as_str()],
+        )?;
+        let exact = indexed.is_some() && indexed == revision;
+        let list = List {
+            next,
+            count: total,
+            items,
+        };
+        Ok((to_bytes(&list)?, exact))
+    });
+    let body = match key {
+        Some(key) => app.content.rendered_async(&key, compute).await?,
+        None => compute.await?.0,
+    };
     Ok(json_response(body))
 }
 

@@ -455,6 +455,23 @@ async fn templates_fill_a_space() {
         .map(|p| p["title"].as_str().unwrap())
         .collect();
     assert_eq!(titles, ["Introduction", "Quickstart", "FAQ"]);
+    // Clients that take gzip get the same tree compressed; others get it plain.
+    let tree_path = format!("/v1/spaces/{space}/content/pages");
+    let (status, headers, packed) = app
+        .get_raw(&ann, &tree_path, &[("accept-encoding", "br;q=0.9, gzip")])
+        .await;
+    assert_eq!(status, 200);
+    assert_eq!(headers["content-encoding"], "gzip");
+    assert_eq!(headers["vary"], "accept-encoding");
+    let mut unpacked = Vec::new();
+    std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&packed[..]), &mut unpacked).unwrap();
+    assert_eq!(serde_json::from_slice::<Value>(&unpacked).unwrap(), pages);
+    let (status, headers, plain) = app
+        .get_raw(&ann, &tree_path, &[("accept-encoding", "gzip;q=0, br")])
+        .await;
+    assert_eq!(status, 200);
+    assert!(headers.get("content-encoding").is_none());
+    assert_eq!(serde_json::from_slice::<Value>(&plain).unwrap(), pages);
     let faq = pages["pages"][2]["id"].as_str().unwrap();
     let md = app
         .get(

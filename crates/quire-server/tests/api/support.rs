@@ -213,6 +213,26 @@ impl TestApp {
         }
     }
 
+    /// A GET with extra request headers, answering status, headers and the body's bytes as sent.
+    pub async fn get_raw(
+        &self,
+        user: &TestUser,
+        path: &str,
+        headers: &[(&str, &str)],
+    ) -> (u16, reqwest::header::HeaderMap, bytes::Bytes) {
+        let mut req = self
+            .client
+            .get(format!("{}{path}", self.base))
+            .bearer_auth(&user.token);
+        for (name, value) in headers {
+            req = req.header(*name, *value);
+        }
+        let resp = req.send().await.expect("request sent");
+        let status = resp.status().as_u16();
+        let headers = resp.headers().clone();
+        (status, headers, resp.bytes().await.expect("body"))
+    }
+
     pub async fn get(&self, user: &TestUser, path: &str) -> Resp {
         self.request("GET", Some(&user.token), path, None).await
     }

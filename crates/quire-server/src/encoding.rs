@@ -1,0 +1,102 @@
+//! Compressed answers for the few heavy bodies that are cached per revision (the page tree of a
+//! big space is 8 MB of JSON). They are compressed once, when first asked for, and kept beside
+//! the plain body; every other answer is small and goes out as it is, because compressing it on
+//! each request would cost more than sending it.
+
+use std::io::Write as _;
+
+use axum::http::{HeaderMap, HeaderValue, header};
+use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
+use flate2::Compression;
+use flate2::write::GzEncoder;
+
+/// Whether the client takes gzip (RFC 9110 §12.5.3): a `gzip`, `x-gzip` or `*` coding whose
+/// weight is not zero. A coding named twice counts by its first mention.
+pub fn accepts_gzip(headers: &HeaderMap) -> bool {
+    let mut star = None;
+    for value in headers.get_all(header::ACCEPT_ENCODING) {
+        let Ok(value) = value.to_str() else { continue };
+        for item in value.split(',') {
+            let mut parts = item.split(';');
+            let coding = parts.next().unwrap_or("").trim();
+            let weighted = parts
+                .filter_map(|p| {
+                    p.trim()
+                        .strip_prefix("q=")
+                        .or_else(|| p.trim().strip_prefix("Q="))
+                })
+                .next()
+                .is_none_or(|q| q.trim().parse::<f32>().is_ok_and(|q| q > 0.0));
+            if coding.eq_ignore_ascii_case("gzip") || coding.eq_ignore_ascii_case("x-gzip") {
+                return weighted;
+            }
+            if coding == "*" && star.is_none() {
+                star = Some(weighted);
+            }
+        }
+    }
+    star.unwrap_or(false)
+}
+
+/// The gzip stream of `body`. Level 6 (zlib's default): the body is compressed once per
+/// revision, and the answer is sent many times.
+pub fn gzip(body: &[u8]) -> std::io::Result<Bytes> {
+    let mut encoder = GzEncoder::new(Vec::with_capacity(body.len() / 8 + 64), Compression::new(6));
+    encoder.write_all(body)?;
+    encoder.finish().map(Bytes::from)
+}
+
+/// A JSON answer, gzip-encoded when `gzipped` (the body is then already compressed). It varies
+/// with `Accept-Encoding` either way, so that caches keep the two apart.
+pub fn json(body: Bytes, gzipped: bool) -> Response {
+    let mut response = body.into_response();
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    headers.insert(header::VARY, HeaderValue::from_static("accept-encoding"));
+    if gzipped {
+        headers.insert(header::CONTENT_ENCODING, HeaderValue::from_static("gzip"));
+    }
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn accepts(value: &str) -> bool {
+        let mut headers = HeaderMap::new();
+        headers.insert(header::ACCEPT_ENCODING, HeaderValue::from_str(value).unwrap());
+        accepts_gzip(&headers)
+    }
+
+    #[test]
+    fn reads_accept_encoding() {
+        assert!(accepts("gzip"));
+        assert!(accepts("br, GZIP;q=0.5"));
+        assert!(accepts("deflate, x-gzip"));
+        assert!(accepts("*"));
+        assert!(accepts("gzip;q=1.0, *;q=0"));
+        assert!(!accepts("gzip;q=0"));
+        assert!(!accepts("gzip; q=0.000"));
+        assert!(!accepts("*;q=0, br"));
+        assert!(!accepts("br, deflate"));
+        assert!(!accepts("identity"));
+        assert!(!accepts(""));
+        assert!(!accepts("*, gzip;q=0"));
+        assert!(!accepts_gzip(&HeaderMap::new()));
+    }
+
+    #[test]
+    fn gzip_round_trips() {
+        use std::io::Read as _;
+        let body = br#"{"pages":[{"id":"a","title":"A"}]}"#.repeat(100);
+        let packed = gzip(&body).unwrap();
+        assert!(packed.len() < body.len() / 4);
+        let mut out = Vec::new();
+        flate2::read::GzDecoder::new(&packed[..])
+            .read_to_end(&mut out)
+            .unwrap();
+        assert_eq!(out, body);
+    }
+}
