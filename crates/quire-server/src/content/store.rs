@@ -134,8 +134,8 @@ impl Default for ContentCache {
             // trees again and wrote half as fast), and about 32 MB of parsed documents.
             trees: one_shard(256, 200_000, TreeWeight),
             documents: Cache::with_weighter(8_192, 16 * 1024 * 1024, DocWeight),
-            rendered: one_shard(64, 24 * 1024 * 1024, BytesWeight),
-            pages: Cache::with_weighter(8_192, 24 * 1024 * 1024, BytesWeight),
+            rendered: one_shard(64, 16 * 1024 * 1024, BytesWeight),
+            pages: Cache::with_weighter(8_192, 32 * 1024 * 1024, BytesWeight),
         }
     }
 }
