@@ -47,12 +47,21 @@ pub fn gzip(body: &[u8]) -> std::io::Result<Bytes> {
     encoder.finish().map(Bytes::from)
 }
 
-/// A JSON answer, gzip-encoded when `gzipped` (the body is then already compressed). It varies
-/// with `Accept-Encoding` either way, so that caches keep the two apart.
-pub fn json(body: Bytes, gzipped: bool) -> Response {
+/// An answer whose JSON was serialized (and cached) beforehand.
+pub fn json_bytes(body: Bytes) -> Response {
     let mut response = body.into_response();
+    response
+        .headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    response
+}
+
+/// A JSON answer that is sent compressed to clients that take it: gzip-encoded when `gzipped`
+/// (the body is then already compressed). It varies with `Accept-Encoding` either way, so that
+/// caches keep the two apart.
+pub fn json(body: Bytes, gzipped: bool) -> Response {
+    let mut response = json_bytes(body);
     let headers = response.headers_mut();
-    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
     headers.insert(header::VARY, HeaderValue::from_static("accept-encoding"));
     if gzipped {
         headers.insert(header::CONTENT_ENCODING, HeaderValue::from_static("gzip"));

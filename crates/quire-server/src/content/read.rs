@@ -254,7 +254,7 @@ pub async fn get_page(
         })
     })
     .await?;
-    Ok(crate::encoding::json(body, false))
+    Ok(crate::encoding::json_bytes(body))
 }
 
 pub async fn get_page_by_path(

@@ -181,18 +181,13 @@ async fn search_space(
         Some(key) => app.content.rendered_async(&key, compute).await?,
         None => compute.await?.0,
     };
-    Ok(json_response(body))
+    Ok(crate::encoding::json_bytes(body))
 }
 
 fn to_bytes<T: Serialize>(value: &T) -> ApiResult<bytes::Bytes> {
     serde_json::to_vec(value)
         .map(bytes::Bytes::from)
         .map_err(|e| ApiError::internal(format!("cannot render search results: {e}")))
-}
-
-fn json_response(body: bytes::Bytes) -> axum::response::Response {
-    use axum::response::IntoResponse;
-    ([(axum::http::header::CONTENT_TYPE, "application/json")], body).into_response()
 }
 
 async fn search_org(
