@@ -41,6 +41,8 @@ pub struct AppInner {
     pub content: crate::content::store::ContentCache,
     /// Where file bytes live.
     pub blobs: crate::files::BlobStore,
+    /// Bearer tokens found valid recently.
+    pub tokens: crate::auth::TokenCache,
 }
 
 impl Deref for App {
@@ -67,6 +69,7 @@ impl App {
             signing_key,
             content: crate::content::store::ContentCache::default(),
             blobs,
+            tokens: crate::auth::TokenCache::default(),
         }))
     }
 }

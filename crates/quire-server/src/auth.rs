@@ -3,13 +3,15 @@
 //! Tokens are random secrets shown once; the database keeps only their SHA-256. A token may
 //! carry scopes; a token without scopes may do whatever its user may do.
 
+use std::sync::Arc;
+
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
 use axum::http::{Method, header};
 use sha2::{Digest, Sha256};
 
 use crate::app::App;
-use crate::db::Conn;
+use crate::db::{Conn, DbError};
 use crate::error::ApiError;
 use crate::params;
 
@@ -48,34 +50,96 @@ impl FromRequestParts<App> for Caller {
         let token = bearer_token(parts)?;
         let hash = token_hash(token);
         let now = crate::clock::now_ms();
-        let found = app
-            .db
-            .read(move |c| {
-                c.query_opt(
-                    "SELECT u.id, u.email, u.display_name, u.photo_url, t.scopes
-                     FROM api_tokens t JOIN users u ON u.id = t.user_id
-                     WHERE t.secret_hash = ?1 AND (t.expires_at IS NULL OR t.expires_at > ?2)",
-                    params![hash, now],
-                )
-            })
-            .await
-            .map_err(ApiError::from)?;
-        let row = found.ok_or_else(|| ApiError::unauthorized("the bearer token is not valid"))?;
-        let scopes: String = row.get(4)?;
-        if !scopes.is_empty() {
+        let known = match app.tokens.get(&hash, now) {
+            Some(known) => known,
+            None => {
+                let key = hash.clone();
+                let found = app
+                    .db
+                    .read(move |c| lookup(c, &key))
+                    .await
+                    .map_err(ApiError::from)?
+                    .ok_or_else(|| ApiError::unauthorized("the bearer token is not valid"))?;
+                app.tokens.insert(hash, found)
+            }
+        };
+        if known.expires_at.is_some_and(|at| at <= now) {
+            return Err(ApiError::unauthorized("the bearer token is not valid"));
+        }
+        if !known.scopes.is_empty() {
             let needed = required_scope(&parts.method, parts.uri.path());
-            if !scopes.split(' ').any(|s| s == needed) {
+            if !known.scopes.split(' ').any(|s| s == needed) {
                 return Err(ApiError::forbidden(format!(
                     "this token lacks the scope `{needed}`"
                 )));
             }
         }
-        Ok(Caller {
+        Ok(known.caller.clone())
+    }
+}
+
+/// A token as stored, with its user.
+pub struct KnownToken {
+    caller: Caller,
+    scopes: String,
+    expires_at: Option<i64>,
+    fetched_at: i64,
+}
+
+fn lookup(c: &mut dyn Conn, hash: &str) -> Result<Option<KnownToken>, DbError> {
+    let Some(row) = c.query_opt(
+        "SELECT u.id, u.email, u.display_name, u.photo_url, t.scopes, t.expires_at
+         FROM api_tokens t JOIN users u ON u.id = t.user_id
+         WHERE t.secret_hash = ?1",
+        params![hash],
+    )?
+    else {
+        return Ok(None);
+    };
+    Ok(Some(KnownToken {
+        caller: Caller {
             user_id: row.get(0)?,
             email: row.get(1)?,
             display_name: row.get(2)?,
             photo_url: row.get(3)?,
-        })
+        },
+        scopes: row.get(4)?,
+        expires_at: row.get(5)?,
+        fetched_at: crate::clock::now_ms(),
+    }))
+}
+
+/// Tokens found valid recently, so that a request costs one database round trip instead of two.
+/// A token's row and its user's row are never changed once written (tokens are neither edited
+/// nor revoked, users not renamed), so a cached entry is exact and expiry is checked on every
+/// request. Entries still live only `TTL_MS`: if revocation is added, its process clears this
+/// cache and the others stop accepting the token within that time. Unknown tokens are never
+/// kept, so guessing fills nothing.
+pub struct TokenCache {
+    known: quick_cache::sync::Cache<String, Arc<KnownToken>>,
+}
+
+impl TokenCache {
+    const TTL_MS: i64 = 10_000;
+
+    fn get(&self, hash: &str, now: i64) -> Option<Arc<KnownToken>> {
+        self.known
+            .get(hash)
+            .filter(|known| now - known.fetched_at < Self::TTL_MS)
+    }
+
+    fn insert(&self, hash: String, known: KnownToken) -> Arc<KnownToken> {
+        let known = Arc::new(known);
+        self.known.insert(hash, known.clone());
+        known
+    }
+}
+
+impl Default for TokenCache {
+    fn default() -> Self {
+        TokenCache {
+            known: quick_cache::sync::Cache::new(10_000),
+        }
     }
 }
 
@@ -133,8 +197,14 @@ pub fn required_scope(method: &Method, path: &str) -> &'static str {
 
 /// SHA-256 of a token, hex-encoded: what the database stores and looks tokens up by.
 pub fn token_hash(token: &str) -> String {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
     let digest = Sha256::digest(token.as_bytes());
-    digest.iter().map(|b| format!("{b:02x}")).collect()
+    let mut out = String::with_capacity(digest.len() * 2);
+    for b in digest {
+        out.push(HEX[usize::from(b >> 4)] as char);
+        out.push(HEX[usize::from(b & 15)] as char);
+    }
+    out
 }
 
 /// Issues a new token for a user and returns the secret, which is never stored.

@@ -90,8 +90,9 @@ impl Weighter<(String, String), Arc<CachedDocument>> for DocWeight {
 struct BytesWeight;
 
 impl Weighter<RenderedKey, bytes::Bytes> for BytesWeight {
-    fn weight(&self, _: &RenderedKey, body: &bytes::Bytes) -> u64 {
-        body.len() as u64
+    fn weight(&self, key: &RenderedKey, body: &bytes::Bytes) -> u64 {
+        // Keys count too: a compressed page answer is about 1 KB, its key a fifth of that.
+        (body.len() + key.revision.len() + key.org_id.len() + key.options.len() + 64) as u64
     }
 }
 
@@ -119,9 +120,9 @@ pub struct ContentCache {
     /// Serialized answers that are the same for every caller who may read the revision (the
     /// page tree): a 10,000-page tree is 8 MB of JSON that took 70 ms to render.
     rendered: Cache<RenderedKey, bytes::Bytes, BytesWeight>,
-    /// Pages as answered (with their markdown or document), a few kilobytes each: a hit costs
-    /// a tenth of rendering again from the parsed document, which itself takes ten times its
-    /// JSON in memory.
+    /// Pages as answered (with their markdown or document), about 1 KB each gzip-compressed: a
+    /// hit costs a tenth of rendering again from the parsed document, which itself takes ten
+    /// times its JSON in memory. 24 MB holds every page of a 10,000-page space compressed.
     pages: Cache<RenderedKey, bytes::Bytes, BytesWeight>,
 }
 
@@ -135,7 +136,7 @@ impl Default for ContentCache {
             trees: one_shard(256, 200_000, TreeWeight),
             documents: Cache::with_weighter(8_192, 16 * 1024 * 1024, DocWeight),
             rendered: one_shard(64, 16 * 1024 * 1024, BytesWeight),
-            pages: Cache::with_weighter(8_192, 32 * 1024 * 1024, BytesWeight),
+            pages: Cache::with_weighter(16_384, 24 * 1024 * 1024, BytesWeight),
         }
     }
 }

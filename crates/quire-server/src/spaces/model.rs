@@ -157,10 +157,11 @@ impl SpaceFor {
 /// Loads one space with the caller's role on it; None when it does not exist.
 pub fn load_for(c: &mut dyn Conn, space_id: &str, user_id: &str) -> Result<Option<SpaceFor>, DbError> {
     let sql = format!(
-        "SELECT {}, m.user_id, m.role, m.disabled FROM spaces s
+        "SELECT {}, m.user_id, m.role, m.disabled, {} FROM spaces s
          LEFT JOIN members m ON m.organization_id = s.organization_id AND m.user_id = ?2
          WHERE s.id = ?1",
-        columns()
+        columns(),
+        crate::access::grants_column(c.dialect(), "s.organization_id", "?2")
     );
     let Some(row) = c.query_opt(&sql, crate::params![space_id, user_id])? else {
         return Ok(None);
@@ -174,7 +175,8 @@ pub fn load_for(c: &mut dyn Conn, space_id: &str, user_id: &str) -> Result<Optio
         }
         _ => Standing::Outsider,
     };
-    let ctx = AccessContext::for_item(c, &space.org_id, user_id, standing, space.parent.as_deref())?;
+    let grants: Option<String> = row.get(SPACE_COLUMNS + 3)?;
+    let ctx = AccessContext::for_item_with_grants(c, standing, space.parent.as_deref(), grants.as_deref())?;
     let role = role_in(&ctx, &space);
     Ok(Some(SpaceFor { space, role }))
 }

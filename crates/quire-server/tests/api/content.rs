@@ -491,6 +491,21 @@ async fn templates_fill_a_space() {
         "{}",
         md["markdown"]
     );
+    // A page is cached per encoding: compressed and plain answers hold the same JSON.
+    let page_path = format!("/v1/spaces/{space}/content/page/{faq}?format=markdown");
+    let (status, headers, packed) = app
+        .get_raw(&ann, &page_path, &[("accept-encoding", "gzip")])
+        .await;
+    assert_eq!(status, 200);
+    assert_eq!(headers["content-encoding"], "gzip");
+    assert_eq!(headers["vary"], "accept-encoding");
+    let mut unpacked = Vec::new();
+    std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&packed[..]), &mut unpacked).unwrap();
+    assert_eq!(serde_json::from_slice::<Value>(&unpacked).unwrap(), md);
+    let (status, headers, plain) = app.get_raw(&ann, &page_path, &[]).await;
+    assert_eq!(status, 200);
+    assert!(headers.get("content-encoding").is_none());
+    assert_eq!(serde_json::from_slice::<Value>(&plain).unwrap(), md);
     app.post(
         &ann,
         &format!("/v1/spaces/{space}/content/template"),
