@@ -54,6 +54,12 @@ const MIGRATIONS: &[Migration] = &[
         sqlite: include_str!("../../migrations/0007_search_sqlite.sql"),
         postgres: include_str!("../../migrations/0007_search_postgres.sql"),
     },
+    Migration {
+        version: 8,
+        name: "live row indexes",
+        sqlite: include_str!("../../migrations/0008_live_row_indexes.sql"),
+        postgres: include_str!("../../migrations/0008_live_row_indexes.sql"),
+    },
 ];
 
 /// An arbitrary constant that names quire's migration lock among PostgreSQL advisory locks.
