@@ -57,8 +57,8 @@ const MIGRATIONS: &[Migration] = &[
     Migration {
         version: 8,
         name: "live row indexes",
-        sqlite: include_str!("../../migrations/0008_live_row_indexes.sql"),
-        postgres: include_str!("../../migrations/0008_live_row_indexes.sql"),
+        sqlite: include_str!("../../migrations/0008_live_row_indexes_sqlite.sql"),
+        postgres: include_str!("../../migrations/0008_live_row_indexes_postgres.sql"),
     },
 ];
 
