@@ -57,9 +57,15 @@ impl Root {
     }
 }
 
-/// SHA-256 of `bytes`, hex-encoded: the name of stored objects.
+/// SHA-256 of `bytes`, hex-encoded: the name of stored objects (and of API tokens).
 pub fn content_hash(bytes: &[u8]) -> String {
-    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(64);
+    for b in Sha256::digest(bytes) {
+        out.push(char::from(HEX[usize::from(b >> 4)]));
+        out.push(char::from(HEX[usize::from(b & 15)]));
+    }
+    out
 }
 
 /// The number of buckets for `entries` entries: a power of two.

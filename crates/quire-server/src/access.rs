@@ -125,11 +125,7 @@ impl AccessContext {
         for item in grants.unwrap_or("").split(' ').filter(|i| !i.is_empty()) {
             let mut parts = item.splitn(3, ':');
             if let (Some(kind), Some(target), Some(role)) = (parts.next(), parts.next(), parts.next()) {
-                ctx.add_grant(
-                    kind,
-                    target.to_string(),
-                    Role::from_column(Some(role.to_string())),
-                );
+                ctx.add_grant(kind, target.to_string(), Role::parse(role));
             }
         }
         Ok(ctx)

@@ -8,7 +8,6 @@ use std::sync::Arc;
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
 use axum::http::{Method, header};
-use sha2::{Digest, Sha256};
 
 use crate::app::App;
 use crate::db::{Conn, DbError};
@@ -197,14 +196,7 @@ pub fn required_scope(method: &Method, path: &str) -> &'static str {
 
 /// SHA-256 of a token, hex-encoded: what the database stores and looks tokens up by.
 pub fn token_hash(token: &str) -> String {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    let digest = Sha256::digest(token.as_bytes());
-    let mut out = String::with_capacity(digest.len() * 2);
-    for b in digest {
-        out.push(HEX[usize::from(b >> 4)] as char);
-        out.push(HEX[usize::from(b & 15)] as char);
-    }
-    out
+    quire_content::buckets::content_hash(token.as_bytes())
 }
 
 /// Issues a new token for a user and returns the secret, which is never stored.
