@@ -13,7 +13,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
-use crate::tree::{FileEntry, PageEntry, ReusableEntry, Tree};
+use imbl::ordmap::DiffItem;
+
+use crate::tree::{Entries, FileEntry, PageEntry, ReusableEntry, Tree};
 
 /// Entries per bucket the count aims at.
 pub const TARGET_PER_BUCKET: usize = 48;
@@ -83,7 +85,7 @@ pub fn bucket_of(id: &str, count: usize) -> usize {
     usize::try_from(hash % count.max(1) as u64).unwrap_or(0)
 }
 
-/// A bucket's entries, by pointer so unchanged ones can be recognised.
+/// A bucket's entries.
 #[derive(Default)]
 struct Group<'a> {
     pages: Vec<&'a Arc<PageEntry>>,
@@ -117,55 +119,76 @@ impl Group<'_> {
         let entries: Vec<Entry> = entries.into_iter().map(|(_, e)| e).collect();
         serde_json::to_vec(&entries).unwrap_or_default()
     }
-
-    /// Whether this group holds exactly the same entries (same pointers) as `other`.
-    fn same_as(&self, other: &Group<'_>) -> bool {
-        fn same<T>(a: &[&Arc<T>], b: &[&Arc<T>]) -> bool {
-            a.len() == b.len() && a.iter().zip(b).all(|(x, y)| Arc::ptr_eq(x, y))
-        }
-        same(&self.pages, &other.pages)
-            && same(&self.files, &other.files)
-            && same(&self.reusable, &other.reusable)
-    }
 }
 
-fn group(tree: &Tree, count: usize) -> Vec<Group<'_>> {
+/// The entries of the buckets `wanted` says to rebuild (all when it is `None`), grouped by
+/// bucket; the others stay empty.
+fn group<'t>(tree: &'t Tree, count: usize, wanted: Option<&[bool]>) -> Vec<Group<'t>> {
     let mut groups: Vec<Group<'_>> = (0..count).map(|_| Group::default()).collect();
-    // BTreeMap iteration is sorted by id, so each group's lists are sorted too.
+    let keep = |i: usize| wanted.is_none_or(|w| w[i]);
+    // Map iteration is sorted by id, so each group's lists are sorted too.
     for (id, page) in &tree.pages {
-        groups[bucket_of(id, count)].pages.push(page);
+        let i = bucket_of(id, count);
+        if keep(i) {
+            groups[i].pages.push(page);
+        }
     }
     for (id, file) in &tree.files {
-        groups[bucket_of(id, count)].files.push(file);
+        let i = bucket_of(id, count);
+        if keep(i) {
+            groups[i].files.push(file);
+        }
     }
     for (id, reusable) in &tree.reusable {
-        groups[bucket_of(id, count)].reusable.push(reusable);
+        let i = bucket_of(id, count);
+        if keep(i) {
+            groups[i].reusable.push(reusable);
+        }
     }
     groups
 }
 
+/// Which buckets hold an entry that differs between `tree` and `base`. The maps share every
+/// node a batch did not touch, and their diff skips shared nodes, so a one-page change costs
+/// a walk down a few nodes, not a comparison of every entry.
+fn changed_buckets(tree: &Tree, base: &Tree, count: usize) -> Vec<bool> {
+    fn mark<T: PartialEq>(dirty: &mut [bool], new: &Entries<T>, old: &Entries<T>, count: usize) {
+        for change in old.diff(new) {
+            let id = match change {
+                DiffItem::Add(id, _) | DiffItem::Remove(id, _) => id,
+                DiffItem::Update { new: (id, _), .. } => id,
+            };
+            dirty[bucket_of(id, count)] = true;
+        }
+    }
+    let mut dirty = vec![false; count];
+    mark(&mut dirty, &tree.pages, &base.pages, count);
+    mark(&mut dirty, &tree.files, &base.files, count);
+    mark(&mut dirty, &tree.reusable, &base.reusable, count);
+    dirty
+}
+
 /// The stored form of `tree`: its root and the buckets to write (hash, bytes). With the tree
-/// and root it was derived from, buckets whose entries are all unchanged (same pointers) are
-/// reused without being encoded or written again.
+/// and root it was derived from, only buckets holding a changed entry are encoded again; the
+/// others keep their stored names.
 pub fn store(tree: &Tree, base: Option<(&Tree, &Root)>) -> (Root, Vec<(String, Vec<u8>)>) {
     let entries = tree.pages.len() + tree.files.len() + tree.reusable.len();
     let count = bucket_count(entries);
-    let groups = group(tree, count);
-    let base_groups = base
-        .filter(|(_, root)| root.buckets.len() == count)
-        .map(|(t, root)| (group(t, count), root));
+    let base = base.filter(|(_, root)| root.buckets.len() == count);
+    let dirty = base.map(|(t, _)| changed_buckets(tree, t, count));
+    let groups = group(tree, count, dirty.as_deref());
     let mut buckets = Vec::with_capacity(count);
     let mut writes = Vec::new();
     for (i, g) in groups.iter().enumerate() {
-        if g.is_empty() {
-            buckets.push(String::new());
-            continue;
-        }
-        if let Some((old, root)) = &base_groups {
-            if g.same_as(&old[i]) && !root.buckets[i].is_empty() {
+        if let (Some((_, root)), Some(dirty)) = (base, &dirty) {
+            if !dirty[i] {
                 buckets.push(root.buckets[i].clone());
                 continue;
             }
+        }
+        if g.is_empty() {
+            buckets.push(String::new());
+            continue;
         }
         let bytes = g.encode();
         let hash = content_hash(&bytes);
@@ -244,6 +267,32 @@ mod tests {
             .filter(|(a, b)| a != b)
             .count();
         assert_eq!(differing, 1);
+    }
+
+    #[test]
+    fn incremental_store_names_the_same_buckets_as_a_full_one() {
+        let base = tree_of(1000);
+        let (root, _) = store(&base, None);
+        let mut next = base.clone();
+        let mut changed = (*next.pages["page00042"]).clone();
+        changed.title = "Changed".into();
+        next.replace_page(changed);
+        next.pages.remove("page00500");
+        let mut added = PageEntry::new("page-new", PageKind::Document, "New", 0);
+        added.slug = "new".into();
+        added.order = "z".into();
+        next.pages.insert(added.id.clone(), Arc::new(added));
+        // The same value under a new allocation is not a change.
+        let same = (*next.pages["page00007"]).clone();
+        next.pages.insert(same.id.clone(), Arc::new(same));
+        let (incremental, writes) = store(&next, Some((&base, &root)));
+        let (full, _) = store(&next, None);
+        assert_eq!(incremental, full);
+        assert!(
+            (2..=3).contains(&writes.len()),
+            "{} buckets written",
+            writes.len()
+        );
     }
 
     #[test]

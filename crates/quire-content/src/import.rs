@@ -529,7 +529,7 @@ struct Importer<'c, 'a> {
     page_by_file: HashMap<String, String>,
     page_by_folder: HashMap<String, String>,
     stored: HashMap<usize, String>,
-    files: BTreeMap<String, Arc<FileEntry>>,
+    files: crate::tree::Entries<FileEntry>,
 }
 
 impl<'c, 'a> Importer<'c, 'a> {
@@ -587,7 +587,7 @@ impl<'c, 'a> Importer<'c, 'a> {
             page_by_file: HashMap::new(),
             page_by_folder: HashMap::new(),
             stored: HashMap::new(),
-            files: BTreeMap::new(),
+            files: crate::tree::Entries::new(),
         })
     }
 
@@ -652,7 +652,7 @@ impl<'c, 'a> Importer<'c, 'a> {
         let mut items = self.fix_structure(items, 1);
         assign_slugs(&mut items);
         self.assign_ids(&mut items);
-        let mut pages = BTreeMap::new();
+        let mut pages = crate::tree::Entries::new();
         let mut documents = Vec::new();
         let mut hashes = HashSet::new();
         self.emit(items, None, &mut pages, &mut documents, &mut hashes)?;
@@ -1106,7 +1106,7 @@ impl<'c, 'a> Importer<'c, 'a> {
         &mut self,
         items: Vec<Item>,
         parent: Option<&str>,
-        pages: &mut BTreeMap<String, Arc<PageEntry>>,
+        pages: &mut crate::tree::Entries<PageEntry>,
         documents: &mut Vec<(String, Vec<u8>)>,
         hashes: &mut HashSet<String>,
     ) -> Result<(), ImportError> {

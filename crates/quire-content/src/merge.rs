@@ -54,7 +54,6 @@
 //! pages the merge did not take from `main` unless a move makes a full pass necessary. Merging a
 //! 10,000-page tree where a few pages changed is one ordered walk over the ids.
 
-use std::collections::btree_map;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::iter::Peekable;
 use std::sync::Arc;
@@ -65,7 +64,7 @@ use serde_json::{Map, Value};
 use crate::changes::{encode_document, lcs_pairs};
 use crate::document::{Document, Node, strip_keys};
 use crate::order;
-use crate::tree::{MAX_DEPTH, PageEntry, Tree};
+use crate::tree::{Entries, MAX_DEPTH, PageEntry, Tree};
 
 /// What a merge needs: the three trees and access to stored documents.
 pub struct MergeInput<'a> {
@@ -197,7 +196,7 @@ pub fn merge(input: MergeInput<'_>) -> MergeOutcome {
         document,
         new_key,
         now,
-        pages: BTreeMap::new(),
+        pages: Entries::new(),
         touched: BTreeSet::new(),
         removed: BTreeSet::new(),
         pinned: BTreeSet::new(),
@@ -302,11 +301,11 @@ fn pick<T: PartialEq + ?Sized>(base: Option<&T>, main: &T, change: &T) -> Pick {
 /// Walks the ids of three ordered maps together, in order, each once: one pass over sorted
 /// keys instead of a lookup per id.
 struct Union3<'m, T> {
-    iters: [Peekable<btree_map::Iter<'m, String, T>>; 3],
+    iters: [Peekable<imbl::ordmap::Iter<'m, String, T, imbl::shared_ptr::DefaultSharedPtr>>; 3],
 }
 
 impl<'m, T> Union3<'m, T> {
-    fn new(maps: [&'m BTreeMap<String, T>; 3]) -> Self {
+    fn new(maps: [&'m imbl::OrdMap<String, T>; 3]) -> Self {
         Union3 {
             iters: maps.map(|m| m.iter().peekable()),
         }
@@ -340,9 +339,9 @@ fn same<T: PartialEq>(a: &Arc<T>, b: &Arc<T>) -> bool {
 /// Merges maps of immutable entries (files, reusable contents) by id. `conflict` receives the
 /// id and, for a delete against a change, the side that deleted; the `change` version is kept.
 fn merge_entries<T: PartialEq>(
-    maps: [&BTreeMap<String, Arc<T>>; 3],
+    maps: [&Entries<T>; 3],
     conflict: &mut dyn FnMut(&str, Option<Side>),
-) -> BTreeMap<String, Arc<T>> {
+) -> Entries<T> {
     let mut merged = Vec::with_capacity(maps[1].len());
     for (id, [b, m, c]) in Union3::new(maps) {
         let kept = match (b, m, c) {
@@ -445,7 +444,7 @@ struct Merger<'a> {
     new_key: &'a mut dyn FnMut() -> String,
     now: i64,
     /// The merged pages.
-    pages: BTreeMap<String, Arc<PageEntry>>,
+    pages: Entries<PageEntry>,
     /// Ids whose merged entry is not `main`'s: the only pages that can break the tree's
     /// invariants, since `main` itself satisfies them.
     touched: BTreeSet<String>,
