@@ -5,7 +5,6 @@ use std::collections::HashMap;
 
 use quire_content::{Document, document_to_markdown};
 use serde::Serialize;
-use serde_json::{Value, json};
 
 use crate::app::App;
 use crate::clock;
@@ -134,12 +133,51 @@ pub enum BodyFormat {
     Document,
 }
 
-fn body_json(body: &str, format: BodyFormat) -> Value {
+/// A body as sent: `{"markdown": ...}` or `{"document": ...}`.
+#[derive(Serialize, Debug)]
+#[serde(untagged)]
+pub enum Body {
+    Markdown { markdown: String },
+    Document { document: Document },
+}
+
+fn body_json(body: &str, format: BodyFormat) -> Body {
     let document: Document = serde_json::from_str(body).unwrap_or_default();
     match format {
-        BodyFormat::Markdown => json!({ "markdown": document_to_markdown(&document, &|_| None) }),
-        BodyFormat::Document => json!({ "document": document }),
+        BodyFormat::Markdown => Body::Markdown {
+            markdown: document_to_markdown(&document, &|_| None),
+        },
+        BodyFormat::Document => Body::Document { document },
     }
+}
+
+/// What a comment is about.
+#[derive(Serialize, Debug)]
+#[serde(rename_all = "camelCase")]
+struct Target {
+    space: String,
+    revision: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    page: Option<IdOf>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    node: Option<IdOf>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    table_cell: Option<TableCellOf>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    change_request: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    review: Option<String>,
+}
+
+#[derive(Serialize, Debug)]
+struct IdOf {
+    id: String,
+}
+
+#[derive(Serialize, Debug)]
+struct TableCellOf {
+    record: String,
+    definition: String,
 }
 
 #[derive(Serialize, Debug)]
@@ -180,8 +218,8 @@ pub struct CommentJson {
     reactions: Vec<Reaction>,
     replies: i64,
     repliers: Vec<Replier>,
-    body: Value,
-    target: Value,
+    body: Body,
+    target: Target,
     status: String,
     #[serde(with = "clock::ts::opt", skip_serializing_if = "Option::is_none")]
     resolved_at: Option<i64>,
@@ -202,7 +240,7 @@ pub struct ReplyJson {
     #[serde(with = "clock::ts::opt", skip_serializing_if = "Option::is_none")]
     edited_at: Option<i64>,
     reactions: Vec<Reaction>,
-    body: Value,
+    body: Body,
     urls: Location,
     permissions: Permissions,
 }
@@ -313,22 +351,21 @@ pub fn render_comments(
         .iter()
         .map(|x| {
             let list = repliers.get(&x.id).map(Vec::as_slice).unwrap_or(&[]);
-            let mut target = json!({ "space": x.space_id, "revision": x.revision });
-            if let Some(p) = &x.page {
-                target["page"] = json!({ "id": p });
-            }
-            if let Some(n) = &x.node {
-                target["node"] = json!({ "id": n });
-            }
-            if let (Some(record), Some(definition)) = (&x.table_record, &x.table_definition) {
-                target["tableCell"] = json!({ "record": record, "definition": definition });
-            }
-            if let Some(cr) = &x.change_request {
-                target["changeRequest"] = json!(cr);
-            }
-            if let Some(review) = &x.review {
-                target["review"] = json!(review);
-            }
+            let target = Target {
+                space: x.space_id.clone(),
+                revision: x.revision.clone(),
+                page: x.page.clone().map(|id| IdOf { id }),
+                node: x.node.clone().map(|id| IdOf { id }),
+                table_cell: match (&x.table_record, &x.table_definition) {
+                    (Some(record), Some(definition)) => Some(TableCellOf {
+                        record: record.clone(),
+                        definition: definition.clone(),
+                    }),
+                    _ => None,
+                },
+                change_request: x.change_request.clone(),
+                review: x.review.clone(),
+            };
             let scope = Scope {
                 space_id: x.space_id.clone(),
                 change_request: x.change_request.clone(),
