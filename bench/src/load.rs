@@ -69,6 +69,12 @@ impl Family {
         Family::SearchPrefix,
     ];
     pub const WRITES: [Family; 3] = [Family::CreateComment, Family::ContentBatch, Family::Merge];
+    /// The first and a deep page of each list, compared by a budget: measured together, in
+    /// alternating slices (see [`Driver::run_alternating`]).
+    pub const LIST_PAIRS: [[Family; 2]; 2] = [
+        [Family::ListSpacesP1, Family::ListSpacesDeep],
+        [Family::ListCommentsP1, Family::ListCommentsP50],
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -164,6 +170,29 @@ pub fn family_names() -> String {
         .collect();
     names.push("reference");
     names.join(", ")
+}
+
+/// Slices of each family when a list's two pages are measured together.
+pub const ALTERNATING_ROUNDS: u32 = 5;
+
+/// Groups phases: the two pages of a list (both in the mix, at the same concurrency) become one
+/// phase at the position of the first; every other family is a phase of its own.
+pub fn phases(plan: &[(Family, usize)]) -> Vec<(Vec<Family>, usize)> {
+    let mut out: Vec<(Vec<Family>, usize)> = Vec::new();
+    for (family, conns) in plan {
+        let partner = Family::LIST_PAIRS
+            .iter()
+            .find(|pair| pair[1] == *family)
+            .map(|pair| pair[0]);
+        if let Some(first) = partner {
+            if let Some(phase) = out.iter_mut().find(|(f, c)| f == &[first] && c == conns) {
+                phase.0.push(*family);
+                continue;
+            }
+        }
+        out.push((vec![*family], *conns));
+    }
+    out
 }
 
 /// What every connection reads: the dataset and cursors found before the phases.
@@ -292,19 +321,84 @@ impl Driver {
         warmup: Duration,
         duration: Duration,
     ) -> Result<FamilyResult, String> {
-        let mut result = FamilyResult {
-            family: family.name().to_string(),
-            detail: self.detail(family),
-            connections,
-            ..FamilyResult::default()
-        };
+        let measured = self.measure(family, connections, warmup, duration).await?;
+        self.summarize(family, connections, measured)
+    }
+
+    /// Runs the two families of a list budget in alternating slices of the phase (`rounds` of
+    /// each), so that both see the same moments of a shared machine. Run one after the other,
+    /// the same request measured 30% apart from one phase to the next here; a comparison of
+    /// two pages must not depend on which one ran while a neighbour was busy.
+    pub async fn run_alternating(
+        &self,
+        pair: [Family; 2],
+        connections: usize,
+        warmup: Duration,
+        duration: Duration,
+        rounds: u32,
+    ) -> Result<[FamilyResult; 2], String> {
+        let rounds = rounds.max(1);
+        let slice = duration / rounds;
+        // Later slices only reopen their connections; the first warms the server up.
+        let rewarm = warmup.min(Duration::from_millis(250));
+        let mut totals: [Option<Measured>; 2] = [None, None];
+        for round in 0..rounds {
+            for (family, total) in pair.iter().zip(&mut totals) {
+                let warm = if round == 0 { warmup } else { rewarm };
+                let m = self.measure(*family, connections, warm, slice).await?;
+                match total {
+                    Some(t) => t.add(m)?,
+                    None => *total = Some(m),
+                }
+            }
+        }
+        let [a, b] = totals;
+        let missing = || Measured::missing();
+        Ok([
+            self.summarize(pair[0], connections, a.unwrap_or_else(missing))?,
+            self.summarize(pair[1], connections, b.unwrap_or_else(missing))?,
+        ])
+    }
+
+    /// Runs one phase of [`phases`]: a family alone, or a list's two pages alternating.
+    pub async fn run_phase(
+        &self,
+        families: &[Family],
+        connections: usize,
+        warmup: Duration,
+        duration: Duration,
+    ) -> Result<Vec<FamilyResult>, String> {
+        match families {
+            [a, b] => {
+                let pair = [*a, *b];
+                Ok(self
+                    .run_alternating(pair, connections, warmup, duration, ALTERNATING_ROUNDS)
+                    .await?
+                    .to_vec())
+            }
+            _ => {
+                let mut out = Vec::with_capacity(families.len());
+                for f in families {
+                    out.push(self.run(*f, connections, warmup, duration).await?);
+                }
+                Ok(out)
+            }
+        }
+    }
+
+    async fn measure(
+        &self,
+        family: Family,
+        connections: usize,
+        warmup: Duration,
+        duration: Duration,
+    ) -> Result<Measured, String> {
         // One untimed request first: a missing endpoint is reported, not hammered.
         let mut probe = Worker::new(self.addr, self.shared.clone(), family, 0, connections)?;
         probe.setup().await?;
         let first = probe.op().await;
         if first.no_route {
-            result.missing = true;
-            return Ok(result);
+            return Ok(Measured::missing());
         }
         let mut workers = Vec::with_capacity(connections);
         for i in 0..connections {
@@ -330,11 +424,28 @@ impl Driver {
             }
             last = last.max(done.last);
         }
-        let seconds = last.duration_since(measure_from).as_secs_f64().max(1e-9);
+        Ok(Measured {
+            hist: Some(hist),
+            errors,
+            seconds: last.duration_since(measure_from).as_secs_f64().max(1e-9),
+        })
+    }
+
+    fn summarize(&self, family: Family, connections: usize, m: Measured) -> Result<FamilyResult, String> {
+        let mut result = FamilyResult {
+            family: family.name().to_string(),
+            detail: self.detail(family),
+            connections,
+            ..FamilyResult::default()
+        };
+        let Some(hist) = m.hist else {
+            result.missing = true;
+            return Ok(result);
+        };
         let ms = |us: u64| us as f64 / 1000.0;
-        result.seconds = seconds;
+        result.seconds = m.seconds;
         result.requests = hist.len();
-        result.rps = hist.len() as f64 / seconds;
+        result.rps = hist.len() as f64 / m.seconds;
         if !hist.is_empty() {
             result.p50_ms = ms(hist.value_at_quantile(0.50));
             result.p90_ms = ms(hist.value_at_quantile(0.90));
@@ -342,13 +453,43 @@ impl Driver {
             result.max_ms = ms(hist.max());
             result.mean_ms = hist.mean() / 1000.0;
         }
-        result.errors = errors.values().sum();
-        result.error_samples = errors
+        result.errors = m.errors.values().sum();
+        result.error_samples = m
+            .errors
             .into_iter()
             .take(5)
             .map(|(k, v)| format!("{v}× {k}"))
             .collect();
         Ok(result)
+    }
+}
+
+/// What one or more slices of a phase measured; no histogram when the endpoint is missing.
+struct Measured {
+    hist: Option<Histogram<u64>>,
+    errors: BTreeMap<String, u64>,
+    seconds: f64,
+}
+
+impl Measured {
+    fn missing() -> Measured {
+        Measured {
+            hist: None,
+            errors: BTreeMap::new(),
+            seconds: 0.0,
+        }
+    }
+
+    fn add(&mut self, other: Measured) -> Result<(), String> {
+        match (&mut self.hist, &other.hist) {
+            (Some(mine), Some(theirs)) => mine.add(theirs).map_err(|e| e.to_string())?,
+            _ => self.hist = None,
+        }
+        for (k, v) in other.errors {
+            *self.errors.entry(k).or_default() += v;
+        }
+        self.seconds += other.seconds;
+        Ok(())
     }
 }
 
@@ -724,6 +865,19 @@ mod tests {
         );
         assert!(plan("nope", 1, 1).is_err());
         assert_eq!(Family::by_name("reference"), Some(Family::Reference));
+    }
+
+    #[test]
+    fn pairs_list_pages_into_one_phase() {
+        let p = phases(&plan("default", 64, 4).unwrap());
+        assert_eq!(p[1], (vec![Family::ListSpacesP1, Family::ListSpacesDeep], 64));
+        assert_eq!(p[2], (vec![Family::ListCommentsP1, Family::ListCommentsP50], 64));
+        assert_eq!(p.len(), 12);
+        // A deep page without its first page runs alone.
+        assert_eq!(
+            phases(&plan("list-spaces-deep", 8, 2).unwrap()),
+            vec![(vec![Family::ListSpacesDeep], 8)]
+        );
     }
 
     #[test]

@@ -204,11 +204,12 @@ async fn dispatch(command: Command) -> Result<(), String> {
             let mut results = Vec::new();
             if plan.iter().any(|(f, _)| *f != load::Family::Reference) {
                 let driver = load::Driver::new(addr, data).await?;
-                for (family, conns) in plan {
-                    eprintln!("phase: {} at {conns} connections", family.name());
-                    let r = driver.run(family, conns, warmup, duration).await?;
-                    eprint!("{}", load::table(std::slice::from_ref(&r)));
-                    results.push(r);
+                for (families, conns) in load::phases(&plan) {
+                    let names: Vec<&str> = families.iter().map(|f| f.name()).collect();
+                    eprintln!("phase: {} at {conns} connections", names.join(" and "));
+                    let rs = driver.run_phase(&families, conns, warmup, duration).await?;
+                    eprint!("{}", load::table(&rs));
+                    results.extend(rs);
                 }
             } else {
                 let driver = load::Driver::reference(addr);

@@ -505,25 +505,41 @@ async fn measure_engine(
     let plan = crate::load::plan(&args.mix, args.connections, args.write_connections)?;
     let (reads, writes): (Vec<_>, Vec<_>) = plan.into_iter().partition(|(f, _)| !f.is_write());
     let mut peak: f64 = 0.0;
-    for (family, conns) in &reads {
-        eprintln!("phase: {} at {conns} connections", family.name());
+    let names = |families: &[Family]| {
+        families
+            .iter()
+            .map(|f| f.name())
+            .collect::<Vec<_>>()
+            .join(" and ")
+    };
+    for (families, conns) in crate::load::phases(&reads) {
+        eprintln!("phase: {} at {conns} connections", names(&families));
         sampler.take_peak_mb();
-        let r = driver.run(*family, *conns, args.warmup, args.duration).await?;
+        let results = driver
+            .run_phase(&families, conns, args.warmup, args.duration)
+            .await?;
         let p = sampler.take_peak_mb();
         peak = peak.max(p);
-        if !r.missing {
-            report.memory.per_phase_mb.push((family.name().to_string(), p));
+        for r in results {
+            if !r.missing {
+                report.memory.per_phase_mb.push((r.family.clone(), p));
+            }
+            print_one(&r);
+            report.results.push(r);
         }
-        print_one(&r);
-        report.results.push(r);
     }
     if single {
-        for (family, _) in &reads {
-            eprintln!("phase: {} at 1 connection", family.name());
-            let r = driver.run(*family, 1, args.warmup, args.latency_duration).await?;
+        let one: Vec<_> = reads.iter().map(|(f, _)| (*f, 1)).collect();
+        for (families, _) in crate::load::phases(&one) {
+            eprintln!("phase: {} at 1 connection", names(&families));
+            let results = driver
+                .run_phase(&families, 1, args.warmup, args.latency_duration)
+                .await?;
             peak = peak.max(sampler.take_peak_mb());
-            print_one(&r);
-            report.single.push(r);
+            for r in results {
+                print_one(&r);
+                report.single.push(r);
+            }
         }
     }
     for (family, conns) in &writes {
