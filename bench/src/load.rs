@@ -70,7 +70,7 @@ impl Family {
     ];
     pub const WRITES: [Family; 3] = [Family::CreateComment, Family::ContentBatch, Family::Merge];
     /// The first and a deep page of each list, compared by a budget: measured together, in
-    /// alternating slices (see [`Driver::run_alternating`]).
+    /// alternating slices (see [`alternate`]).
     pub const LIST_PAIRS: [[Family; 2]; 2] = [
         [Family::ListSpacesP1, Family::ListSpacesDeep],
         [Family::ListCommentsP1, Family::ListCommentsP50],
@@ -325,41 +325,6 @@ impl Driver {
         self.summarize(family, connections, measured)
     }
 
-    /// Runs the two families of a list budget in alternating slices of the phase (`rounds` of
-    /// each), so that both see the same moments of a shared machine. Run one after the other,
-    /// the same request measured 30% apart from one phase to the next here; a comparison of
-    /// two pages must not depend on which one ran while a neighbour was busy.
-    pub async fn run_alternating(
-        &self,
-        pair: [Family; 2],
-        connections: usize,
-        warmup: Duration,
-        duration: Duration,
-        rounds: u32,
-    ) -> Result<[FamilyResult; 2], String> {
-        let rounds = rounds.max(1);
-        let slice = duration / rounds;
-        // Later slices only reopen their connections; the first warms the server up.
-        let rewarm = warmup.min(Duration::from_millis(250));
-        let mut totals: [Option<Measured>; 2] = [None, None];
-        for round in 0..rounds {
-            for (family, total) in pair.iter().zip(&mut totals) {
-                let warm = if round == 0 { warmup } else { rewarm };
-                let m = self.measure(*family, connections, warm, slice).await?;
-                match total {
-                    Some(t) => t.add(m)?,
-                    None => *total = Some(m),
-                }
-            }
-        }
-        let [a, b] = totals;
-        let missing = || Measured::missing();
-        Ok([
-            self.summarize(pair[0], connections, a.unwrap_or_else(missing))?,
-            self.summarize(pair[1], connections, b.unwrap_or_else(missing))?,
-        ])
-    }
-
     /// Runs one phase of [`phases`]: a family alone, or a list's two pages alternating.
     pub async fn run_phase(
         &self,
@@ -371,10 +336,12 @@ impl Driver {
         match families {
             [a, b] => {
                 let pair = [*a, *b];
-                Ok(self
-                    .run_alternating(pair, connections, warmup, duration, ALTERNATING_ROUNDS)
-                    .await?
-                    .to_vec())
+                let sides = [(self, pair[0]), (self, pair[1])];
+                Ok(
+                    alternate(sides, connections, warmup, duration, ALTERNATING_ROUNDS)
+                        .await?
+                        .to_vec(),
+                )
             }
             _ => {
                 let mut out = Vec::with_capacity(families.len());
@@ -462,6 +429,44 @@ impl Driver {
             .collect();
         Ok(result)
     }
+}
+
+/// Runs two families, each with its driver (quire's or the reference's), in alternating slices
+/// of one phase (`rounds` of each), so that both see the same moments of a shared machine. Run
+/// one after the other, the same request measured 30% apart from one phase to the next here,
+/// and the reference server drifted by 40% within one run: a comparison must not depend on
+/// which side ran while a neighbour was busy.
+pub async fn alternate(
+    sides: [(&Driver, Family); 2],
+    connections: usize,
+    warmup: Duration,
+    duration: Duration,
+    rounds: u32,
+) -> Result<[FamilyResult; 2], String> {
+    let rounds = rounds.max(1);
+    let slice = duration / rounds;
+    // Later slices only reopen their connections; the first warms the server up.
+    let rewarm = warmup.min(Duration::from_millis(250));
+    let mut totals: [Option<Measured>; 2] = [None, None];
+    for round in 0..rounds {
+        for ((driver, family), total) in sides.iter().zip(&mut totals) {
+            let warm = if round == 0 { warmup } else { rewarm };
+            let m = driver.measure(*family, connections, warm, slice).await?;
+            match total {
+                Some(t) => t.add(m)?,
+                None => *total = Some(m),
+            }
+        }
+    }
+    let [a, b] = totals;
+    Ok([
+        sides[0]
+            .0
+            .summarize(sides[0].1, connections, a.unwrap_or_else(Measured::missing))?,
+        sides[1]
+            .0
+            .summarize(sides[1].1, connections, b.unwrap_or_else(Measured::missing))?,
+    ])
 }
 
 /// What one or more slices of a phase measured; no histogram when the endpoint is missing.

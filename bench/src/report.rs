@@ -162,6 +162,11 @@ pub fn budgets(e: &EngineReport) -> Vec<Budget> {
     let postgres = e.engine == "PostgreSQL";
     let need = if postgres { 0.10 } else { 0.25 };
     if let Some(r) = e.result(Family::GetSpace) {
+        // Against the reference measured in the same moments when there is one.
+        let (reference, beside) = match &e.reference_beside_get_space {
+            Some(b) if b.rps > 0.0 => (b.rps, " measured alongside"),
+            _ => (reference, ""),
+        };
         let ratio = r.rps / reference.max(1e-9);
         out.push(Budget {
             name: "get-space throughput".into(),
@@ -170,7 +175,12 @@ pub fn budgets(e: &EngineReport) -> Vec<Budget> {
                 percent(need),
                 if postgres { " (goal)" } else { "" }
             ),
-            measured: format!("{} ({:.0} of {:.0} rps)", percent(ratio), r.rps, reference),
+            measured: format!(
+                "{} ({:.0} of {:.0} rps{beside})",
+                percent(ratio),
+                r.rps,
+                reference
+            ),
             unloaded: String::new(),
             verdict: if ratio >= need && r.errors == 0 && !r.missing {
                 Verdict::Pass
@@ -352,6 +362,16 @@ fn engine(s: &mut String, e: &EngineReport) {
         ms(rb.p99_ms),
         reference
     );
+    if let Some(b) = &e.reference_beside_get_space {
+        let _ = writeln!(
+            s,
+            "Measured again in alternating slices with get-space (five of each), for that family's \
+             budget: {:.0} rps, p50 {}, p99 {}.\n",
+            b.rps,
+            ms(b.p50_ms),
+            ms(b.p99_ms)
+        );
+    }
     let _ = writeln!(s, "### Figures\n");
     let _ = writeln!(
         s,
@@ -537,5 +557,31 @@ mod tests {
         assert!(text.contains("Smoke run, not a measurement"));
         assert!(text.contains("| get-space | 64 | 30000 | 30.0% |"), "{text}");
         assert!(text.contains("n/a (endpoint missing)"));
+    }
+
+    #[test]
+    fn get_space_ratio_uses_the_reference_measured_alongside() {
+        let mut e = EngineReport {
+            engine: "SQLite".into(),
+            reference_before: result(Family::Reference, 64, 100_000.0, 0.5, 1.0),
+            reference_after: result(Family::Reference, 64, 100_000.0, 0.5, 1.0),
+            ..EngineReport::default()
+        };
+        e.results = vec![result(Family::GetSpace, 64, 20_000.0, 2.0, 8.0)];
+        let verdict = |e: &EngineReport| {
+            budgets(e)
+                .into_iter()
+                .find(|x| x.name == "get-space throughput")
+                .map(|x| (x.verdict, x.measured))
+                .unwrap()
+        };
+        assert_eq!(verdict(&e).0, Verdict::Fail, "20% of the mean");
+        e.reference_beside_get_space = Some(result(Family::Reference, 64, 60_000.0, 0.5, 1.0));
+        let (v, measured) = verdict(&e);
+        assert_eq!(v, Verdict::Pass, "{measured}");
+        assert!(
+            measured.starts_with("33.3% (20000 of 60000 rps measured alongside)"),
+            "{measured}"
+        );
     }
 }

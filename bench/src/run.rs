@@ -76,6 +76,10 @@ pub struct EngineReport {
     /// The reference at `connections`, before and after quire's phases.
     pub reference_before: FamilyResult,
     pub reference_after: FamilyResult,
+    /// The reference measured in alternating slices with get-space (see `load::alternate`):
+    /// the get-space ratio is taken against it.
+    #[serde(default)]
+    pub reference_beside_get_space: Option<FamilyResult>,
     /// The reference on one connection (the unloaded pass's yardstick).
     pub reference_single: Option<FamilyResult>,
     /// Every phase at its concurrency.
@@ -515,9 +519,25 @@ async fn measure_engine(
     for (families, conns) in crate::load::phases(&reads) {
         eprintln!("phase: {} at {conns} connections", names(&families));
         sampler.take_peak_mb();
-        let results = driver
-            .run_phase(&families, conns, args.warmup, args.duration)
+        let results = if families == [Family::GetSpace] {
+            // Its budget is a ratio to the reference: both are measured in the same moments.
+            let sides = [(&driver, Family::GetSpace), (&ref_driver, Family::Reference)];
+            let [quire, reference] = crate::load::alternate(
+                sides,
+                conns,
+                args.warmup,
+                args.duration,
+                crate::load::ALTERNATING_ROUNDS,
+            )
             .await?;
+            print_one(&reference);
+            report.reference_beside_get_space = Some(reference);
+            vec![quire]
+        } else {
+            driver
+                .run_phase(&families, conns, args.warmup, args.duration)
+                .await?
+        };
         let p = sampler.take_peak_mb();
         peak = peak.max(p);
         for r in results {
