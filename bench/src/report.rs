@@ -435,7 +435,8 @@ fn engine(s: &mut String, e: &EngineReport) {
     let _ = writeln!(s, "### Budgets\n");
     let _ = writeln!(s, "| budget | target | measured | unloaded | verdict |");
     let _ = writeln!(s, "|---|---|---|---|---|");
-    for b in budgets(e) {
+    let budgets = budgets(e);
+    for b in &budgets {
         let _ = writeln!(
             s,
             "| {} | {} | {} | {} | {} |",
@@ -447,6 +448,13 @@ fn engine(s: &mut String, e: &EngineReport) {
         );
     }
     let _ = writeln!(s);
+    if budgets.iter().any(|b| b.verdict == Verdict::Fail) {
+        let _ = writeln!(
+            s,
+            "Why a budget fails, with the profiles that show it, is in `bench/ANALYSIS.md` \
+             (written by hand for the commit it names; profile again if the code moved on).\n"
+        );
+    }
     let m = &e.memory;
     let _ = writeln!(s, "### Memory (server resident set)\n");
     let _ = writeln!(
@@ -557,6 +565,10 @@ mod tests {
         assert!(text.contains("Smoke run, not a measurement"));
         assert!(text.contains("| get-space | 64 | 30000 | 30.0% |"), "{text}");
         assert!(text.contains("n/a (endpoint missing)"));
+        assert!(
+            text.contains("bench/ANALYSIS.md"),
+            "a failing budget points to the analysis"
+        );
     }
 
     #[test]
