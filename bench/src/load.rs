@@ -172,8 +172,14 @@ pub fn family_names() -> String {
     names.join(", ")
 }
 
-/// Slices of each family when a list's two pages are measured together.
+/// Slices of each side when two families are measured together (see [`alternate`]).
 pub const ALTERNATING_ROUNDS: u32 = 5;
+
+/// How a phase is named in progress lines: its families joined by "and".
+pub fn phase_name(families: &[Family]) -> String {
+    let names: Vec<&str> = families.iter().map(|f| f.name()).collect();
+    names.join(" and ")
+}
 
 /// Groups phases: the two pages of a list (both in the mix, at the same concurrency) become one
 /// phase at the position of the first; every other family is a phase of its own.
@@ -335,8 +341,7 @@ impl Driver {
     ) -> Result<Vec<FamilyResult>, String> {
         match families {
             [a, b] => {
-                let pair = [*a, *b];
-                let sides = [(self, pair[0]), (self, pair[1])];
+                let sides = [(self, *a), (self, *b)];
                 Ok(
                     alternate(sides, connections, warmup, duration, ALTERNATING_ROUNDS)
                         .await?

@@ -205,8 +205,7 @@ async fn dispatch(command: Command) -> Result<(), String> {
             if plan.iter().any(|(f, _)| *f != load::Family::Reference) {
                 let driver = load::Driver::new(addr, data).await?;
                 for (families, conns) in load::phases(&plan) {
-                    let names: Vec<&str> = families.iter().map(|f| f.name()).collect();
-                    eprintln!("phase: {} at {conns} connections", names.join(" and "));
+                    eprintln!("phase: {} at {conns} connections", load::phase_name(&families));
                     let rs = driver.run_phase(&families, conns, warmup, duration).await?;
                     eprint!("{}", load::table(&rs));
                     results.extend(rs);

@@ -365,8 +365,9 @@ fn engine(s: &mut String, e: &EngineReport) {
     if let Some(b) = &e.reference_beside_get_space {
         let _ = writeln!(
             s,
-            "Measured again in alternating slices with get-space (five of each), for that family's \
+            "Measured again in alternating slices with get-space ({} of each), for that family's \
              budget: {:.0} rps, p50 {}, p99 {}.\n",
+            crate::load::ALTERNATING_ROUNDS,
             b.rps,
             ms(b.p50_ms),
             ms(b.p99_ms)

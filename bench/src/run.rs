@@ -509,15 +509,11 @@ async fn measure_engine(
     let plan = crate::load::plan(&args.mix, args.connections, args.write_connections)?;
     let (reads, writes): (Vec<_>, Vec<_>) = plan.into_iter().partition(|(f, _)| !f.is_write());
     let mut peak: f64 = 0.0;
-    let names = |families: &[Family]| {
-        families
-            .iter()
-            .map(|f| f.name())
-            .collect::<Vec<_>>()
-            .join(" and ")
-    };
     for (families, conns) in crate::load::phases(&reads) {
-        eprintln!("phase: {} at {conns} connections", names(&families));
+        eprintln!(
+            "phase: {} at {conns} connections",
+            crate::load::phase_name(&families)
+        );
         sampler.take_peak_mb();
         let results = if families == [Family::GetSpace] {
             // Its budget is a ratio to the reference: both are measured in the same moments.
@@ -551,7 +547,7 @@ async fn measure_engine(
     if single {
         let one: Vec<_> = reads.iter().map(|(f, _)| (*f, 1)).collect();
         for (families, _) in crate::load::phases(&one) {
-            eprintln!("phase: {} at 1 connection", names(&families));
+            eprintln!("phase: {} at 1 connection", crate::load::phase_name(&families));
             let results = driver
                 .run_phase(&families, 1, args.warmup, args.latency_duration)
                 .await?;
