@@ -174,13 +174,14 @@ fn changed_buckets(tree: &Tree, base: &Tree, count: usize) -> Vec<bool> {
 pub fn store(tree: &Tree, base: Option<(&Tree, &Root)>) -> (Root, Vec<(String, Vec<u8>)>) {
     let entries = tree.pages.len() + tree.files.len() + tree.reusable.len();
     let count = bucket_count(entries);
-    let base = base.filter(|(_, root)| root.buckets.len() == count);
-    let dirty = base.map(|(t, _)| changed_buckets(tree, t, count));
-    let groups = group(tree, count, dirty.as_deref());
+    let base = base
+        .filter(|(_, root)| root.buckets.len() == count)
+        .map(|(t, root)| (changed_buckets(tree, t, count), root));
+    let groups = group(tree, count, base.as_ref().map(|(dirty, _)| dirty.as_slice()));
     let mut buckets = Vec::with_capacity(count);
     let mut writes = Vec::new();
     for (i, g) in groups.iter().enumerate() {
-        if let (Some((_, root)), Some(dirty)) = (base, &dirty) {
+        if let Some((dirty, root)) = &base {
             if !dirty[i] {
                 buckets.push(root.buckets[i].clone());
                 continue;

@@ -56,7 +56,7 @@ use crate::markdown::{LinkTarget, markdown_to_document, normalize_link_target, s
 use crate::order::keys_between;
 use crate::page_markdown::{ParsedPage, parse_page_markdown};
 use crate::slug::{MAX_SLUG_LEN, slugify};
-use crate::tree::{FileEntry, MAX_DEPTH, PageEntry, PageKind, Tree, TreeError, check_slug};
+use crate::tree::{Entries, FileEntry, MAX_DEPTH, PageEntry, PageKind, Tree, TreeError, check_slug};
 
 /// The name of the configuration file, at the top of the imported folder.
 pub const CONFIG_FILE: &str = ".gitbook.yaml";
@@ -529,7 +529,7 @@ struct Importer<'c, 'a> {
     page_by_file: HashMap<String, String>,
     page_by_folder: HashMap<String, String>,
     stored: HashMap<usize, String>,
-    files: crate::tree::Entries<FileEntry>,
+    files: Entries<FileEntry>,
 }
 
 impl<'c, 'a> Importer<'c, 'a> {
@@ -587,7 +587,7 @@ impl<'c, 'a> Importer<'c, 'a> {
             page_by_file: HashMap::new(),
             page_by_folder: HashMap::new(),
             stored: HashMap::new(),
-            files: crate::tree::Entries::new(),
+            files: Entries::new(),
         })
     }
 
@@ -652,7 +652,7 @@ impl<'c, 'a> Importer<'c, 'a> {
         let mut items = self.fix_structure(items, 1);
         assign_slugs(&mut items);
         self.assign_ids(&mut items);
-        let mut pages = crate::tree::Entries::new();
+        let mut pages = Entries::new();
         let mut documents = Vec::new();
         let mut hashes = HashSet::new();
         self.emit(items, None, &mut pages, &mut documents, &mut hashes)?;
@@ -1106,7 +1106,7 @@ impl<'c, 'a> Importer<'c, 'a> {
         &mut self,
         items: Vec<Item>,
         parent: Option<&str>,
-        pages: &mut crate::tree::Entries<PageEntry>,
+        pages: &mut Entries<PageEntry>,
         documents: &mut Vec<(String, Vec<u8>)>,
         hashes: &mut HashSet<String>,
     ) -> Result<(), ImportError> {
