@@ -43,6 +43,8 @@ pub struct AppInner {
     pub blobs: crate::files::BlobStore,
     /// Bearer tokens found valid recently.
     pub tokens: crate::auth::TokenCache,
+    /// Spaces with their callers' roles, while the database has not changed.
+    pub spaces: crate::spaces::cache::SpaceCache,
 }
 
 impl Deref for App {
@@ -70,6 +72,7 @@ impl App {
             content: crate::content::store::ContentCache::default(),
             blobs,
             tokens: crate::auth::TokenCache::default(),
+            spaces: crate::spaces::cache::SpaceCache::default(),
         }))
     }
 }

@@ -130,6 +130,12 @@ pub fn open(
     source: &Source,
 ) -> ApiResult<Opened> {
     let space = spaces::model::load_active(c, space_id, user_id)?;
+    open_space(c, app, space, source)
+}
+
+/// Opens the revision `source` of a space already loaded with [`spaces::model::load_active`].
+pub fn open_space(c: &mut dyn Conn, app: &App, space: SpaceFor, source: &Source) -> ApiResult<Opened> {
+    let space_id = space.space.id.as_str();
     let (revision, change_request) = match source {
         Source::Main => (
             space

@@ -7,15 +7,22 @@ use quire_content::Document;
 use serde::Serialize;
 
 use super::render::{self, FileJson, PageJson, ReadOptions, ReusableJson, RevisionJson};
-use super::{Opened, Source, open, open_path, store};
+use super::{Opened, Source, open_space, store};
 use crate::app::App;
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{Path, Query};
 use crate::paging::{List, Page};
+use crate::spaces::SpaceFor;
 
 type Params = crate::extract::PathParams;
 use crate::extract::param;
+
+/// The space a content route names, if the caller may read its content (from the space cache).
+async fn active_space(app: &App, caller: &Caller, params: &HashMap<String, String>) -> ApiResult<SpaceFor> {
+    let space_id = param(params, "spaceId")?;
+    app.spaces.load_active(&app.db, space_id, &caller.user_id).await
+}
 
 /// Runs a read of one item of the revision a content route names, inline on SQLite.
 async fn read_opened<T: Send + 'static>(
@@ -26,10 +33,23 @@ async fn read_opened<T: Send + 'static>(
     + Send
     + 'static,
 ) -> ApiResult<T> {
+    let space = active_space(app, &caller, &params).await?;
+    read_in_space(app, space, params, read).await
+}
+
+/// As [`read_opened`], with the space already loaded.
+async fn read_in_space<T: Send + 'static>(
+    app: &App,
+    space: SpaceFor,
+    params: HashMap<String, String>,
+    read: impl FnOnce(&mut dyn crate::db::Conn, &App, &Opened, &HashMap<String, String>) -> ApiResult<T>
+    + Send
+    + 'static,
+) -> ApiResult<T> {
     let app2 = app.clone();
     app.db
         .read(move |c| {
-            let opened = open_path(c, &app2, &caller, &params)?;
+            let opened = open_space(c, &app2, space, &Source::from_params(&params))?;
             read(c, &app2, &opened, &params)
         })
         .await
@@ -53,10 +73,11 @@ async fn with_revision<T: Send + 'static>(
     params: HashMap<String, String>,
     render: impl FnOnce(&App, &Opened) -> ApiResult<T> + Send + 'static,
 ) -> ApiResult<T> {
+    let space = active_space(app, &caller, &params).await?;
     let app2 = app.clone();
     app.db
         .read_blocking(move |c| {
-            let opened = open_path(c, &app2, &caller, &params)?;
+            let opened = open_space(c, &app2, space, &Source::from_params(&params))?;
             render(&app2, &opened)
         })
         .await
@@ -69,12 +90,13 @@ pub async fn get_revision(
     query: Query,
 ) -> ApiResult<axum::Json<RevisionJson>> {
     let opts = ReadOptions::from_query(&query)?;
+    let space = active_space(&app, &caller, &params).await?;
     let app2 = app.clone();
     let json = app
         .db
         .read_blocking(move |c| {
             let space_id = param(&params, "spaceId")?;
-            let opened = open(c, &app2, &caller.user_id, space_id, &Source::from_params(&params))?;
+            let opened = open_space(c, &app2, space, &Source::from_params(&params))?;
             let merged_from = match &opened.stored.meta.merged_from {
                 Some(cr) => {
                     let cr = crate::change_requests::model::load(c, space_id, cr)?;
@@ -243,14 +265,19 @@ pub async fn get_page(
 ) -> ApiResult<axum::response::Response> {
     let opts = ReadOptions::from_query(&query)?;
     let gzip = crate::encoding::accepts_gzip(&headers);
-    let body = read_opened(&app, caller, params, move |c, app, opened, params| {
+    let space = active_space(&app, &caller, &params).await?;
+    // The main revision's pages are the hottest reads there are: answered from memory when
+    // both the space and the page's answer are, without a database connection.
+    let page_id = param(&params, "pageId")?;
+    if let (Source::Main, Some(revision)) = (Source::from_params(&params), &space.space.revision) {
+        let key = page_key(revision, &space, page_id, &opts, gzip);
+        if let Some(body) = app.content.cached_page(&key) {
+            return Ok(crate::encoding::json(body, gzip));
+        }
+    }
+    let body = read_in_space(&app, space, params, move |c, app, opened, params| {
         let page_id = param(params, "pageId")?;
-        let key = store::RenderedKey {
-            what: if gzip { "page.gz" } else { "page" },
-            revision: opened.stored.id().to_string(),
-            org_id: opened.space.space.org_id.clone(),
-            options: format!("{page_id}\u{0}{opts:?}\u{0}{}", opened.space.space.visibility),
-        };
+        let key = page_key(opened.stored.id(), &opened.space, page_id, &opts, gzip);
         app.content.page(key, || {
             let json = page_json(c, app, opened, page_id, &opts)?;
             let body = serde_json::to_vec(&json)
@@ -264,6 +291,23 @@ pub async fn get_page(
     })
     .await?;
     Ok(crate::encoding::json(body, gzip))
+}
+
+/// What a page's answer is cached under: everything it depends on (published URLs depend on the
+/// space's visibility).
+fn page_key(
+    revision: &str,
+    space: &SpaceFor,
+    page_id: &str,
+    opts: &ReadOptions,
+    gzip: bool,
+) -> store::RenderedKey {
+    store::RenderedKey {
+        what: if gzip { "page.gz" } else { "page" },
+        revision: revision.to_string(),
+        org_id: space.space.org_id.clone(),
+        options: format!("{page_id}\u{0}{opts:?}\u{0}{}", space.space.visibility),
+    }
 }
 
 pub async fn get_page_by_path(

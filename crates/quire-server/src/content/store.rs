@@ -177,6 +177,11 @@ impl ContentCache {
     }
 
     /// The cached answer about one page for `key`, or renders and keeps it.
+    /// The cached answer for `key`, if there is one.
+    pub fn cached_page(&self, key: &RenderedKey) -> Option<bytes::Bytes> {
+        self.pages.get(key)
+    }
+
     pub fn page<E>(
         &self,
         key: RenderedKey,

@@ -11,6 +11,7 @@
 //! both engines, keeps transactions explicit, and lets SQLite be queried inline on the calling
 //! thread, which design.md measured as its fastest access path.
 
+mod changes;
 pub mod fulltext;
 mod migrations;
 mod postgres;
@@ -19,6 +20,7 @@ mod value;
 
 use std::sync::Arc;
 
+pub use changes::Stamp;
 pub use value::{FromValue, Row, Value};
 
 /// Which SQL dialect a connection speaks, for the few statements that differ (full-text search).
@@ -118,6 +120,10 @@ pub struct Db {
     /// Bounds the database work running on the blocking pool at once: beyond the engine's useful
     /// parallelism more threads only add connections and memory.
     blocking: Arc<tokio::sync::Semaphore>,
+    changes: Arc<changes::Changes>,
+    /// Starts PostgreSQL's listening thread on the first stamp: processes that never ask (`quire
+    /// admin`) never listen.
+    listening: Arc<std::sync::Once>,
 }
 
 enum Engine {
@@ -136,9 +142,13 @@ impl Db {
                 (*max_connections).max(1),
             ),
         };
+        // PostgreSQL trusts nothing kept until its listening connection is up.
+        let changes = Arc::new(changes::Changes::new(matches!(engine, Engine::Sqlite(_))));
         let db = Db {
             engine: Arc::new(engine),
             blocking: Arc::new(tokio::sync::Semaphore::new(permits)),
+            changes,
+            listening: Arc::new(std::sync::Once::new()),
         };
         db.migrate()?;
         Ok(db)
@@ -149,6 +159,23 @@ impl Db {
             Engine::Sqlite(_) => Dialect::Sqlite,
             Engine::Postgres(_) => Dialect::Postgres,
         }
+    }
+
+    /// Where this process stands in the database's history: take it before a read, and the
+    /// read's answer may be reused for as long as a later stamp is equal to it (see
+    /// `changes`). None when writes may go unnoticed (PostgreSQL's listener is down, or SQLite
+    /// could not be asked), and then nothing may be reused. Microseconds: SQLite asks its
+    /// watching connection; PostgreSQL reads a counter (the first call starts listening).
+    pub fn stamp(&self) -> Option<Stamp> {
+        match &*self.engine {
+            Engine::Sqlite(db) => db.observe(&self.changes).ok()?,
+            Engine::Postgres(db) => self.listening.call_once(|| {
+                if let Err(e) = db.listen(Arc::downgrade(&self.changes)) {
+                    tracing::error!(error = %e, "not caching reads");
+                }
+            }),
+        }
+        self.changes.stamp()
     }
 
     fn migrate(&self) -> Result<(), DbError> {
@@ -180,9 +207,16 @@ impl Db {
         loop {
             attempt += 1;
             let outcome = match &*self.engine {
-                Engine::Sqlite(db) => db.with_writer(|conn| transaction(conn, "BEGIN IMMEDIATE", &mut f)),
-                Engine::Postgres(db) => db.with_conn(|conn| transaction(conn, "BEGIN", &mut f)),
+                Engine::Sqlite(db) => {
+                    db.with_writer(|conn| transaction(conn, "BEGIN IMMEDIATE", "COMMIT", &mut f))
+                }
+                // PostgreSQL delivers the notification to every listening process at commit.
+                Engine::Postgres(db) => {
+                    db.with_conn(|conn| transaction(conn, "BEGIN", changes::PG_COMMIT, &mut f))
+                }
             };
+            // Moved whatever the outcome: cheap, and an unknown commit outcome is covered.
+            self.changes.bump();
             match outcome {
                 Err(e) if e.is_retryable() && attempt < ATTEMPTS => {
                     std::thread::sleep(std::time::Duration::from_millis(2 << attempt));
@@ -268,11 +302,12 @@ impl RetryHint for DbError {
 fn transaction<T, E: From<DbError>>(
     conn: &mut dyn Conn,
     begin: &str,
+    commit: &str,
     f: &mut impl FnMut(&mut dyn Conn) -> Result<T, E>,
 ) -> Result<T, E> {
     conn.batch(begin)?;
     match f(conn) {
-        Ok(value) => match conn.batch("COMMIT") {
+        Ok(value) => match conn.batch(commit) {
             Ok(()) => Ok(value),
             Err(e) => {
                 let _ = conn.batch("ROLLBACK");

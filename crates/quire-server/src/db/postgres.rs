@@ -4,13 +4,15 @@
 
 use std::collections::HashMap;
 use std::error::Error as _;
-use std::sync::{Condvar, Mutex};
+use std::sync::{Condvar, Mutex, Weak};
 use std::time::Duration;
 
 use bytes::BytesMut;
+use postgres::fallible_iterator::FallibleIterator;
 use postgres::types::{IsNull, ToSql, Type, to_sql_checked};
 use postgres::{Client, NoTls, Statement};
 
+use super::changes::{Changes, PG_LISTEN};
 use super::{Conn, DbError, Dialect, Row, Value};
 
 pub struct PgDb {
@@ -119,12 +121,82 @@ impl PgDb {
         self.available.notify_one();
     }
 
+    /// Listens, on a thread and a connection of its own, for the writes of every process (see
+    /// `changes`), and moves `changes` on each. The thread ends once `changes` is dropped.
+    pub fn listen(&self, changes: Weak<Changes>) -> Result<(), DbError> {
+        let mut config = self.config.clone();
+        // A connection that died without closing would leave writes unheard; keepalives notice
+        // it within about half a minute, and cached answers expire sooner anyway.
+        config
+            .keepalives(true)
+            .keepalives_idle(Duration::from_secs(10))
+            .keepalives_interval(Duration::from_secs(5))
+            .keepalives_retries(3);
+        std::thread::Builder::new()
+            .name("quire-listen".into())
+            .spawn(move || listen(&config, &changes))
+            .map(|_| ())
+            .map_err(|e| DbError::Other(format!("cannot start the listening thread: {e}")))
+    }
+
     fn connect(&self) -> Result<PgConn, DbError> {
         let client = self.config.connect(NoTls).map_err(map_err)?;
         Ok(PgConn {
             client,
             statements: HashMap::new(),
         })
+    }
+}
+
+/// How often the listening thread looks up from waiting to see whether it should stop.
+const LISTEN_WAKE: Duration = Duration::from_secs(1);
+
+fn listen(config: &postgres::Config, changes: &Weak<Changes>) {
+    let mut failures = 0u32;
+    loop {
+        let Some(live) = changes.upgrade() else { return };
+        live.distrust();
+        drop(live);
+        let mut client = match config.connect(NoTls).and_then(|mut client| {
+            client.batch_execute(PG_LISTEN)?;
+            Ok(client)
+        }) {
+            Ok(client) => client,
+            Err(e) => {
+                failures += 1;
+                if failures == 1 || failures.is_power_of_two() {
+                    tracing::warn!(error = %e, failures, "cannot listen for other processes' writes; not caching reads");
+                }
+                // Waits in steps of LISTEN_WAKE so a dropped database stops the thread promptly.
+                for _ in 0..failures.min(10) {
+                    std::thread::sleep(LISTEN_WAKE);
+                    if changes.strong_count() == 0 {
+                        return;
+                    }
+                }
+                continue;
+            }
+        };
+        if failures > 0 {
+            tracing::info!("listening for other processes' writes again");
+        }
+        failures = 0;
+        match changes.upgrade() {
+            Some(live) => live.trust(),
+            None => return,
+        }
+        loop {
+            let heard = client.notifications().timeout_iter(LISTEN_WAKE).next();
+            let Some(live) = changes.upgrade() else { return };
+            match heard {
+                Ok(Some(_)) => live.bump(),
+                Ok(None) if !client.is_closed() => {}
+                Ok(None) | Err(_) => {
+                    tracing::warn!("lost the connection listening for other processes' writes");
+                    break;
+                }
+            }
+        }
     }
 }
 

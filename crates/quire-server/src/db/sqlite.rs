@@ -8,6 +8,7 @@ use std::time::Duration;
 use rusqlite::types::{ToSqlOutput, ValueRef};
 use rusqlite::{Connection, OpenFlags, ToSql};
 
+use super::changes::Changes;
 use super::{Conn, DbError, Dialect, Row, Value};
 
 /// Readers kept open when idle; more are opened under load and closed when returned.
@@ -17,6 +18,9 @@ pub struct SqliteDb {
     path: std::path::PathBuf,
     writer: Mutex<SqliteConn>,
     readers: Mutex<Vec<SqliteConn>>,
+    /// A connection of its own for `PRAGMA data_version`, which tells of commits made by every
+    /// other connection since its previous call, with the version it last returned.
+    watch: Mutex<(SqliteConn, Option<i64>)>,
 }
 
 pub struct SqliteConn(Connection);
@@ -28,11 +32,31 @@ impl SqliteDb {
                 .map_err(|e| DbError::Other(format!("cannot create {}: {e}", dir.display())))?;
         }
         let writer = open_conn(path, false)?;
+        let watch = open_conn(path, true)?;
         Ok(SqliteDb {
             path: path.to_path_buf(),
             writer: Mutex::new(writer),
             readers: Mutex::new(Vec::new()),
+            watch: Mutex::new((watch, None)),
         })
+    }
+
+    /// Moves `changes` on when any other connection, of this process or another, has committed
+    /// since the previous call. The lock is held until `changes` has moved, so that a caller
+    /// that finds nothing new behind another that found something sees its bump.
+    pub fn observe(&self, changes: &Changes) -> Result<(), DbError> {
+        let mut watch = self.watch.lock().unwrap_or_else(|p| p.into_inner());
+        let version: i64 = watch
+            .0
+            .0
+            .prepare_cached("PRAGMA data_version")
+            .and_then(|mut stmt| stmt.query_row([], |row| row.get(0)))
+            .map_err(map_err)?;
+        if watch.1 != Some(version) {
+            changes.bump();
+            watch.1 = Some(version);
+        }
+        Ok(())
     }
 
     pub fn with_writer<T, E: From<DbError>>(

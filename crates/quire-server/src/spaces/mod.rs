@@ -1,6 +1,7 @@
 //! Spaces: create, list, read, update, delete and restore, duplicate, move, transfer; and the
 //! spaces a member can access.
 
+pub mod cache;
 pub mod lifecycle;
 pub mod model;
 
@@ -100,8 +101,8 @@ async fn get_space(
     // the key changes nothing in the answer.
     let _share_key = query.str("shareKey");
     let space = app
-        .db
-        .read(move |c| model::load_visible(c, &space_id, &caller.user_id))
+        .spaces
+        .load_visible(&app.db, &space_id, &caller.user_id)
         .await?;
     Ok(axum::Json(space.to_json(&app.urls)))
 }

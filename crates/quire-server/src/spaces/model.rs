@@ -183,18 +183,27 @@ pub fn load_for(c: &mut dyn Conn, space_id: &str, user_id: &str) -> Result<Optio
 
 /// Loads a space the caller may see, or 404.
 pub fn load_visible(c: &mut dyn Conn, space_id: &str, user_id: &str) -> Result<SpaceFor, ApiError> {
-    match load_for(c, space_id, user_id)? {
-        Some(space) if space.allows(SpaceAction::View) => Ok(space),
-        _ => Err(not_found(space_id)),
-    }
+    visible(space_id, load_for(c, space_id, user_id)?)
 }
 
 /// Loads a space the caller may see that is not deleted, or 404: everything but the space's own
 /// record (and its restore) is gone while it is deleted.
 pub fn load_active(c: &mut dyn Conn, space_id: &str, user_id: &str) -> Result<SpaceFor, ApiError> {
-    let space = load_visible(c, space_id, user_id)?;
+    active(load_visible(c, space_id, user_id)?)
+}
+
+/// The space `space_id` as loaded, if the caller may see it; 404 otherwise.
+pub fn visible(space_id: &str, loaded: Option<SpaceFor>) -> Result<SpaceFor, ApiError> {
+    match loaded {
+        Some(space) if space.allows(SpaceAction::View) => Ok(space),
+        _ => Err(not_found(space_id)),
+    }
+}
+
+/// A visible space unless it is deleted.
+pub fn active(space: SpaceFor) -> Result<SpaceFor, ApiError> {
     if space.space.deleted_at.is_some() {
-        return Err(not_found(space_id));
+        return Err(not_found(&space.space.id));
     }
     Ok(space)
 }

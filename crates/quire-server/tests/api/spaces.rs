@@ -755,3 +755,52 @@ async fn duplicate_and_collection_delete() {
         .expect(200);
     assert!(restored.get("parent").is_none());
 }
+
+/// A space read is answered from memory while the database has not changed (spaces/cache.rs):
+/// a write by another process on the same database (a second server, `quire admin`) must show
+/// in the next read once this process has heard of it, at once on SQLite and by PostgreSQL's
+/// notification.
+#[tokio::test]
+async fn space_reads_follow_writes_of_another_process() {
+    let app = TestApp::start().await;
+    let ann = app.user("Ann").await;
+    let org = app.org(&ann, "Acme").await;
+    let id = space(&app, &ann, &org, "Before", None).await;
+    // Waits for the event (PostgreSQL's listening connection, then its notification), not for
+    // a time: the deadlines only turn a lost event into a failure instead of a hang.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while app.db.stamp().is_none() {
+        assert!(Instant::now() < deadline, "this process never started listening");
+        tokio::task::yield_now().await;
+    }
+    for _ in 0..2 {
+        let body = app.get(&ann, &format!("/v1/spaces/{id}")).await.expect(200);
+        assert_eq!(body["title"], "Before");
+    }
+    let heard_before = app.db.stamp();
+
+    let other = app.another_process().await;
+    let space_id = id.clone();
+    tokio::task::spawn_blocking(move || {
+        other.write_sync(|c| {
+            c.execute(
+                "UPDATE spaces SET title = 'After' WHERE id = ?1",
+                quire_server::params![space_id.clone()],
+            )
+        })
+    })
+    .await
+    .expect("writer thread")
+    .expect("update the space");
+
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while app.db.stamp() == heard_before {
+        assert!(
+            Instant::now() < deadline,
+            "the other process's write was never heard"
+        );
+        tokio::task::yield_now().await;
+    }
+    let body = app.get(&ann, &format!("/v1/spaces/{id}")).await.expect(200);
+    assert_eq!(body["title"], "After");
+}

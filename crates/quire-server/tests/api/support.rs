@@ -20,6 +20,7 @@ pub struct TestApp {
     client: reqwest::Client,
     _dir: tempfile::TempDir,
     pg: Option<PgSchema>,
+    storage: quire_server::config::StorageArgs,
 }
 
 /// A user created for a test, with an API token.
@@ -139,6 +140,7 @@ impl TestApp {
         }
         argv.extend(flags.iter().map(|f| f.to_string()));
         let args = ServeCli::parse_from(std::iter::once("test".to_string()).chain(argv)).args();
+        let storage = args.storage.clone();
         let running = quire_server::server::start(&args).await.expect("server starts");
         let base = format!("http://{}", running.addr);
         let db = running.db.clone();
@@ -152,7 +154,17 @@ impl TestApp {
                 .expect("client"),
             _dir: dir,
             pg,
+            storage,
         }
+    }
+
+    /// The server's database opened again, as another process on the same storage would (a
+    /// second server, or `quire admin` beside this one).
+    pub async fn another_process(&self) -> Db {
+        let config = self.storage.db_config().expect("database config");
+        tokio::task::spawn_blocking(move || Db::open(&config).expect("open the database again"))
+            .await
+            .expect("open thread")
     }
 
     /// The server's data directory.
