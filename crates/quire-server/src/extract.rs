@@ -186,6 +186,14 @@ impl Order {
         }
     }
 
+    /// A time that every row comes after in this order: the keyset bound of a first page.
+    pub fn start_time(self) -> i64 {
+        match self {
+            Order::Asc => i64::MIN,
+            Order::Desc => i64::MAX,
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Order::Asc => "asc",

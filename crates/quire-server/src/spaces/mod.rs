@@ -248,19 +248,18 @@ fn list_visible(
     let count: i64 = c
         .query_scalar(&format!("SELECT count(*) FROM spaces s{filter}"), args.values())?
         .unwrap_or(0);
-    let mut sql = format!("SELECT {} FROM spaces s{filter}", model::columns());
-    if let Some((created, id)) = page.after::<(i64, String)>()? {
-        sql += &format!(
-            " AND (s.created_at, s.id) {} ({}, {})",
-            order.after_op(),
-            args.arg(created),
-            args.arg(id)
-        );
-    }
-    sql += &format!(
-        " ORDER BY s.created_at {0}, s.id {0} LIMIT {1}",
-        order.sql(),
-        args.arg(page.fetch())
+    // The first page runs the keyset statement too, from a bound before every row: PostgreSQL
+    // planned a statement without the bound again on every run (a custom plan, about 0.1 ms of
+    // its CPU), where the keyset statement runs a generic plan, so page 1 was the slowest.
+    let (created, id) = page
+        .after::<(i64, String)>()?
+        .unwrap_or_else(|| (order.start_time(), String::new()));
+    let (op, dir) = (order.after_op(), order.sql());
+    let (created, id, limit) = (args.arg(created), args.arg(id), args.arg(page.fetch()));
+    let sql = format!(
+        "SELECT {} FROM spaces s{filter} AND (s.created_at, s.id) {op} ({created}, {id})
+         ORDER BY s.created_at {dir}, s.id {dir} LIMIT {limit}",
+        model::columns(),
     );
     let rows = model::query_with_roles(c, &sql, args.values(), ctx)?;
     Ok(page.finish(rows, count as u64, |s| (s.space.created_at, s.space.id.clone())))
