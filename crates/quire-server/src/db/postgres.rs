@@ -47,6 +47,17 @@ impl Drop for Pooled<'_> {
     }
 }
 
+impl Drop for PgDb {
+    fn drop(&mut self) {
+        let state = self.state.get_mut().unwrap_or_else(|p| p.into_inner());
+        let idle = std::mem::take(&mut state.idle);
+        // A synchronous client closes its connection by blocking on a runtime of its own, which
+        // panics on a thread that drives one already: the server drops its database at the end
+        // of its async main, after a graceful shutdown.
+        let _ = std::thread::spawn(move || drop(idle)).join();
+    }
+}
+
 pub struct PgConn {
     client: Client,
     statements: HashMap<String, Statement>,
