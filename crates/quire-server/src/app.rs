@@ -45,6 +45,8 @@ pub struct AppInner {
     pub tokens: crate::auth::TokenCache,
     /// Spaces with their callers' roles, while the database has not changed.
     pub spaces: crate::spaces::cache::SpaceCache,
+    /// Organizations with their callers' standing and access, likewise.
+    pub orgs: crate::orgs::cache::OrgCache,
 }
 
 impl Deref for App {
@@ -73,6 +75,7 @@ impl App {
             blobs,
             tokens: crate::auth::TokenCache::default(),
             spaces: crate::spaces::cache::SpaceCache::default(),
+            orgs: crate::orgs::cache::OrgCache::default(),
         }))
     }
 }

@@ -36,6 +36,7 @@ pub mod server;
 pub mod siblings;
 pub mod signing;
 pub mod spaces;
+mod stamped;
 pub mod teams;
 pub mod transfer;
 pub mod urls;

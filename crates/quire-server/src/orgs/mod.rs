@@ -1,6 +1,7 @@
 //! Organizations: list, create, get, update; joining by email domain; agent instructions.
 
 mod agent_instructions;
+pub mod cache;
 mod join;
 pub mod model;
 

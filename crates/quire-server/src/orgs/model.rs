@@ -179,8 +179,12 @@ pub fn load_for(c: &mut dyn Conn, org_id: &str, user_id: &str) -> Result<Option<
 pub fn load_visible(c: &mut dyn Conn, org_id: &str, user_id: &str) -> Result<OrgFor, ApiError> {
     match load_for(c, org_id, user_id)? {
         Some(org) if org.allows(OrgAction::View) => Ok(org),
-        _ => Err(ApiError::not_found(format!("organization {org_id:?} not found"))),
+        _ => Err(not_found(org_id)),
     }
+}
+
+pub fn not_found(org_id: &str) -> ApiError {
+    ApiError::not_found(format!("organization {org_id:?} not found"))
 }
 
 #[derive(Serialize, Debug)]

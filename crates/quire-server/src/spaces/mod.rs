@@ -220,13 +220,14 @@ async fn list_org_spaces(
     query: Query,
 ) -> ApiResult<axum::Json<List<SpaceJson>>> {
     let page = Page::from_query(&query, format!("org-spaces:{org_id}"))?;
+    let access = app
+        .orgs
+        .load_visible(&app.db, &org_id, &caller.user_id)
+        .await?
+        .access;
     let list = app
         .db
-        .read(move |c| {
-            let org = orgs::load_visible(c, &org_id, &caller.user_id)?;
-            let ctx = AccessContext::for_org(c, &org_id, &caller.user_id, org.standing)?;
-            list_visible(c, &org_id, &ctx, &page, crate::extract::Order::Asc)
-        })
+        .read(move |c| list_visible(c, &org_id, &access, &page, crate::extract::Order::Asc))
         .await?;
     Ok(axum::Json(list.map(|s| s.to_json(&app.urls))))
 }

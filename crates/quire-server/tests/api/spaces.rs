@@ -756,51 +756,70 @@ async fn duplicate_and_collection_delete() {
     assert!(restored.get("parent").is_none());
 }
 
-/// A space read is answered from memory while the database has not changed (spaces/cache.rs):
-/// a write by another process on the same database (a second server, `quire admin`) must show
-/// in the next read once this process has heard of it, at once on SQLite and by PostgreSQL's
-/// notification.
-#[tokio::test]
-async fn space_reads_follow_writes_of_another_process() {
-    let app = TestApp::start().await;
-    let ann = app.user("Ann").await;
-    let org = app.org(&ann, "Acme").await;
-    let id = space(&app, &ann, &org, "Before", None).await;
-    // Waits for the event (PostgreSQL's listening connection, then its notification), not for
-    // a time: the deadlines only turn a lost event into a failure instead of a hang.
+/// Waits for the event (PostgreSQL's listening connection, or a notification), not for a
+/// time: the deadline only turns a lost event into a failure instead of a hang.
+async fn wait_for_stamp(app: &TestApp, done: impl Fn(Option<quire_server::db::Stamp>) -> bool, what: &str) {
     let deadline = Instant::now() + Duration::from_secs(30);
-    while app.db.stamp().is_none() {
-        assert!(Instant::now() < deadline, "this process never started listening");
+    while !done(app.db.stamp()) {
+        assert!(Instant::now() < deadline, "{what}");
         tokio::task::yield_now().await;
     }
-    for _ in 0..2 {
-        let body = app.get(&ann, &format!("/v1/spaces/{id}")).await.expect(200);
-        assert_eq!(body["title"], "Before");
-    }
-    let heard_before = app.db.stamp();
+}
 
+/// Runs `sql` in a write transaction of another process on the server's database (a second
+/// server, `quire admin`), then waits until the server has heard of it: at once on SQLite,
+/// by PostgreSQL's notification otherwise.
+async fn write_from_another_process(app: &TestApp, sql: &'static str, params: Vec<String>) {
+    wait_for_stamp(app, |s| s.is_some(), "this process never started listening").await;
+    let before = app.db.stamp();
     let other = app.another_process().await;
-    let space_id = id.clone();
     tokio::task::spawn_blocking(move || {
-        other.write_sync(|c| {
-            c.execute(
-                "UPDATE spaces SET title = 'After' WHERE id = ?1",
-                quire_server::params![space_id.clone()],
-            )
-        })
+        let values: Vec<quire_server::db::Value> = params.into_iter().map(Into::into).collect();
+        other.write_sync(|c| c.execute(sql, &values))
     })
     .await
     .expect("writer thread")
-    .expect("update the space");
+    .expect("the other process's write");
+    wait_for_stamp(app, |s| s != before, "the other process's write was never heard").await;
+}
 
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while app.db.stamp() == heard_before {
-        assert!(
-            Instant::now() < deadline,
-            "the other process's write was never heard"
-        );
-        tokio::task::yield_now().await;
+/// Reads of a space and of an organization's access are answered from memory while the
+/// database has not changed (spaces/cache.rs, orgs/cache.rs); a write by another process must
+/// show in the next read once this process has heard of it.
+#[tokio::test]
+async fn reads_follow_writes_of_another_process() {
+    let app = TestApp::start().await;
+    let ann = app.user("Ann").await;
+    let bob = app.user("Bob").await;
+    let org = app.org(&ann, "Acme").await;
+    app.add_member(&ann, &org, &bob, Some("read")).await;
+    let id = space(&app, &ann, &org, "Before", None).await;
+    // Read twice: the second answer comes from memory.
+    for _ in 0..2 {
+        let body = app.get(&ann, &format!("/v1/spaces/{id}")).await.expect(200);
+        assert_eq!(body["title"], "Before");
+        let list = app.get(&bob, &format!("/v1/orgs/{org}/spaces")).await.expect(200);
+        assert_eq!(list["items"][0]["id"], id.as_str());
+        app.get(&bob, &format!("/v1/spaces/{id}")).await.expect(200);
     }
+
+    write_from_another_process(
+        &app,
+        "UPDATE spaces SET title = 'After' WHERE id = ?1",
+        vec![id.clone()],
+    )
+    .await;
     let body = app.get(&ann, &format!("/v1/spaces/{id}")).await.expect(200);
     assert_eq!(body["title"], "After");
+
+    write_from_another_process(
+        &app,
+        "DELETE FROM members WHERE organization_id = ?1 AND user_id = ?2",
+        vec![org.clone(), bob.id.clone()],
+    )
+    .await;
+    app.get(&bob, &format!("/v1/orgs/{org}/spaces"))
+        .await
+        .expect_error(404);
+    app.get(&bob, &format!("/v1/spaces/{id}")).await.expect_error(404);
 }

@@ -1,0 +1,68 @@
+//! Answers of hot point reads kept in memory between requests, each with the database
+//! [`Stamp`] taken before it was read, and reused only while [`Db::stamp`] still returns that
+//! stamp: a write seen by this process (any write on SQLite; on PostgreSQL its own at once and
+//! other processes' when their notification arrives, see `db::changes`) makes every entry
+//! stale. Entries also expire after `MAX_AGE`, which bounds what a notification lost with a
+//! connection that died silently could cost.
+
+use std::hash::Hash;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::db::{Conn, Db, DbError, Stamp};
+
+const MAX_AGE: Duration = Duration::from_secs(5);
+
+pub struct StampedCache<K, V> {
+    entries: quick_cache::sync::Cache<K, Arc<Entry<V>>>,
+}
+
+struct Entry<V> {
+    stamp: Stamp,
+    read_at: Instant,
+    value: V,
+}
+
+impl<K, V> StampedCache<K, V>
+where
+    K: Eq + Hash + Clone + Send + Sync + 'static,
+    V: Clone + Send + Sync + 'static,
+{
+    pub fn new(capacity: usize) -> Self {
+        StampedCache {
+            entries: quick_cache::sync::Cache::new(capacity),
+        }
+    }
+
+    /// The value kept for `key` if nothing has changed since it was read; otherwise what `read`
+    /// finds, kept when it is Some.
+    pub async fn get_or_read<E>(
+        &self,
+        db: &Db,
+        key: K,
+        read: impl FnOnce(&mut dyn Conn) -> Result<Option<V>, E> + Send + 'static,
+    ) -> Result<Option<V>, E>
+    where
+        E: From<DbError> + Send + 'static,
+    {
+        // Taken before reading, so that a write committed while the read runs outdates it.
+        let stamp = db.stamp();
+        if let Some(stamp) = stamp
+            && let Some(entry) = self.entries.get(&key)
+            && entry.stamp == stamp
+            && entry.read_at.elapsed() < MAX_AGE
+        {
+            return Ok(Some(entry.value.clone()));
+        }
+        let found = db.read(read).await?;
+        if let (Some(stamp), Some(value)) = (stamp, &found) {
+            let entry = Entry {
+                stamp,
+                read_at: Instant::now(),
+                value: value.clone(),
+            };
+            self.entries.insert(key, Arc::new(entry));
+        }
+        Ok(found)
+    }
+}
