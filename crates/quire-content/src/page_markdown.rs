@@ -5,7 +5,8 @@ use serde_json::{Map, Value, json};
 
 use crate::document::{ContentRef, Document};
 use crate::markdown::{
-    FrontmatterError, LayoutVisibility, MarkdownPage, PageFrontmatter, PageLayout, parse_page, render_page,
+    FrontmatterError, LayoutVisibility, MarkdownPage, PageFrontmatter, PageLayout, document_to_markdown,
+    parse_page,
 };
 use crate::text::plain_text_of_nodes;
 use crate::tree::PageEntry;
@@ -100,26 +101,15 @@ pub fn page_to_markdown(
         frontmatter.cover = target;
         frontmatter.cover_y = cover.get("yPos").and_then(Value::as_f64).filter(|y| *y != 0.0);
     }
-    let body = render_page(
-        &MarkdownPage {
-            frontmatter: frontmatter.clone(),
-            document: document.clone(),
-        },
-        resolve,
-    );
     // The title heading goes between the frontmatter and the body.
+    let yaml = frontmatter.to_yaml();
+    let body = document_to_markdown(document, resolve);
     let title = format!("# {}\n", escape_heading(&page.title));
-    match body
-        .strip_prefix("---\n")
-        .and_then(|rest| rest.split_once("---\n\n"))
-    {
-        Some((yaml, content)) if !frontmatter.to_yaml().is_empty() => {
-            format!(
-                "---\n{yaml}---\n\n{title}{}{content}",
-                if content.is_empty() { "" } else { "\n" }
-            )
-        }
-        _ => format!("{title}{}{body}", if body.is_empty() { "" } else { "\n" }),
+    let gap = if body.is_empty() { "" } else { "\n" };
+    if yaml.is_empty() {
+        format!("{title}{gap}{body}")
+    } else {
+        format!("---\n{yaml}---\n\n{title}{gap}{body}")
     }
 }
 
