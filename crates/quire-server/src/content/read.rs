@@ -240,11 +240,12 @@ fn page_json(
         .then(|| render::pages(&ctx, &stored.tree, stored.index(), Some(page_id), opts));
     let json = render::page(&ctx, stored.index(), page, children);
     let document = match (&opts.format, &page.document) {
-        (Some(_), Some(hash)) => Some(
-            store::load_document(c, &app.content, &stored.meta.space_id, hash)?
-                .document
-                .clone(),
-        ),
+        (Some(_), Some(hash)) => Some(store::owned_document(
+            c,
+            &app.content,
+            &stored.meta.space_id,
+            hash,
+        )?),
         _ => None,
     };
     Ok(render::with_body(stored, page, json, document, opts))

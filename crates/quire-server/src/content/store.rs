@@ -303,19 +303,37 @@ pub fn load_document(
     if let Some(doc) = cache.documents.get(&key) {
         return Ok(doc);
     }
+    let (document, bytes) = read_document(c, space_id, hash)?;
+    let doc = Arc::new(CachedDocument { document, bytes });
+    cache.documents.insert(key, doc.clone());
+    Ok(doc)
+}
+
+/// A document to change or consume, for an answer that is cached itself (a page's): taken
+/// from the document cache when there, otherwise read and parsed without being kept, since
+/// keeping it would evict a document that is still wanted and copy this one for the caller.
+pub fn owned_document(
+    c: &mut dyn Conn,
+    cache: &ContentCache,
+    space_id: &str,
+    hash: &str,
+) -> ApiResult<Document> {
+    if let Some(doc) = cache.documents.get(&(space_id.to_string(), hash.to_string())) {
+        return Ok(doc.document.clone());
+    }
+    Ok(read_document(c, space_id, hash)?.0)
+}
+
+/// A stored document, parsed, with the length of its JSON.
+fn read_document(c: &mut dyn Conn, space_id: &str, hash: &str) -> ApiResult<(Document, usize)> {
     let body: String = c
         .query_scalar(
             "SELECT body FROM objects WHERE space_id = ?1 AND hash = ?2",
             params![space_id, hash],
         )?
         .ok_or_else(|| ApiError::internal(format!("document {hash} is missing")))?;
-    let document: Document = serde_json::from_str(&body).map_err(|e| decode_error("document", e))?;
-    let doc = Arc::new(CachedDocument {
-        document,
-        bytes: body.len(),
-    });
-    cache.documents.insert(key, doc.clone());
-    Ok(doc)
+    let document = serde_json::from_str(&body).map_err(|e| decode_error("document", e))?;
+    Ok((document, body.len()))
 }
 
 /// Loads the documents of many pages at once (hash → document), for reads that need them all.
