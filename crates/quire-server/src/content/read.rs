@@ -269,18 +269,17 @@ pub async fn get_page(
     let space = active_space(&app, &caller, &params).await?;
     // The main revision's pages are the hottest reads there are: answered from memory when
     // both the space and the page's answer are, without a database connection.
-    let page_id = param(&params, "pageId")?;
+    let page_id = param(&params, "pageId")?.to_string();
     if let (Source::Main, Some(revision)) = (Source::from_params(&params), &space.space.revision) {
-        let key = page_key(revision, &space, page_id, &opts, gzip);
+        let key = page_key(revision, &space, &page_id, &opts, gzip);
         if let Some(body) = app.content.cached_page(&key) {
             return Ok(crate::encoding::json(body, gzip));
         }
     }
-    let body = read_in_space(&app, space, params, move |c, app, opened, params| {
-        let page_id = param(params, "pageId")?;
-        let key = page_key(opened.stored.id(), &opened.space, page_id, &opts, gzip);
+    let body = read_in_space(&app, space, params, move |c, app, opened, _| {
+        let key = page_key(opened.stored.id(), &opened.space, &page_id, &opts, gzip);
         app.content.page(key, || {
-            let json = page_json(c, app, opened, page_id, &opts)?;
+            let json = page_json(c, app, opened, &page_id, &opts)?;
             let body = serde_json::to_vec(&json)
                 .map_err(|e| ApiError::internal(format!("cannot render the page: {e}")))?;
             if !gzip {

@@ -176,12 +176,12 @@ impl ContentCache {
         self.rendered.get_or_insert_with(&key, render)
     }
 
-    /// The cached answer about one page for `key`, or renders and keeps it.
-    /// The cached answer for `key`, if there is one.
+    /// The cached answer about one page for `key`, if there is one.
     pub fn cached_page(&self, key: &RenderedKey) -> Option<bytes::Bytes> {
         self.pages.get(key)
     }
 
+    /// The cached answer about one page for `key`, or renders and keeps it.
     pub fn page<E>(
         &self,
         key: RenderedKey,
