@@ -15,6 +15,7 @@ use serde_json::{Map, Value};
 
 use crate::buckets::content_hash;
 use crate::document::{ContentRef, Document, fill_missing_keys, for_each_ref_mut, strip_keys};
+use crate::limits::LimitError;
 use crate::markdown::{LinkTarget, normalize_link_target, resolve_links};
 use crate::page_markdown::parse_page_markdown;
 use crate::tree::{FileEntry, PageEntry, PageKind, Tree, TreeIndex};
@@ -194,12 +195,15 @@ impl Change {
 pub struct BatchError {
     pub index: usize,
     pub message: String,
+    /// Whether the change is refused for its size (a 413 rather than a 400).
+    pub too_large: bool,
 }
 
 fn err(index: usize, message: impl Into<String>) -> BatchError {
     BatchError {
         index,
         message: message.into(),
+        too_large: false,
     }
 }
 
@@ -371,7 +375,10 @@ impl Batch<'_, '_> {
         match input {
             DocumentInput::Empty => Ok((Document::default(), None, false)),
             DocumentInput::Markdown(md) => {
-                let parsed = parse_page_markdown(&md).map_err(|e| err(i, e.to_string()))?;
+                let parsed = parse_page_markdown(&md).map_err(|e| BatchError {
+                    too_large: e.limit().is_some_and(LimitError::is_size),
+                    ..err(i, e.to_string())
+                })?;
                 Ok((parsed.document, Some(parsed.meta), true))
             }
             DocumentInput::Json(value) => {

@@ -52,7 +52,9 @@ use serde_json::Value;
 
 use crate::changes::encode_document;
 use crate::document::{ContentRef, Document, fill_missing_keys, for_each_ref_mut};
-use crate::markdown::{LinkTarget, markdown_to_document, normalize_link_target, split_frontmatter};
+use crate::markdown::{
+    LinkTarget, MarkdownError, markdown_to_document, normalize_link_target, split_frontmatter,
+};
 use crate::order::keys_between;
 use crate::page_markdown::{ParsedPage, parse_page_markdown};
 use crate::slug::{MAX_SLUG_LEN, slugify};
@@ -694,13 +696,26 @@ impl<'c, 'a> Importer<'c, 'a> {
         };
         match parse_page_markdown(&text) {
             Ok(parsed) => Some(parsed),
-            Err(e) => {
+            Err(MarkdownError::Limit(e)) => {
+                self.warn(format!("{shown}: {e}; imported as an empty page"));
+                None
+            }
+            Err(MarkdownError::Frontmatter(e)) => {
                 self.warn(format!("{shown}: {e}; the page metadata is ignored"));
                 let (_, body) = split_frontmatter(&text);
-                Some(parse_page_markdown(body).unwrap_or_else(|_| ParsedPage {
-                    document: markdown_to_document(body),
-                    ..ParsedPage::default()
-                }))
+                match parse_page_markdown(body) {
+                    Ok(parsed) => Some(parsed),
+                    Err(_) => match markdown_to_document(body) {
+                        Ok(document) => Some(ParsedPage {
+                            document,
+                            ..ParsedPage::default()
+                        }),
+                        Err(e) => {
+                            self.warn(format!("{shown}: {e}; imported as an empty page"));
+                            None
+                        }
+                    },
+                }
             }
         }
     }

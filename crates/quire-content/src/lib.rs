@@ -9,6 +9,7 @@
 //!   ([`markdown_to_document`], [`document_to_markdown`], [`parse_page`], [`render_page`]),
 //!   frontmatter ([`PageFrontmatter`]) and link targets ([`normalize_link_target`],
 //!   [`resolve_links`]).
+//! - [`limits`]: the limits on content input, checked where it is parsed.
 //! - [`text`], [`sections`], [`search_text`], [`links`], [`slug`]: plain text, search sections,
 //!   the folded text search indexes, outgoing references and slugs.
 
@@ -17,6 +18,7 @@ pub mod changes;
 pub mod document;
 pub mod evaluate;
 pub mod import;
+pub mod limits;
 pub mod links;
 pub mod markdown;
 pub mod merge;
@@ -34,7 +36,7 @@ pub use document::{
 };
 pub use links::{DocumentLink, extract_links};
 pub use markdown::{
-    FrontmatterError, LayoutVisibility, LinkTarget, MarkdownPage, PageFrontmatter, PageLayout,
+    FrontmatterError, LayoutVisibility, LinkTarget, MarkdownError, MarkdownPage, PageFrontmatter, PageLayout,
     document_to_markdown, markdown_to_document, normalize_link_target, parse_page, render_page,
     resolve_links, split_frontmatter,
 };

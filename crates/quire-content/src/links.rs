@@ -79,7 +79,8 @@ mod tests {
     fn extracts_links_images_files_and_embeds() {
         let document = markdown_to_document(
             "See [guide](guide.md) and ![logo](logo.png).\n\n{% file src=\"a.pdf\" %}\n\n{% embed url=\"https://youtu.be/x\" %}\n\n{% content-ref url=\"next.md\" %}\n[next.md](next.md)\n{% endcontent-ref %}\n",
-        );
+        )
+        .unwrap();
         let found: Vec<(String, String, String)> = extract_links(&document)
             .into_iter()
             .map(|link| (link.node_type, link.field, link.target.fallback_target()))

@@ -5,7 +5,7 @@ use serde_json::{Map, Value, json};
 
 use crate::document::{ContentRef, Document};
 use crate::markdown::{
-    FrontmatterError, LayoutVisibility, MarkdownPage, PageFrontmatter, PageLayout, document_to_markdown,
+    LayoutVisibility, MarkdownError, MarkdownPage, PageFrontmatter, PageLayout, document_to_markdown,
     parse_page,
 };
 use crate::text::plain_text_of_nodes;
@@ -39,7 +39,7 @@ fn is_emoji(icon: &str) -> bool {
 
 /// Parses a page file: frontmatter into metadata, and a leading first-level heading into the
 /// title (removed from the document, as the title is not part of the content).
-pub fn parse_page_markdown(markdown: &str) -> Result<ParsedPage, FrontmatterError> {
+pub fn parse_page_markdown(markdown: &str) -> Result<ParsedPage, MarkdownError> {
     let MarkdownPage {
         frontmatter,
         mut document,
@@ -234,7 +234,7 @@ mod tests {
     #[test]
     fn pages_without_metadata_are_a_heading_and_a_body() {
         let page = PageEntry::new("p", PageKind::Document, "A # title", 0);
-        let doc = crate::markdown::markdown_to_document("Hello.\n");
+        let doc = crate::markdown::markdown_to_document("Hello.\n").unwrap();
         let out = page_to_markdown(&page, &doc, &|_| None);
         assert_eq!(out, "# A \\# title\n\nHello.\n");
         assert_eq!(

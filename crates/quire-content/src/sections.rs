@@ -89,7 +89,8 @@ mod tests {
     fn splits_at_headings_with_unique_anchors() {
         let document = markdown_to_document(
             "Intro text.\n\n# Setup\n\nInstall it.\n\nThen run.\n\n## Setup\n\nAgain.\n\n### Setup\n\n## Custom <a href=\"#own\" id=\"own\"></a>\n\nMine.\n\n# Ünïcode title!\n",
-        );
+        )
+        .unwrap();
         let expected = [
             ("", "", "Intro text."),
             ("setup", "Setup", "Install it.\nThen run."),
@@ -110,7 +111,7 @@ mod tests {
 
     #[test]
     fn a_document_starting_with_a_heading_has_no_empty_first_section() {
-        let document = markdown_to_document("# Only\n");
+        let document = markdown_to_document("# Only\n").unwrap();
         assert_eq!(
             sections(&document),
             [Section {
@@ -119,6 +120,6 @@ mod tests {
                 body: String::new()
             }]
         );
-        assert!(sections(&markdown_to_document("")).is_empty());
+        assert!(sections(&markdown_to_document("").unwrap()).is_empty());
     }
 }

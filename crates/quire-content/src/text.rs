@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use crate::document::{Document, Node};
+use crate::document::{Document, Node, TableView};
 
 /// The plain text of a document: one line per text block (paragraph, heading, list item, code
 /// line, table row, ...), marks removed, fragments (captions, expandable title and body, table
@@ -87,44 +87,22 @@ fn inline_text(node: &Node, text: &mut String) {
 
 /// Header titles, then one line per record in order, cells separated by spaces.
 fn table_text(table: &Node) -> String {
-    let definition = table.data_value("definition").and_then(Value::as_object);
-    let columns: Vec<&str> = match table
-        .data_value("view")
-        .and_then(|view| view.get("columns"))
-        .and_then(Value::as_array)
-    {
-        Some(columns) => columns.iter().filter_map(Value::as_str).collect(),
-        None => definition
-            .map(|definition| definition.keys().map(String::as_str).collect())
-            .unwrap_or_default(),
-    };
+    let view = TableView::of(table);
     let mut text = String::new();
-    let titles: Vec<&str> = columns
+    let titles: Vec<&str> = view
+        .columns
         .iter()
-        .filter_map(|column| definition?.get(*column)?.get("title")?.as_str())
+        .filter_map(|column| view.column_field(column, "title")?.as_str())
         .filter(|title| !title.is_empty())
         .collect();
     push_line(&mut text, &titles.join(" "));
-    let mut records: Vec<(&String, &Value)> = table
-        .data_value("records")
-        .and_then(Value::as_object)
-        .map(|records| records.iter().collect())
-        .unwrap_or_default();
-    records.sort_by_key(|(id, record)| {
-        (
-            record
-                .get("orderIndex")
-                .and_then(Value::as_str)
-                .unwrap_or_default(),
-            *id,
-        )
-    });
-    for (_, record) in records {
-        let cells: Vec<String> = columns
+    for record in &view.records {
+        let cells: Vec<String> = view
+            .columns
             .iter()
             .filter_map(|column| record.get("values")?.get(*column))
             .map(|value| match value {
-                Value::String(name) => table.fragment(name).map_or_else(
+                Value::String(name) => view.fragment(name).map_or_else(
                     || name.clone(),
                     |fragment| plain_text_of_nodes(&fragment.nodes).replace('\n', " "),
                 ),

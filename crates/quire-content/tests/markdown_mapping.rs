@@ -8,7 +8,7 @@ use quire_content::{
 use serde_json::{Value, json};
 
 fn nodes(markdown: &str) -> Value {
-    serde_json::to_value(markdown_to_document(markdown)).unwrap()["nodes"].clone()
+    serde_json::to_value(markdown_to_document(markdown).unwrap()).unwrap()["nodes"].clone()
 }
 
 fn text(value: &str) -> Value {
@@ -197,5 +197,5 @@ fn pages_carry_frontmatter() {
     assert_eq!(page.document.nodes.len(), 1);
     assert_eq!(render_page(&page, &|_| None), markdown);
     assert!(parse_page("---\n: [\n---\n").is_err());
-    assert_eq!(markdown_to_document(markdown).nodes.len(), 1);
+    assert_eq!(markdown_to_document(markdown).unwrap().nodes.len(), 1);
 }

@@ -6,7 +6,7 @@
 use quire_content::{Document, document_to_markdown, markdown_to_document, strip_keys};
 
 fn parse(markdown: &str) -> Document {
-    let mut document = markdown_to_document(markdown);
+    let mut document = markdown_to_document(markdown).unwrap();
     strip_keys(&mut document);
     document
 }

@@ -46,6 +46,17 @@ impl ApiError {
         ApiError::new(StatusCode::CONFLICT, message)
     }
 
+    /// Content over one of `quire_content::limits`: 413 for its size, else 400, naming the
+    /// field, the limit and the value.
+    pub fn over_limit(field: &str, limit: &quire_content::limits::LimitError) -> ApiError {
+        let status = if limit.is_size() {
+            StatusCode::PAYLOAD_TOO_LARGE
+        } else {
+            StatusCode::BAD_REQUEST
+        };
+        ApiError::new(status, format!("`{field}`: {limit}"))
+    }
+
     pub fn internal(message: impl Into<String>) -> ApiError {
         ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, message)
     }

@@ -6,6 +6,7 @@ mod content_ref;
 mod keys;
 mod node;
 mod refs;
+mod table;
 mod validate;
 
 pub use content_ref::ContentRef;
@@ -14,4 +15,5 @@ pub use node::{Document, Fragment, JsonMap, Leaf, Mark, Node, NodeObject};
 pub(crate) use node::{walk_nodes, walk_nodes_mut};
 pub(crate) use refs::node_refs;
 pub use refs::{RefSite, for_each_ref, for_each_ref_mut};
+pub(crate) use table::TableView;
 pub use validate::{MAX_DEPTH, ValidationError, validate_document};

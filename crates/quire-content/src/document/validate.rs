@@ -12,9 +12,9 @@ use serde_json::Value;
 
 use super::{Document, JsonMap};
 
-/// Deepest nesting of nodes accepted, far above what an editor produces; it bounds the
-/// recursion of every function that walks a document.
-pub const MAX_DEPTH: usize = 64;
+/// Deepest nesting of nodes accepted ([`crate::limits::MAX_NESTING`]), far above what an editor
+/// produces; it bounds the recursion of every function that walks a document.
+pub const MAX_DEPTH: usize = crate::limits::MAX_NESTING;
 
 /// Why a document was rejected, and where.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,10 +38,15 @@ impl Document {
     /// Validates client JSON and reads it into a document.
     pub fn from_json(value: Value) -> Result<Self, ValidationError> {
         validate_document(&value)?;
-        serde_json::from_value(value).map_err(|error| ValidationError {
+        let document: Document = serde_json::from_value(value).map_err(|error| ValidationError {
             path: String::new(),
             message: error.to_string(),
-        })
+        })?;
+        crate::limits::check_document(&document).map_err(|error| ValidationError {
+            path: String::new(),
+            message: error.to_string(),
+        })?;
+        Ok(document)
     }
 
     /// Checks a document built or modified in Rust against the same rules as client JSON.
@@ -175,7 +180,7 @@ fn check_node(value: &Value, path: &str, depth: usize) -> Result<bool, Validatio
             .as_array()
             .ok_or_else(|| error(&fragments_path, "must be an array"))?;
         for (index, fragment) in fragments.iter().enumerate() {
-            check_fragment(fragment, &format!("{fragments_path}/{index}"), depth)?;
+            check_fragment(fragment, &format!("{fragments_path}/{index}"), depth + 1)?;
         }
     }
     if map.contains_key("leaves") {

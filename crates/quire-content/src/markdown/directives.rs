@@ -54,9 +54,23 @@ pub(crate) enum Directive {
 #[derive(Debug, Default)]
 pub(crate) struct Directives {
     entries: Vec<(Directive, String)>,
+    /// The deepest nesting of directives the conversion opened (see [`Directives::enter`]).
+    deepest: std::cell::Cell<usize>,
 }
 
 impl Directives {
+    /// Records that the conversion opens a directive at `depth`; false (and nothing is to be
+    /// opened) beyond [`crate::limits::MAX_MARKDOWN_NESTING`], which bounds its recursion.
+    pub fn enter(&self, depth: usize) -> bool {
+        self.deepest.set(self.deepest.get().max(depth));
+        depth <= crate::limits::MAX_MARKDOWN_NESTING
+    }
+
+    /// The deepest nesting recorded by [`Directives::enter`].
+    pub fn deepest_nesting(&self) -> usize {
+        self.deepest.get()
+    }
+
     /// The directive behind `index`.
     pub fn get(&self, index: usize) -> Option<&Directive> {
         self.entries.get(index).map(|(directive, _)| directive)

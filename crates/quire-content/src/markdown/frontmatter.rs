@@ -90,6 +90,17 @@ impl PageFrontmatter {
         serde_yaml_ng::from_str(yaml).map_err(|error| FrontmatterError(error.to_string()))
     }
 
+    /// Checks the nesting of the values it keeps (unknown keys are kept as they came).
+    pub(crate) fn check_limits(&self) -> Result<(), crate::limits::LimitError> {
+        match serde_json::to_value(self) {
+            // The frontmatter's own map is not a level of its values.
+            Ok(serde_json::Value::Object(map)) => {
+                map.values().try_for_each(crate::limits::check_frontmatter_value)
+            }
+            _ => Ok(()),
+        }
+    }
+
     /// Writes the frontmatter as YAML (without the `---` lines); empty for empty frontmatter.
     pub fn to_yaml(&self) -> String {
         if *self == Self::default() {

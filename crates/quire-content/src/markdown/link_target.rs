@@ -203,7 +203,8 @@ mod tests {
     fn resolve_links_replaces_url_references() {
         let mut document = markdown_to_document(
             "[a](setup.md) [b](https://x.io) ![c](img.png)\n\n{% content-ref url=\"setup.md\" %}\n[setup.md](setup.md)\n{% endcontent-ref %}\n",
-        );
+        )
+        .unwrap();
         resolve_links(
             &mut document,
             &|target| match normalize_link_target("guide/README.md", target)? {

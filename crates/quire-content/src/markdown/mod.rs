@@ -44,9 +44,11 @@ mod render_blocks;
 mod render_inline;
 mod table;
 
+use comrak::arena_tree::NodeEdge;
 use comrak::{Arena, Options};
 
 use crate::document::{ContentRef, Document};
+use crate::limits::{self, LimitError};
 
 pub use frontmatter::{FrontmatterError, LayoutVisibility, PageFrontmatter, PageLayout, split_frontmatter};
 pub use link_target::{LinkTarget, normalize_link_target, resolve_links};
@@ -60,12 +62,36 @@ pub struct MarkdownPage {
     pub document: Document,
 }
 
+/// Why a markdown text was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MarkdownError {
+    #[error(transparent)]
+    Frontmatter(#[from] FrontmatterError),
+    #[error(transparent)]
+    Limit(#[from] LimitError),
+}
+
+impl MarkdownError {
+    /// The limit the text is over, if that is why it was refused.
+    pub fn limit(&self) -> Option<&LimitError> {
+        match self {
+            MarkdownError::Limit(limit) => Some(limit),
+            MarkdownError::Frontmatter(_) => None,
+        }
+    }
+}
+
 /// Parses a markdown file, frontmatter included.
-pub fn parse_page(markdown: &str) -> Result<MarkdownPage, FrontmatterError> {
+pub fn parse_page(markdown: &str) -> Result<MarkdownPage, MarkdownError> {
+    limits::check_markdown_size(markdown)?;
     let (yaml, body) = split_frontmatter(markdown);
+    let yaml = yaml.unwrap_or_default();
+    limits::check_frontmatter(yaml)?;
+    let frontmatter = PageFrontmatter::from_yaml(yaml)?;
+    frontmatter.check_limits()?;
     Ok(MarkdownPage {
-        frontmatter: PageFrontmatter::from_yaml(yaml.unwrap_or_default())?,
-        document: markdown_to_document(body),
+        frontmatter,
+        document: markdown_to_document(body)?,
     })
 }
 
@@ -83,12 +109,37 @@ pub fn render_page(page: &MarkdownPage, resolve: &dyn Fn(&ContentRef) -> Option<
 /// Parses markdown into a document. Frontmatter, if any, is skipped (see [`parse_page`]).
 /// Link, image and file targets become `url` references holding the raw target; see
 /// [`resolve_links`]. Nodes have no keys; see [`crate::document::fill_missing_keys`].
-pub fn markdown_to_document(markdown: &str) -> Document {
+///
+/// Refuses markdown over the limits of [`crate::limits`]: its size before parsing, its nesting
+/// before the (recursive) conversion, and the document's limits after it.
+pub fn markdown_to_document(markdown: &str) -> Result<Document, LimitError> {
+    limits::check_markdown_size(markdown)?;
     let (_, body) = split_frontmatter(markdown);
     let (prepared, directives) = directives::extract(body);
     let arena = Arena::new();
     let root = comrak::parse_document(&arena, &prepared, &comrak_options());
-    Document::new(parse_blocks::convert_container(root, &directives))
+    limits::markdown_nesting(ast_depth(root))?;
+    let nodes = parse_blocks::convert_container(root, &directives);
+    limits::markdown_nesting(directives.deepest_nesting())?;
+    let document = Document::new(nodes);
+    limits::check_document(&document)?;
+    Ok(document)
+}
+
+/// The deepest nesting of comrak's tree (blocks and inline spans), walked without recursion.
+fn ast_depth<'a>(root: &'a comrak::nodes::AstNode<'a>) -> usize {
+    let (mut depth, mut deepest) = (0usize, 0usize);
+    for edge in root.traverse() {
+        match edge {
+            NodeEdge::Start(_) => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            NodeEdge::End(_) => depth -= 1,
+        }
+    }
+    // The document node itself is not a level of content.
+    deepest.saturating_sub(1)
 }
 
 /// Renders a document as markdown. `resolve` gives the link target of a reference (a relative

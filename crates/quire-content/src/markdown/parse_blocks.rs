@@ -23,6 +23,8 @@
 //! - any other HTML block is kept verbatim as a `code` block with `syntax: "html"`, so it is
 //!   visible and editable instead of silently dropped.
 
+use std::collections::HashMap;
+
 use comrak::nodes::{AstNode, ListType, NodeValue};
 use serde_json::Value;
 
@@ -52,17 +54,19 @@ pub(crate) const CONTAINER_TAGS: &[(&str, &str)] = &[
 
 /// Converts the children of a container node (document, list item, block quote).
 pub(crate) fn convert_container<'a>(container: &'a AstNode<'a>, directives: &Directives) -> Vec<Node> {
-    let items = container
+    let items: Vec<Item<'a>> = container
         .children()
         .map(|child| match directive_index(child, directives) {
             Some(index) => Item::Directive(index),
             None => Item::Block(child),
         })
         .collect();
+    let positions = Positions::of(&items, directives);
     let mut builder = BlockBuilder {
         items,
         position: 0,
         directives,
+        positions,
     };
     builder.blocks(&mut Vec::new())
 }
@@ -88,7 +92,7 @@ enum Item<'a> {
 }
 
 /// What ends the blocks of an open directive.
-#[derive(Clone, PartialEq)]
+#[derive(Clone, PartialEq, Eq, Hash)]
 enum Closer {
     Liquid(String),
     Details,
@@ -98,6 +102,41 @@ struct BlockBuilder<'a, 'd> {
     items: Vec<Item<'a>>,
     position: usize,
     directives: &'d Directives,
+    positions: Positions,
+}
+
+/// Where the directive items of a container are, by kind, in ascending order.
+#[derive(Default)]
+struct Positions {
+    closes: HashMap<Closer, Vec<usize>>,
+    /// Liquid opening tags by name.
+    opens: HashMap<String, Vec<usize>>,
+}
+
+impl Positions {
+    fn of(items: &[Item<'_>], directives: &Directives) -> Positions {
+        let mut positions = Positions::default();
+        for (at, item) in items.iter().enumerate() {
+            let Item::Directive(index) = item else { continue };
+            match directives.get(*index) {
+                Some(Directive::Close { name }) => {
+                    positions
+                        .closes
+                        .entry(Closer::Liquid(name.clone()))
+                        .or_default()
+                        .push(at);
+                }
+                Some(Directive::DetailsClose) => {
+                    positions.closes.entry(Closer::Details).or_default().push(at)
+                }
+                Some(Directive::Open { name, .. }) => {
+                    positions.opens.entry(name.clone()).or_default().push(at)
+                }
+                _ => {}
+            }
+        }
+        positions
+    }
 }
 
 impl<'a> BlockBuilder<'a, '_> {
@@ -135,6 +174,10 @@ impl<'a> BlockBuilder<'a, '_> {
 
     /// The blocks of a directive until its closer, which is consumed when present.
     fn nested(&mut self, closer: Closer, open: &mut Vec<Closer>) -> Vec<Node> {
+        if !self.directives.enter(open.len() + 1) {
+            // Too deep: the caller refuses the text (see `markdown_to_document`).
+            return Vec::new();
+        }
         open.push(closer.clone());
         let blocks = self.blocks(open);
         open.pop();
@@ -147,22 +190,21 @@ impl<'a> BlockBuilder<'a, '_> {
     }
 
     /// Whether a `{% name %}` just read has its own `{% endname %}` ahead, before another
-    /// `{% name %}` or the closer of an enclosing directive.
+    /// `{% name %}` or the closer of an enclosing directive. Answered from the positions of
+    /// closers, not by scanning ahead: many end-less tags would make that quadratic.
     fn has_end_tag(&self, name: &str, open: &[Closer]) -> bool {
-        for item in &self.items[self.position..] {
-            let Item::Directive(index) = item else {
-                continue;
-            };
-            match self.directives.get(*index) {
-                Some(Directive::Close { name: closed }) if closed == name => return true,
-                Some(Directive::Open { name: opened, .. }) if opened == name => return false,
-                _ => {}
-            }
-            if self.closer(*index).is_some_and(|closer| open.contains(&closer)) {
-                return false;
-            }
+        let next = |positions: Option<&Vec<usize>>| {
+            positions.and_then(|p| p.get(p.partition_point(|&at| at < self.position)).copied())
+        };
+        let Some(end) = next(self.positions.closes.get(&Closer::Liquid(name.to_owned()))) else {
+            return false;
+        };
+        if next(self.positions.opens.get(name)).is_some_and(|at| at < end) {
+            return false;
         }
-        false
+        !open
+            .iter()
+            .any(|closer| next(self.positions.closes.get(closer)).is_some_and(|at| at < end))
     }
 
     fn directive(&mut self, index: usize, open: &mut Vec<Closer>) -> Vec<Node> {

@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use super::directives::Directives;
 use super::parse_inline::convert_inlines;
 use super::render_inline::{InlineMode, Renderer, escape_text};
-use crate::document::{Fragment, JsonMap, Node};
+use crate::document::{Fragment, JsonMap, Node, TableView};
 use crate::text::plain_text_of_nodes;
 
 /// Converts a comrak table node.
@@ -103,30 +103,16 @@ fn order_index(index: usize) -> String {
 
 /// Renders a `table` block as a GFM table; `None` when it has no column.
 pub(crate) fn render(table: &Node, renderer: &Renderer<'_>) -> Option<String> {
-    let empty = JsonMap::new();
-    let definition = table
-        .data_value("definition")
-        .and_then(Value::as_object)
-        .unwrap_or(&empty);
-    let columns: Vec<&str> = match table
-        .data_value("view")
-        .and_then(|view| view.get("columns"))
-        .and_then(Value::as_array)
-    {
-        Some(columns) => columns.iter().filter_map(Value::as_str).collect(),
-        None => definition.keys().map(String::as_str).collect(),
-    };
-    if columns.is_empty() {
+    let view = TableView::of(table);
+    if view.columns.is_empty() {
         return None;
     }
-    let mut lines = Vec::new();
-    let header: Vec<String> = columns
+    let mut lines = Vec::with_capacity(view.records.len() + 2);
+    let header: Vec<String> = view
+        .columns
         .iter()
         .map(|column| {
-            let title = definition
-                .get(*column)
-                .and_then(|d| d.get("title"))
-                .and_then(Value::as_str);
+            let title = view.column_field(column, "title").and_then(Value::as_str);
             escape_text(
                 &title.unwrap_or_default().replace('\n', " "),
                 InlineMode::TableCell,
@@ -134,14 +120,11 @@ pub(crate) fn render(table: &Node, renderer: &Renderer<'_>) -> Option<String> {
         })
         .collect();
     lines.push(row(&header));
-    let delimiters: Vec<String> = columns
+    let delimiters: Vec<String> = view
+        .columns
         .iter()
         .map(|column| {
-            match definition
-                .get(*column)
-                .and_then(|d| d.get("textAlignment"))
-                .and_then(Value::as_str)
-            {
+            match view.column_field(column, "textAlignment").and_then(Value::as_str) {
                 Some("center") => ":-:",
                 Some("right") => "--:",
                 _ => "---",
@@ -150,31 +133,14 @@ pub(crate) fn render(table: &Node, renderer: &Renderer<'_>) -> Option<String> {
         })
         .collect();
     lines.push(row(&delimiters));
-    let mut records: Vec<(&String, &Value)> = table
-        .data_value("records")
-        .and_then(Value::as_object)
-        .map(|records| records.iter().collect())
-        .unwrap_or_default();
-    records.sort_by(|(a_id, a), (b_id, b)| {
-        let key = |record: &Value| {
-            record
-                .get("orderIndex")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_owned()
-        };
-        key(a).cmp(&key(b)).then_with(|| a_id.cmp(b_id))
-    });
-    for (_, record) in records {
-        let cells: Vec<String> = columns
+    for record in &view.records {
+        let cells: Vec<String> = view
+            .columns
             .iter()
             .map(|column| {
                 let value = record.get("values").and_then(|values| values.get(*column));
-                let column_type = definition
-                    .get(*column)
-                    .and_then(|d| d.get("type"))
-                    .and_then(Value::as_str);
-                value.map_or_else(String::new, |value| cell(table, column_type, value, renderer))
+                let column_type = view.column_field(column, "type").and_then(Value::as_str);
+                value.map_or_else(String::new, |value| cell(&view, column_type, value, renderer))
             })
             .collect();
         lines.push(row(&cells));
@@ -186,7 +152,7 @@ fn row(cells: &[String]) -> String {
     format!("| {} |", cells.join(" | "))
 }
 
-fn cell(table: &Node, column_type: Option<&str>, value: &Value, renderer: &Renderer<'_>) -> String {
+fn cell(table: &TableView<'_>, column_type: Option<&str>, value: &Value, renderer: &Renderer<'_>) -> String {
     let cell_renderer = renderer.with_mode(InlineMode::TableCell);
     match (column_type, value) {
         (Some("text") | None, Value::String(name)) => match table.fragment(name) {

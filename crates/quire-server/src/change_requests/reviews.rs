@@ -445,7 +445,9 @@ pub async fn submit_review(
     }
     let comment = match body.comment {
         None | Some(DocumentInput::Empty) => None,
-        Some(DocumentInput::Markdown(md)) => Some(markdown_to_document(&md)),
+        Some(DocumentInput::Markdown(md)) => {
+            Some(markdown_to_document(&md).map_err(|e| ApiError::over_limit("comment.markdown", &e))?)
+        }
         Some(DocumentInput::Json(v)) => Some(
             Document::from_json(v).map_err(|e| ApiError::bad_request(format!("invalid `comment`: {e}")))?,
         ),

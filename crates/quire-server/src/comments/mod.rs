@@ -116,7 +116,7 @@ fn body(input: DocumentInput) -> ApiResult<String> {
             if md.trim().is_empty() {
                 return Err(ApiError::bad_request("`body` must not be empty"));
             }
-            markdown_to_document(&md)
+            markdown_to_document(&md).map_err(|e| ApiError::over_limit("body.markdown", &e))?
         }
         DocumentInput::Json(value) => Document::from_json(value)
             .map_err(|e| ApiError::bad_request(format!("invalid `body.document`: {e}")))?,

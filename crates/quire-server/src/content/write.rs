@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use axum::extract::State;
+use axum::http::StatusCode;
 use base64::Engine as _;
 use bytes::Bytes;
 use quire_content::changes::{self, Affected, BatchContext, Change, FileInput};
@@ -178,7 +179,10 @@ pub async fn update_content(
                     revision: &revision,
                     files: &files,
                 };
-                changes::apply_batch(&base.tree, changes.clone(), &mut ctx).map_err(|e| ApiError::bad_request(e.to_string()))?
+                changes::apply_batch(&base.tree, changes.clone(), &mut ctx).map_err(|e| {
+                    let status = if e.too_large { StatusCode::PAYLOAD_TOO_LARGE } else { StatusCode::BAD_REQUEST };
+                    ApiError::new(status, e.to_string())
+                })?
             };
             let written = store::write_revision(
                 c,
