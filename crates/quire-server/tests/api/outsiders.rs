@@ -1005,7 +1005,8 @@ async fn an_outsider_learns_nothing_and_changes_nothing_in_another_organization(
                         && real.body["error"]["message"]
                             .as_str()
                             .is_some_and(|m| !m.is_empty());
-                    if !envelope && !(real.status == 204 && real.body.is_null()) {
+                    let empty_204 = real.status == 204 && real.body.is_null();
+                    if !envelope && !empty_204 {
                         failures.push(format!(
                             "{what}: {} without the error envelope: {text}",
                             real.status
