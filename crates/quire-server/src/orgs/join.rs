@@ -46,13 +46,13 @@ async fn join_org(
             if org.standing.is_member() {
                 return Ok(());
             }
-            let domain = verified_domain(c, &caller)?.ok_or_else(|| {
-                ApiError::bad_request("your email address is not verified, so it cannot join by domain")
-            })?;
+            // An organization is visible to a stranger only through a verified email domain it
+            // lists (as in `orgs_for_domain`); to anyone else it does not exist, whatever the
+            // reason, so that a known id does not tell whether the organization exists.
+            let not_found = || ApiError::not_found(format!("organization {org_id:?} not found"));
+            let domain = verified_domain(c, &caller)?.ok_or_else(not_found)?;
             if !org.org.email_domains.contains(&domain) {
-                return Err(ApiError::bad_request(format!(
-                    "your email domain {domain:?} is not one of the email domains of organization {org_id:?}"
-                )));
+                return Err(not_found());
             }
             c.execute(
                 "INSERT INTO members (organization_id, user_id, role, joined_at) VALUES (?1, ?2, ?3, ?4)

@@ -12,5 +12,6 @@ mod links;
 mod matrix;
 mod members;
 mod orgs;
+mod outsiders;
 mod search;
 mod spaces;
