@@ -14,7 +14,8 @@ use serde::{Deserialize, Deserializer};
 use serde_json::{Map, Value};
 
 use crate::buckets::content_hash;
-use crate::document::{ContentRef, Document, fill_missing_keys, for_each_ref_mut, strip_keys};
+use crate::diff::{common_pairs, fingerprints};
+use crate::document::{ContentRef, Document, fill_missing_keys, for_each_ref_mut};
 use crate::limits::LimitError;
 use crate::markdown::{LinkTarget, normalize_link_target, resolve_links};
 use crate::page_markdown::parse_page_markdown;
@@ -896,50 +897,13 @@ pub fn resolve_target(
     }
 }
 
-/// A block without its keys, to compare blocks by content.
-fn content_of(node: &crate::document::Node) -> Document {
-    let mut d = Document::new(vec![node.clone()]);
-    strip_keys(&mut d);
-    d
-}
-
 /// Gives the top-level blocks of `new` that are unchanged in `old` (same content, in order) the
 /// keys they had, and their inner nodes too.
 pub fn carry_keys(old: &Document, new: &mut Document) {
-    let old_blocks: Vec<Document> = old.nodes.iter().map(content_of).collect();
-    let new_blocks: Vec<Document> = new.nodes.iter().map(content_of).collect();
-    for (o, n) in lcs_pairs(&old_blocks, &new_blocks) {
+    let pairs = common_pairs(&fingerprints(&old.nodes), &fingerprints(&new.nodes));
+    for (o, n) in pairs {
         new.nodes[n] = old.nodes[o].clone();
     }
-}
-
-/// Index pairs of a longest common subsequence of `a` and `b`.
-pub fn lcs_pairs<T: PartialEq>(a: &[T], b: &[T]) -> Vec<(usize, usize)> {
-    let (n, m) = (a.len(), b.len());
-    // Documents are at most a few thousand blocks; the table is small enough.
-    let mut table = vec![vec![0u32; m + 1]; n + 1];
-    for i in (0..n).rev() {
-        for j in (0..m).rev() {
-            table[i][j] = if a[i] == b[j] {
-                table[i + 1][j + 1] + 1
-            } else {
-                table[i + 1][j].max(table[i][j + 1])
-            };
-        }
-    }
-    let (mut i, mut j, mut out) = (0, 0, Vec::new());
-    while i < n && j < m {
-        if a[i] == b[j] {
-            out.push((i, j));
-            i += 1;
-            j += 1;
-        } else if table[i + 1][j] >= table[i][j + 1] {
-            i += 1;
-        } else {
-            j += 1;
-        }
-    }
-    out
 }
 
 /// Reverts the top-level blocks with the given keys to their state in `old`: modified blocks are
@@ -1213,6 +1177,5 @@ mod tests {
         assert!(Change::from_json(json!({"operation": "insert_page", "document": {"markdown": 1}})).is_err());
         assert!(Change::from_json(json!({"operation": "insert_page", "document": {"html": "x"}})).is_err());
         assert!(Change::from_json(json!({"operation": "insert_page", "document": {}})).is_ok());
-        assert_eq!(lcs_pairs(&[1, 2, 3, 4], &[2, 4, 5]), vec![(1, 0), (3, 1)]);
     }
 }

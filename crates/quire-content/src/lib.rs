@@ -15,6 +15,7 @@
 
 pub mod buckets;
 pub mod changes;
+pub mod diff;
 pub mod document;
 pub mod evaluate;
 pub mod import;

@@ -61,8 +61,9 @@ use std::sync::Arc;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::changes::{encode_document, lcs_pairs};
-use crate::document::{Document, Node, strip_keys};
+use crate::changes::encode_document;
+use crate::diff::{Fingerprint, common_pairs, fingerprints};
+use crate::document::{Document, Node};
 use crate::order;
 use crate::tree::{Entries, MAX_DEPTH, PageEntry, Tree};
 
@@ -1039,46 +1040,26 @@ impl Group {
     }
 }
 
-/// A block's content without keys, to compare blocks across versions.
-fn contents(nodes: &[Node]) -> Vec<Node> {
-    let mut doc = Document::new(nodes.to_vec());
-    strip_keys(&mut doc);
-    doc.nodes
-}
-
-/// The hunks that turn `base` into `side` (both keyless). The common prefix and suffix are
-/// skipped before the quadratic LCS, which keeps typical edits cheap.
-fn diff(base: &[Node], side: &[Node]) -> Vec<Hunk> {
-    let prefix = base.iter().zip(side).take_while(|(a, b)| a == b).count();
-    let room = base.len().min(side.len()) - prefix;
-    let suffix = base
-        .iter()
-        .rev()
-        .zip(side.iter().rev())
-        .take(room)
-        .take_while(|(a, b)| a == b)
-        .count();
-    let (base_end, side_end) = (base.len() - suffix, side.len() - suffix);
-    let middle_base = base.get(prefix..base_end).unwrap_or_default();
-    let middle_side = side.get(prefix..side_end).unwrap_or_default();
-    let pairs = lcs_pairs(middle_base, middle_side);
+/// The hunks that turn `base` into `side`, compared by fingerprint (see [`crate::diff`]).
+fn diff(base: &[Fingerprint], side: &[Fingerprint]) -> Vec<Hunk> {
+    let pairs = common_pairs(base, side);
     let mut hunks = Vec::new();
     let (mut i, mut j) = (0, 0);
-    let end = (middle_base.len(), middle_side.len());
+    let end = (base.len(), side.len());
     for &(pi, pj) in pairs.iter().chain(std::iter::once(&end)) {
         if pi - i == pj - j {
             // n blocks replaced by n blocks: n in-place edits, so that the other side's edits
             // of neighbouring blocks (or insertions between them) do not overlap them.
             for k in 0..pi - i {
                 hunks.push(Hunk {
-                    base: (prefix + i + k, prefix + i + k + 1),
-                    side: (prefix + j + k, prefix + j + k + 1),
+                    base: (i + k, i + k + 1),
+                    side: (j + k, j + k + 1),
                 });
             }
         } else {
             hunks.push(Hunk {
-                base: (prefix + i, prefix + pi),
-                side: (prefix + j, prefix + pj),
+                base: (i, pi),
+                side: (j, pj),
             });
         }
         (i, j) = (pi + 1, pj + 1);
@@ -1128,16 +1109,16 @@ fn group_hunks(main: &[Hunk], change: &[Hunk]) -> Vec<Group> {
     groups
 }
 
-fn slice(nodes: &[Node], range: (usize, usize)) -> &[Node] {
+fn slice<T>(nodes: &[T], range: (usize, usize)) -> &[T] {
     nodes.get(range.0..range.1).unwrap_or_default()
 }
 
 /// diff3 over top-level blocks (see the module documentation). Blocks unchanged on both sides
 /// and identical changes come from `main`, so they keep `main`'s keys.
 fn merge_blocks(base: &[Node], main: &[Node], change: &[Node]) -> Result<Vec<Node>, Vec<ConflictRegion>> {
-    let base_contents = contents(base);
-    let main_contents = contents(main);
-    let change_contents = contents(change);
+    let base_contents = fingerprints(base);
+    let main_contents = fingerprints(main);
+    let change_contents = fingerprints(change);
     let groups = group_hunks(
         &diff(&base_contents, &main_contents),
         &diff(&base_contents, &change_contents),
