@@ -131,6 +131,15 @@ async fn prepare_files(
     }
 }
 
+/// A file with its bytes and content type, ready to store.
+struct ReadyFile {
+    change: usize,
+    index: usize,
+    name: String,
+    content_type: String,
+    bytes: Bytes,
+}
+
 /// What a batch has stored so far.
 #[derive(Default)]
 struct Stored {
@@ -157,7 +166,13 @@ async fn store_files(
     for file in inline {
         if let Source::Bytes(bytes) = file.source {
             let content_type = file.content_type.unwrap_or_default();
-            ready.push(((file.change, file.index), file.name, content_type, bytes));
+            ready.push(ReadyFile {
+                change: file.change,
+                index: file.index,
+                name: file.name,
+                content_type,
+                bytes,
+            });
         }
     }
     store_ready(app, space_id, org_id, ready, stored).await?;
@@ -171,7 +186,13 @@ async fn store_files(
             .or(fetched_type)
             .unwrap_or_else(|| "application/octet-stream".into());
         check_content_type(&content_type).map_err(|e| ApiError::bad_request(format!("{}: {e}", file.at)))?;
-        let ready = vec![((file.change, file.index), file.name, content_type, bytes)];
+        let ready = vec![ReadyFile {
+            change: file.change,
+            index: file.index,
+            name: file.name,
+            content_type,
+            bytes,
+        }];
         store_ready(app, space_id, org_id, ready, stored).await?;
     }
     Ok(())
@@ -182,20 +203,18 @@ async fn store_ready(
     app: &App,
     space_id: &str,
     org_id: &str,
-    ready: Vec<((usize, usize), String, String, Bytes)>,
+    ready: Vec<ReadyFile>,
     stored: &mut Stored,
 ) -> ApiResult<()> {
     if ready.is_empty() {
         return Ok(());
     }
-    let hashed: Vec<((usize, usize), String, String, Bytes, String)> = ready
-        .into_iter()
-        .map(|(change, name, content_type, bytes)| {
-            let hash = content_hash(&bytes);
-            (change, name, content_type, bytes, hash)
-        })
+    let hashes: Vec<String> = ready.iter().map(|f| content_hash(&f.bytes)).collect();
+    let blobs: Vec<(String, u64)> = ready
+        .iter()
+        .zip(&hashes)
+        .map(|(f, h)| (h.clone(), f.bytes.len() as u64))
         .collect();
-    let blobs: Vec<(String, u64)> = hashed.iter().map(|f| (f.4.clone(), f.3.len() as u64)).collect();
     let quotas = file_blobs::Quotas::of(app);
     let (space, org) = (space_id.to_string(), org_id.to_string());
     let now = clock::now_ms();
@@ -204,10 +223,14 @@ async fn store_ready(
         .write(move |c| file_blobs::reserve(c, &quotas, &space, &org, &blobs, now))
         .await?;
     stored.added.extend(added.into_iter().map(|h| (h, now)));
-    for ((change, index), name, content_type, bytes, hash) in hashed {
-        let entry = files::file_entry(&name, &content_type, &bytes, hash.clone());
-        app.blobs.put_hashed(space_id, &hash, bytes).await?;
-        stored.entries.entry(change).or_default().push((index, entry));
+    for (file, hash) in ready.into_iter().zip(hashes) {
+        let entry = files::file_entry(&file.name, &file.content_type, &file.bytes, hash.clone());
+        app.blobs.put_hashed(space_id, &hash, file.bytes).await?;
+        stored
+            .entries
+            .entry(file.change)
+            .or_default()
+            .push((file.index, entry));
         stored.hashes.push(hash);
     }
     Ok(())

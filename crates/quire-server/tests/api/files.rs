@@ -292,7 +292,97 @@ async fn the_collection_job_is_scheduled_once_per_database() {
     })
     .await
     .unwrap();
-    assert_eq!(count(db).await, 1);
+    assert_eq!(count(db.clone()).await, 1);
+    // Due now, it runs (here or on the background runner) and is scheduled again, not removed.
+    let now = quire_server::clock::now_ms();
+    let due = db.clone();
+    tokio::task::spawn_blocking(move || {
+        due.write_sync(|c| c.execute("UPDATE jobs SET run_at = 0 WHERE kind = 'collect_files'", &[]))
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    quire_server::jobs::run_one(app.server()).await.unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let read = db.clone();
+        let run_at = tokio::task::spawn_blocking(move || {
+            read.read_sync(|c| {
+                c.query_scalar::<i64>("SELECT run_at FROM jobs WHERE kind = 'collect_files'", &[])
+            })
+            .unwrap()
+        })
+        .await
+        .unwrap();
+        if run_at.is_some_and(|at| at >= now + 60_000) {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the collection was not rescheduled: {run_at:?}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test]
+async fn files_of_revisions_written_before_the_index_are_indexed_before_collecting() {
+    let app = TestApp::start().await;
+    let ann = app.user("Ann").await;
+    let (_, space, merged) = space_with_cr(&app, &ann).await;
+    let content = |cr: &str| format!("/v1/spaces/{space}/change-requests/{cr}/content");
+    const LEN: usize = 3_000;
+    app.post(&ann, &content(&merged), insert(vec![file("one.bin", 1, LEN)]))
+        .await
+        .expect(200);
+    app.post(
+        &ann,
+        &format!("/v1/spaces/{space}/change-requests/{merged}/merge"),
+        json!({}),
+    )
+    .await
+    .expect(200);
+    let archived = new_cr(&app, &ann, &space).await;
+    app.post(&ann, &content(&archived), insert(vec![file("two.bin", 2, LEN)]))
+        .await
+        .expect(200);
+    app.patch(
+        &ann,
+        &format!("/v1/spaces/{space}/change-requests/{archived}"),
+        json!({"status": "archived"}),
+    )
+    .await
+    .expect(200);
+    let open = new_cr(&app, &ann, &space).await;
+    app.post(&ann, &content(&open), insert(vec![file("three.bin", 3, LEN)]))
+        .await
+        .expect(200);
+    // As a database from before the index: no rows, not marked complete.
+    let db = app.db.clone();
+    tokio::task::spawn_blocking(move || {
+        db.write_sync(|c| {
+            c.execute("DELETE FROM file_refs", &[])?;
+            c.execute("DELETE FROM file_blobs", &[])?;
+            c.execute("DELETE FROM settings WHERE key = 'file_refs_complete'", &[])
+        })
+        .unwrap()
+    })
+    .await
+    .unwrap();
+    // The first collection indexes them; what it finds gets a whole retention from then on.
+    let now = quire_server::clock::now_ms();
+    let done = quire_server::file_blobs::collect(app.server(), now)
+        .await
+        .unwrap();
+    assert_eq!(done.blobs, 0, "{done:?}");
+    assert_eq!(app.stored_blobs(&space).len(), 3);
+    let later = now + 3 * 86_400_000 + 60_000;
+    let done = quire_server::file_blobs::collect(app.server(), later)
+        .await
+        .unwrap();
+    assert_eq!(done.blobs, 1, "{done:?}");
+    let kept: std::collections::BTreeSet<String> = [1, 3].iter().map(|s| hash(*s, LEN)).collect();
+    assert_eq!(app.stored_blobs(&space), kept);
 }
 
 #[tokio::test]
