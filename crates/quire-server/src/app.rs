@@ -24,6 +24,11 @@ use crate::urls::Urls;
 pub struct Settings {
     pub max_body_bytes: usize,
     pub space_retention_ms: i64,
+    /// How long unreferenced file bytes are kept (see `file_blobs`).
+    pub file_retention_ms: i64,
+    /// Storage quotas for file bytes, per space and per organization (None: no quota).
+    pub space_storage_quota: Option<crate::config::Quota>,
+    pub org_storage_quota: Option<crate::config::Quota>,
 }
 
 /// Shared state of every handler: cheap to clone.

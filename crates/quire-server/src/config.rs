@@ -77,6 +77,21 @@ pub struct ServeArgs {
     #[arg(long, env = "QUIRE_SPACE_RETENTION", default_value = "7d", value_parser = parse_duration)]
     pub space_retention: Duration,
 
+    /// How long file bytes nothing references any more are kept before a background job
+    /// removes them: bytes of failed batches, of change requests archived for that long, and
+    /// uploads whose batch never committed (e.g. 3d, 12h).
+    #[arg(long, env = "QUIRE_FILE_RETENTION", default_value = "3d", value_parser = parse_duration)]
+    pub file_retention: Duration,
+
+    /// Most file bytes one space may store (e.g. 500MB, 2GiB; 0: no quota).
+    #[arg(long, env = "QUIRE_SPACE_STORAGE_QUOTA", value_parser = parse_quota)]
+    pub space_storage_quota: Option<Quota>,
+
+    /// Most file bytes the spaces of one organization may store together (e.g. 10GB; 0: no
+    /// quota).
+    #[arg(long, env = "QUIRE_ORG_STORAGE_QUOTA", value_parser = parse_quota)]
+    pub org_storage_quota: Option<Quota>,
+
     /// Log format: text or json.
     #[arg(long, env = "QUIRE_LOG_FORMAT", default_value = "text")]
     pub log_format: LogFormat,
@@ -111,6 +126,56 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     Ok(Duration::from_secs(secs))
 }
 
+/// A storage quota: its size in bytes and as configured, to name it in errors.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Quota {
+    pub bytes: u64,
+    pub text: String,
+}
+
+impl Quota {
+    /// A quota from its flag's value; None for `0` (no quota).
+    pub fn from_flag(flag: Option<&Quota>) -> Option<Quota> {
+        flag.filter(|q| q.bytes > 0).cloned()
+    }
+}
+
+/// Parses a size: a number of bytes, optionally with a unit: `B`, `KB`, `MB`, `GB`, `TB`
+/// (powers of 1000) or `KiB`, `MiB`, `GiB`, `TiB` (powers of 1024), case-insensitive.
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let text = text.trim();
+    let split = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
+    let (digits, unit) = text.split_at(split);
+    let n: u64 = digits
+        .parse()
+        .map_err(|_| format!("invalid size {text:?}: expected e.g. 500MB, 2GiB or a number of bytes"))?;
+    let factor: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "kb" => 1000,
+        "mb" => 1000_u64.pow(2),
+        "gb" => 1000_u64.pow(3),
+        "tb" => 1000_u64.pow(4),
+        "kib" => 1 << 10,
+        "mib" => 1 << 20,
+        "gib" => 1 << 30,
+        "tib" => 1 << 40,
+        _ => {
+            return Err(format!(
+                "invalid size unit in {text:?}: use B, KB, MB, GB, TB, KiB, MiB, GiB or TiB"
+            ));
+        }
+    };
+    n.checked_mul(factor)
+        .ok_or_else(|| format!("size {text:?} is too large"))
+}
+
+fn parse_quota(text: &str) -> Result<Quota, String> {
+    Ok(Quota {
+        bytes: parse_size(text)?,
+        text: text.trim().to_string(),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -123,5 +188,18 @@ mod tests {
         assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
         assert!(parse_duration("7 days").is_err());
         assert!(parse_duration("d").is_err());
+    }
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("0"), Ok(0));
+        assert_eq!(parse_size("1234"), Ok(1234));
+        assert_eq!(parse_size("500MB"), Ok(500_000_000));
+        assert_eq!(parse_size("3kb"), Ok(3000));
+        assert_eq!(parse_size("2GiB"), Ok(2 << 30));
+        assert_eq!(parse_size(" 10 KiB "), Ok(10 * 1024));
+        assert!(parse_size("MB").is_err());
+        assert!(parse_size("5 parsecs").is_err());
+        assert!(parse_size("99999999999TB").is_err());
     }
 }

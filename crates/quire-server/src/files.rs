@@ -75,9 +75,15 @@ impl BlobStore {
     /// Stores bytes of a space under their hash (idempotent) and returns the hash.
     pub async fn put(&self, space_id: &str, bytes: Bytes) -> ApiResult<String> {
         let hash = content_hash(&bytes);
-        let path = Self::path(space_id, &hash);
+        self.put_hashed(space_id, &hash, bytes).await?;
+        Ok(hash)
+    }
+
+    /// Stores bytes of a space under `hash`, their [`content_hash`] (idempotent).
+    pub async fn put_hashed(&self, space_id: &str, hash: &str, bytes: Bytes) -> ApiResult<()> {
+        let path = Self::path(space_id, hash);
         if self.store.head(&path).await.is_ok() {
-            return Ok(hash);
+            return Ok(());
         }
         self.store
             .put(&path, PutPayload::from(bytes))
@@ -86,7 +92,15 @@ impl BlobStore {
                 tracing::error!(error = %e, "object store write failed");
                 ApiError::internal("cannot store the file")
             })?;
-        Ok(hash)
+        Ok(())
+    }
+
+    /// Deletes one blob of a space (idempotent).
+    pub async fn delete(&self, space_id: &str, hash: &str) -> ApiResult<()> {
+        match self.store.delete(&Self::path(space_id, hash)).await {
+            Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+            Err(e) => Err(ApiError::internal(format!("cannot delete blob {hash}: {e}"))),
+        }
     }
 
     pub async fn get(&self, space_id: &str, hash: &str) -> ApiResult<object_store::GetResult> {
@@ -213,10 +227,18 @@ pub async fn store_file(
     content_type: &str,
     bytes: Bytes,
 ) -> ApiResult<FileEntry> {
+    let hash = content_hash(&bytes);
+    let entry = file_entry(name, content_type, &bytes, hash);
+    blobs.put_hashed(space_id, &entry.blob, bytes).await?;
+    Ok(entry)
+}
+
+/// Describes a file (its revision entry) whose bytes hash to `hash`.
+pub fn file_entry(name: &str, content_type: &str, bytes: &[u8], hash: String) -> FileEntry {
     let size = bytes.len() as u64;
     let dimensions = content_type
         .starts_with("image/")
-        .then(|| imagesize::blob_size(&bytes).ok())
+        .then(|| imagesize::blob_size(bytes).ok())
         .flatten()
         .and_then(|d| {
             Some(Dimensions {
@@ -224,8 +246,7 @@ pub async fn store_file(
                 height: u32::try_from(d.height).ok()?,
             })
         });
-    let hash = blobs.put(space_id, bytes).await?;
-    Ok(FileEntry {
+    FileEntry {
         id: ids::new_id(),
         name: name.to_string(),
         content_type: content_type.to_string(),
@@ -233,7 +254,7 @@ pub async fn store_file(
         blob: hash,
         dimensions,
         created_at: clock::now_ms(),
-    })
+    }
 }
 
 /// Whether an address is one a server-side fetch must never reach: loopback, private,

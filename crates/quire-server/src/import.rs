@@ -186,6 +186,8 @@ pub fn import_space(db: &Db, blobs: &BlobStore, space_id: &str, dir: &Path) -> R
             params![space_id, main, written.id(), clock::now_ms()],
         )?;
         crate::content::derived::main_changed(c, &cache, space_id, &written)?;
+        let blobs: Vec<(String, u64)> = stored.values().map(|e| (e.blob.clone(), e.size)).collect();
+        crate::file_blobs::record_stored(c, space_id, &blobs, clock::now_ms())?;
         Ok::<_, ApiError>(Imported {
             revision: written.id().to_string(),
             pages: outcome.tree.pages.len(),

@@ -51,6 +51,29 @@ pub fn enqueue(
     Ok(())
 }
 
+/// Schedules a job under `dedupe_key` unless one is scheduled already (then it is left as it is).
+pub fn enqueue_once(
+    c: &mut dyn Conn,
+    kind: &str,
+    payload: &serde_json::Value,
+    run_at: i64,
+    dedupe_key: &str,
+) -> Result<(), ApiError> {
+    c.execute(
+        "INSERT INTO jobs (id, kind, payload, dedupe_key, run_at, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+         ON CONFLICT (dedupe_key) DO NOTHING",
+        params![
+            ids::new_id(),
+            kind,
+            payload.to_string(),
+            dedupe_key,
+            run_at,
+            clock::now_ms()
+        ],
+    )?;
+    Ok(())
+}
+
 /// Removes a scheduled job by its dedupe key.
 pub fn cancel(c: &mut dyn Conn, dedupe_key: &str) -> Result<(), ApiError> {
     c.execute("DELETE FROM jobs WHERE dedupe_key = ?1", params![dedupe_key])?;
@@ -127,7 +150,19 @@ pub async fn run_one(app: &App) -> Result<bool, ApiError> {
     let outcome = execute(app, &job).await;
     let id = job.id.clone();
     match outcome {
-        Ok(()) => {
+        Ok(Some(next)) => {
+            // A periodic job: the same row runs again later.
+            app.db
+                .write(move |c| {
+                    c.execute(
+                        "UPDATE jobs SET run_at = ?2, lease_until = NULL, attempts = 0, last_error = NULL WHERE id = ?1",
+                        params![id.clone(), next],
+                    )
+                    .map_err(ApiError::from)
+                })
+                .await?;
+        }
+        Ok(None) => {
             app.db
                 .write(move |c| {
                     c.execute("DELETE FROM jobs WHERE id = ?1", params![id.clone()])
@@ -162,9 +197,13 @@ pub async fn run_one(app: &App) -> Result<bool, ApiError> {
     Ok(true)
 }
 
-async fn execute(app: &App, job: &Job) -> Result<(), ApiError> {
+/// Runs a job; Some(time) asks to run it again at that time (Unix ms).
+async fn execute(app: &App, job: &Job) -> Result<Option<i64>, ApiError> {
     match job.kind.as_str() {
-        crate::spaces::lifecycle::PURGE_JOB => crate::spaces::lifecycle::run_purge(app, &job.payload).await,
+        crate::spaces::lifecycle::PURGE_JOB => crate::spaces::lifecycle::run_purge(app, &job.payload)
+            .await
+            .map(|()| None),
+        crate::file_blobs::COLLECT_JOB => crate::file_blobs::run_collect_job(app).await.map(Some),
         other => Err(ApiError::internal(format!("unknown job kind {other:?}"))),
     }
 }

@@ -17,6 +17,7 @@ pub mod db;
 mod encoding;
 pub mod error;
 pub mod extract;
+pub mod file_blobs;
 pub mod files;
 pub mod grants;
 pub mod ids;

@@ -16,6 +16,7 @@ pub struct Running {
     pub addr: SocketAddr,
     pub db: Db,
     pub public_url: String,
+    app: App,
     stop: watch::Sender<bool>,
     tasks: Vec<JoinHandle<()>>,
 }
@@ -28,6 +29,11 @@ impl Running {
         for task in self.tasks {
             let _ = task.await;
         }
+    }
+
+    /// The application state the server runs with (tests run its background work directly).
+    pub fn app(&self) -> &App {
+        &self.app
     }
 
     /// A receiver that turns true when shutdown starts.
@@ -58,6 +64,9 @@ pub async fn start(args: &ServeArgs) -> Result<Running, String> {
     let settings = Settings {
         max_body_bytes: args.max_body_bytes,
         space_retention_ms: i64::try_from(args.space_retention.as_millis()).unwrap_or(i64::MAX),
+        file_retention_ms: i64::try_from(args.file_retention.as_millis()).unwrap_or(i64::MAX),
+        space_storage_quota: crate::config::Quota::from_flag(args.space_storage_quota.as_ref()),
+        org_storage_quota: crate::config::Quota::from_flag(args.org_storage_quota.as_ref()),
     };
     let blobs = args.storage.blob_store()?;
     let app = App::new(db.clone(), Urls::new(&public_url), settings, signing_key, blobs);
@@ -73,6 +82,15 @@ pub async fn start(args: &ServeArgs) -> Result<Running, String> {
     if indexed > 0 {
         tracing::info!(spaces = indexed, "indexed content for search and links");
     }
+    let scheduling = app.clone();
+    let first_collection = crate::clock::now_ms().saturating_add(crate::file_blobs::collect_interval_ms(
+        scheduling.settings.file_retention_ms,
+    ));
+    scheduling
+        .db
+        .write(move |c| crate::file_blobs::schedule(c, first_collection))
+        .await
+        .map_err(|e| format!("cannot schedule file collection: {}", e.message))?;
     let (stop, stopped) = watch::channel(false);
     let router = crate::app::router(app.clone());
     let mut shutdown = stopped.clone();
@@ -87,11 +105,12 @@ pub async fn start(args: &ServeArgs) -> Result<Running, String> {
             tracing::error!(error = %e, "server stopped with an error");
         }
     });
-    let jobs = tokio::spawn(crate::jobs::run(app, stopped));
+    let jobs = tokio::spawn(crate::jobs::run(app.clone(), stopped));
     Ok(Running {
         addr,
         db,
         public_url,
+        app,
         stop,
         tasks: vec![http, jobs],
     })

@@ -423,6 +423,17 @@ pub fn write_revision(
             now
         ],
     )?;
+    // The files it introduces over its base, for collecting unreferenced bytes (a base of
+    // another space, when duplicating one, introduces nothing here).
+    let same_space = base.filter(|b| b.meta.space_id == new.space_id);
+    crate::file_blobs::record_refs(
+        c,
+        new.space_id,
+        &id,
+        new.change_request,
+        same_space.map(|b| &b.tree),
+        &tree,
+    )?;
     let stored = Arc::new(StoredTree {
         meta: RevisionMeta {
             id: id.clone(),

@@ -8,6 +8,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use base64::Engine as _;
 use bytes::Bytes;
+use quire_content::buckets::content_hash;
 use quire_content::changes::{self, Affected, BatchContext, Change, FileInput};
 use quire_content::tree::FileEntry;
 use serde::Serialize;
@@ -22,7 +23,7 @@ use crate::db::{Conn, for_update};
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{Json, Path, Query};
 use crate::permissions::SpaceAction;
-use crate::{clock, files, ids, params, spaces};
+use crate::{clock, file_blobs, files, ids, params, spaces};
 
 #[derive(Serialize)]
 #[serde(untagged)]
@@ -67,14 +68,179 @@ fn parse_changes(body: Value) -> ApiResult<Vec<Change>> {
         .collect()
 }
 
-/// Gets the bytes of every file of `insert_files` changes and stores them, before the
-/// transaction: a batch that then fails leaves only unreferenced blobs, which are collected.
-async fn upload_files(
+/// A file of an `insert_files` change, checked, with its bytes when they came as base64.
+struct PendingFile {
+    change: usize,
+    /// Its position in the change's `files`.
+    index: usize,
+    at: String,
+    name: String,
+    content_type: Option<String>,
+    source: Source,
+}
+
+enum Source {
+    Bytes(Bytes),
+    Url(String),
+}
+
+/// The files of a batch, stored before its transaction, and the blobs the transaction must
+/// confirm (see [`file_blobs::confirm`]). Nothing is fetched or stored unless the caller may
+/// edit the space, the change request is writable, the whole batch's files are valid and the
+/// storage quotas allow them: a rejected batch leaves no bytes behind. A batch that fails later
+/// leaves blobs no revision references, which the collection job removes after the file
+/// retention.
+async fn prepare_files(
+    app: &App,
+    user_id: &str,
+    space_id: &str,
+    cr_id: &str,
+    changes: &[Change],
+) -> ApiResult<(HashMap<usize, Vec<FileEntry>>, Vec<String>)> {
+    if !changes.iter().any(|c| matches!(c, Change::InsertFiles(_))) {
+        return Ok((HashMap::new(), Vec::new()));
+    }
+    let (user, space, cr) = (user_id.to_string(), space_id.to_string(), cr_id.to_string());
+    let org_id = app
+        .db
+        .read(move |c| {
+            let loaded = spaces::model::load_active(c, &space, &user)?;
+            loaded.require(SpaceAction::Edit)?;
+            writable(change_requests::model::load(c, &space, &cr)?)?;
+            Ok::<_, ApiError>(loaded.space.org_id)
+        })
+        .await?;
+    let pending = check_files(changes)?;
+    let mut stored = Stored::default();
+    match store_files(app, space_id, &org_id, pending, &mut stored).await {
+        Ok(()) => {
+            // In the order of each change's `files` (those given by URL were stored last).
+            let entries = stored
+                .entries
+                .into_iter()
+                .map(|(change, mut files)| {
+                    files.sort_by_key(|(index, _)| *index);
+                    (change, files.into_iter().map(|(_, entry)| entry).collect())
+                })
+                .collect();
+            Ok((entries, stored.hashes))
+        }
+        Err(e) => {
+            file_blobs::release(app, space_id, stored.added).await;
+            Err(e)
+        }
+    }
+}
+
+/// A file with its bytes and content type, ready to store.
+struct ReadyFile {
+    change: usize,
+    index: usize,
+    name: String,
+    content_type: String,
+    bytes: Bytes,
+}
+
+/// What a batch has stored so far.
+#[derive(Default)]
+struct Stored {
+    entries: HashMap<usize, Vec<(usize, FileEntry)>>,
+    hashes: Vec<String>,
+    /// Blobs the space did not hold before, with the time they were recorded.
+    added: Vec<(String, i64)>,
+}
+
+/// Stores the checked files: the base64 ones together (one quota check for all of them), then
+/// those given by URL one at a time, so that a batch never holds more than one fetched file in
+/// memory.
+async fn store_files(
     app: &App,
     space_id: &str,
-    changes: &[Change],
-) -> ApiResult<HashMap<usize, Vec<FileEntry>>> {
-    let mut out = HashMap::new();
+    org_id: &str,
+    pending: Vec<PendingFile>,
+    stored: &mut Stored,
+) -> ApiResult<()> {
+    let (inline, by_url): (Vec<PendingFile>, Vec<PendingFile>) = pending
+        .into_iter()
+        .partition(|f| matches!(f.source, Source::Bytes(_)));
+    let mut ready = Vec::with_capacity(inline.len());
+    for file in inline {
+        if let Source::Bytes(bytes) = file.source {
+            let content_type = file.content_type.unwrap_or_default();
+            ready.push(ReadyFile {
+                change: file.change,
+                index: file.index,
+                name: file.name,
+                content_type,
+                bytes,
+            });
+        }
+    }
+    store_ready(app, space_id, org_id, ready, stored).await?;
+    for file in by_url {
+        let Source::Url(url) = &file.source else { continue };
+        let (bytes, fetched_type) = files::fetch_public(url, files::MAX_FETCH_BYTES)
+            .await
+            .map_err(|e| ApiError::bad_request(format!("{}: {e}", file.at)))?;
+        let content_type = file
+            .content_type
+            .or(fetched_type)
+            .unwrap_or_else(|| "application/octet-stream".into());
+        check_content_type(&content_type).map_err(|e| ApiError::bad_request(format!("{}: {e}", file.at)))?;
+        let ready = vec![ReadyFile {
+            change: file.change,
+            index: file.index,
+            name: file.name,
+            content_type,
+            bytes,
+        }];
+        store_ready(app, space_id, org_id, ready, stored).await?;
+    }
+    Ok(())
+}
+
+/// Records files (quotas checked) and stores their bytes.
+async fn store_ready(
+    app: &App,
+    space_id: &str,
+    org_id: &str,
+    ready: Vec<ReadyFile>,
+    stored: &mut Stored,
+) -> ApiResult<()> {
+    if ready.is_empty() {
+        return Ok(());
+    }
+    let hashes: Vec<String> = ready.iter().map(|f| content_hash(&f.bytes)).collect();
+    let blobs: Vec<(String, u64)> = ready
+        .iter()
+        .zip(&hashes)
+        .map(|(f, h)| (h.clone(), f.bytes.len() as u64))
+        .collect();
+    let quotas = file_blobs::Quotas::of(app);
+    let (space, org) = (space_id.to_string(), org_id.to_string());
+    let now = clock::now_ms();
+    let added = app
+        .db
+        .write(move |c| file_blobs::reserve(c, &quotas, &space, &org, &blobs, now))
+        .await?;
+    stored.added.extend(added.into_iter().map(|h| (h, now)));
+    for (file, hash) in ready.into_iter().zip(hashes) {
+        let entry = files::file_entry(&file.name, &file.content_type, &file.bytes, hash.clone());
+        app.blobs.put_hashed(space_id, &hash, file.bytes).await?;
+        stored
+            .entries
+            .entry(file.change)
+            .or_default()
+            .push((file.index, entry));
+        stored.hashes.push(hash);
+    }
+    Ok(())
+}
+
+/// Checks every file of the batch's `insert_files` changes (counts, names, content types,
+/// base64 and its size, URLs) without fetching anything.
+fn check_files(changes: &[Change]) -> ApiResult<Vec<PendingFile>> {
+    let mut out = Vec::new();
     for (i, change) in changes.iter().enumerate() {
         let Change::InsertFiles(c) = change else { continue };
         if c.files.is_empty() || c.files.len() > changes::MAX_FILES {
@@ -83,32 +249,28 @@ async fn upload_files(
                 changes::MAX_FILES
             )));
         }
-        let mut entries = Vec::new();
         for (j, file) in c.files.iter().enumerate() {
             let at = format!("changes[{i}].files[{j}]");
-            entries.push(
-                upload_file(app, space_id, file)
-                    .await
-                    .map_err(|e| ApiError::bad_request(format!("{at}: {e}")))?,
-            );
+            let pending = check_file(i, j, file).map_err(|e| ApiError::bad_request(format!("{at}: {e}")))?;
+            out.push(PendingFile { at, ..pending });
         }
-        out.insert(i, entries);
     }
     Ok(out)
 }
 
-async fn upload_file(app: &App, space_id: &str, file: &FileInput) -> Result<FileEntry, String> {
+fn check_file(change: usize, index: usize, file: &FileInput) -> Result<PendingFile, String> {
     let len = file.name.chars().count();
     if len == 0 || len > 256 || file.name.contains('/') {
         return Err("`name` must be 1 to 256 characters, without `/`".into());
     }
-    let (bytes, content_type) = match (&file.base64, &file.url) {
+    let source = match (&file.base64, &file.url) {
         (Some(_), Some(_)) | (None, None) => return Err("give exactly one of `url` and `base64`".into()),
         (Some(data), None) => {
             let content_type = file
                 .content_type
-                .clone()
+                .as_deref()
                 .ok_or("`contentType` is required with `base64`")?;
+            check_content_type(content_type)?;
             let bytes = base64::engine::general_purpose::STANDARD
                 .decode(data.trim())
                 .map_err(|e| format!("`base64` is not valid base64: {e}"))?;
@@ -118,27 +280,33 @@ async fn upload_file(app: &App, space_id: &str, file: &FileInput) -> Result<File
                     files::MAX_BASE64_BYTES
                 ));
             }
-            (Bytes::from(bytes), content_type)
+            Source::Bytes(Bytes::from(bytes))
         }
         (None, Some(url)) => {
             if url.len() > 2048 {
                 return Err("`url` must be at most 2048 characters".into());
             }
-            let (bytes, fetched_type) = files::fetch_public(url, files::MAX_FETCH_BYTES).await?;
-            let content_type = file
-                .content_type
-                .clone()
-                .or(fetched_type)
-                .unwrap_or_else(|| "application/octet-stream".into());
-            (bytes, content_type)
+            if let Some(content_type) = &file.content_type {
+                check_content_type(content_type)?;
+            }
+            Source::Url(url.clone())
         }
     };
+    Ok(PendingFile {
+        change,
+        index,
+        at: String::new(),
+        name: file.name.clone(),
+        content_type: file.content_type.clone(),
+        source,
+    })
+}
+
+fn check_content_type(content_type: &str) -> Result<(), String> {
     if content_type.is_empty() || content_type.len() > 255 {
         return Err("`contentType` must be a MIME type".into());
     }
-    files::store_file(&app.blobs, space_id, &file.name, &content_type, bytes)
-        .await
-        .map_err(|e| e.message)
+    Ok(())
 }
 
 pub async fn update_content(
@@ -150,7 +318,7 @@ pub async fn update_content(
 ) -> ApiResult<axum::Json<UpdateResponse>> {
     let compat = query.bool("compat", true)?;
     let changes = parse_changes(body)?;
-    let files = upload_files(&app, &space_id, &changes).await?;
+    let (files, blobs) = prepare_files(&app, &caller.user_id, &space_id, &cr_id, &changes).await?;
     let app2 = app.clone();
     let response = app
         .db
@@ -158,6 +326,7 @@ pub async fn update_content(
             let space = spaces::model::load_active(c, &space_id, &caller.user_id)?;
             space.require(SpaceAction::Edit)?;
             let cr = lock_change_request(c, &space_id, &cr_id)?;
+            file_blobs::confirm(c, &space_id, &blobs, clock::now_ms())?;
             let base = store::load_tree(c, &app2.content, &space_id, &cr.revision)?;
             let revert_base = store::load_tree(c, &app2.content, &space_id, cr.base_revision())?;
             let outcome = {
@@ -259,7 +428,11 @@ pub fn lock_change_request(c: &mut dyn Conn, space_id: &str, cr_id: &str) -> Api
     let lock = format!("SELECT id FROM change_requests WHERE id = ?1{}", for_update(c));
     c.query(&lock, params![cr.id.clone()])?;
     // Read again under the lock: another writer may have moved it meanwhile.
-    let cr = change_requests::model::load(c, space_id, &cr.id)?;
+    writable(change_requests::model::load(c, space_id, &cr.id)?)
+}
+
+/// The change request, unless it is merged or archived (409).
+fn writable(cr: ChangeRequest) -> ApiResult<ChangeRequest> {
     if !cr.is_writable() {
         return Err(ApiError::conflict(format!(
             "change request #{} is {}: its content can no longer change",

@@ -60,6 +60,12 @@ const MIGRATIONS: &[Migration] = &[
         sqlite: include_str!("../../migrations/0008_live_row_indexes_sqlite.sql"),
         postgres: include_str!("../../migrations/0008_live_row_indexes_postgres.sql"),
     },
+    Migration {
+        version: 9,
+        name: "file blobs",
+        sqlite: include_str!("../../migrations/0009_file_blobs.sql"),
+        postgres: include_str!("../../migrations/0009_file_blobs.sql"),
+    },
 ];
 
 /// An arbitrary constant that names quire's migration lock among PostgreSQL advisory locks.

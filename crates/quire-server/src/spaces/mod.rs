@@ -486,12 +486,17 @@ async fn duplicate_space(
                 .clone()
                 .ok_or_else(|| ApiError::internal("space without revision"))?;
             let tree = crate::content::store::load_tree(c, &app2.content, &space_id, &revision)?;
-            let blobs: Vec<String> = tree.tree.files.values().map(|f| f.blob.clone()).collect();
+            let blobs: Vec<(String, u64)> = tree
+                .tree
+                .files
+                .values()
+                .map(|f| (f.blob.clone(), f.size))
+                .collect();
             Ok::<_, ApiError>((source, revision, blobs))
         })
         .await?;
     let id = ids::new_id();
-    for blob in &blobs {
+    for (blob, _) in &blobs {
         app.blobs.copy(&source.space.id, &id, blob).await?;
     }
     let app2 = app.clone();
@@ -516,6 +521,7 @@ async fn duplicate_space(
                 params![s.id.clone(), id.clone(), now],
             )?;
             crate::content::init::copy_content(c, &app2.content, &s.id, &revision, &id, &caller.user_id)?;
+            crate::file_blobs::record_stored(c, &id, &blobs, now)?;
             let after = siblings::Pointer { kind: Kind::Space, space: Some(s.id.clone()), collection: None };
             let position = siblings::Position { before: None, after: Some(after) };
             siblings::place(c, &s.org_id, s.parent.as_deref(), (Kind::Space, &id), Some(&position))?;

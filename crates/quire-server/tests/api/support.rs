@@ -172,6 +172,46 @@ impl TestApp {
         self._dir.path()
     }
 
+    /// The running server's application state, to run its background work directly.
+    pub fn server(&self) -> &quire_server::app::App {
+        self.running.as_ref().expect("server running").app()
+    }
+
+    /// How many files the local object store holds and their total size in bytes (everything
+    /// under the data directory's `files`).
+    pub fn stored_files(&self) -> (u64, u64) {
+        fn walk(dir: &std::path::Path, total: &mut (u64, u64)) {
+            let Ok(entries) = std::fs::read_dir(dir) else {
+                return;
+            };
+            for entry in entries.flatten() {
+                let Ok(meta) = entry.metadata() else { continue };
+                if meta.is_dir() {
+                    walk(&entry.path(), total);
+                } else {
+                    total.0 += 1;
+                    total.1 += meta.len();
+                }
+            }
+        }
+        let mut total = (0, 0);
+        walk(&self.data_dir().join("files"), &mut total);
+        total
+    }
+
+    /// The hashes of the blobs a space stores in the local object store.
+    pub fn stored_blobs(&self, space_id: &str) -> std::collections::BTreeSet<String> {
+        let dir = self.data_dir().join("files/spaces").join(space_id).join("blobs");
+        std::fs::read_dir(dir)
+            .map(|entries| {
+                entries
+                    .flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
     pub fn is_postgres(&self) -> bool {
         self.pg.is_some()
     }
