@@ -2,6 +2,7 @@
 //! tree and page text (`quire_content::merge`), and the merge rules that gate a merge.
 
 use std::cell::RefCell;
+use std::sync::Arc;
 
 use axum::extract::State;
 use quire_content::Document;
@@ -30,7 +31,8 @@ pub struct MergeResult {
     conflicts: Option<Value>,
 }
 
-/// Runs the three-way merge, reading documents through the transaction's connection.
+/// Runs the three-way merge, reading documents through `c`. A document that cannot be read
+/// fails the merge with that error (it must not pass for a conflict or an empty page).
 fn three_way(
     c: &mut dyn Conn,
     app: &App,
@@ -38,22 +40,83 @@ fn three_way(
     base: &StoredTree,
     main: &StoredTree,
     change: &StoredTree,
-) -> MergeOutcome {
+) -> ApiResult<MergeOutcome> {
     let conn = RefCell::new(c);
+    let failure: RefCell<Option<ApiError>> = RefCell::new(None);
     let document = |hash: &str| -> Option<Document> {
-        store::load_document(&mut **conn.borrow_mut(), &app.content, space_id, hash)
-            .ok()
-            .map(|d| d.document.clone())
+        match store::load_document(&mut **conn.borrow_mut(), &app.content, space_id, hash) {
+            Ok(d) => Some(d.document.clone()),
+            Err(e) => {
+                failure.borrow_mut().get_or_insert(e);
+                None
+            }
+        }
     };
     let mut new_key = || ids::random_base62(12);
-    merge(MergeInput {
+    let outcome = merge(MergeInput {
         base: &base.tree,
         main: &main.tree,
         change: &change.tree,
         document: &document,
         new_key: &mut new_key,
         now: clock::now_ms(),
-    })
+    });
+    match failure.into_inner() {
+        Some(e) => Err(e),
+        None => Ok(outcome),
+    }
+}
+
+/// A three-way merge computed before the write transaction, on the revisions it names: the
+/// transaction uses it only if main and the change request are still there.
+struct Precomputed {
+    main: String,
+    change: String,
+    outcome: MergeOutcome,
+    base: Arc<StoredTree>,
+    main_tree: Arc<StoredTree>,
+    change_tree: Arc<StoredTree>,
+}
+
+/// How many times a merge or an update is computed outside the write transaction before it is
+/// computed inside it, when other writers keep moving main or the change request meanwhile.
+const OPTIMISTIC_ATTEMPTS: usize = 3;
+
+/// Computes the three-way merge of a change request with main on a read connection, so that
+/// merging large documents never holds the write transaction (SQLite has one writer for every
+/// space). None when there is nothing to compute: main has not moved since the change request
+/// started, or the transaction will refuse the change request anyway.
+fn precompute(
+    c: &mut dyn Conn,
+    app: &App,
+    space_id: &str,
+    cr_id: &str,
+    caller: &str,
+    action: SpaceAction,
+) -> ApiResult<Option<Precomputed>> {
+    let space = spaces::model::load_active(c, space_id, caller)?;
+    space.require(action)?;
+    let cr = model::load(c, space_id, cr_id)?;
+    let Some(main_rev) = space.space.revision.clone() else {
+        return Ok(None);
+    };
+    let refused = matches!(cr.status.as_str(), "merged" | "archived")
+        || (action == SpaceAction::Merge && cr.conflicts.is_some());
+    if refused || main_rev == cr.base_revision() {
+        return Ok(None);
+    }
+    let base = store::load_tree(c, &app.content, space_id, cr.base_revision())?;
+    let main_tree = store::load_tree(c, &app.content, space_id, &main_rev)?;
+    let change_tree = store::load_tree(c, &app.content, space_id, &cr.revision)?;
+    let outcome = three_way(c, app, space_id, &base, &main_tree, &change_tree)?;
+    Ok(Some(Precomputed {
+        main: main_rev,
+        change: cr.revision.clone(),
+        outcome,
+        base,
+        main_tree,
+        change_tree,
+    }))
 }
 
 /// The conflicts as sent: each with the revisions holding its three versions, and the page's
@@ -96,71 +159,123 @@ pub async fn merge_change_request(
     State(app): State<App>,
     Path((space_id, cr_id)): Path<(String, String)>,
 ) -> ApiResult<axum::Json<MergeResult>> {
-    let app2 = app.clone();
-    let result = app
-        .db
-        .write(move |c| {
-            let space = spaces::model::load_active(c, &space_id, &caller.user_id)?;
-            space.require(SpaceAction::Merge)?;
-            let cr = lock_for_merge(c, &space_id, &cr_id)?;
-            if let Some(conflicts) = &cr.conflicts {
-                let pages: Vec<String> = serde_json::from_str::<Vec<Value>>(conflicts)
-                    .unwrap_or_default()
-                    .iter()
-                    .filter_map(|c| c.get("page").and_then(Value::as_str).map(str::to_string))
-                    .collect();
-                return Err(ApiError::conflict(format!(
-                    "change request #{} has unresolved conflicts from its last update: write the pages {} first",
-                    cr.number,
-                    pages.join(", ")
-                )));
+    for attempt in 1..=OPTIMISTIC_ATTEMPTS + 1 {
+        // The last attempt computes inside the transaction, so a busy space still gets merged.
+        let inline = attempt > OPTIMISTIC_ATTEMPTS;
+        let precomputed = if inline {
+            None
+        } else {
+            let (app2, space_id, cr_id, user) = (
+                app.clone(),
+                space_id.clone(),
+                cr_id.clone(),
+                caller.user_id.clone(),
+            );
+            app.db
+                .read_blocking(move |c| precompute(c, &app2, &space_id, &cr_id, &user, SpaceAction::Merge))
+                .await?
+                .map(Arc::new)
+        };
+        let (app2, space_id, cr_id, user) = (
+            app.clone(),
+            space_id.clone(),
+            cr_id.clone(),
+            caller.user_id.clone(),
+        );
+        let result = app
+            .db
+            .write(move |c| merge_in(c, &app2, &space_id, &cr_id, &user, precomputed.as_deref(), inline))
+            .await?;
+        if let Some(result) = result {
+            return Ok(axum::Json(result));
+        }
+    }
+    Err(ApiError::internal("the merge never settled"))
+}
+
+/// Merges inside the write transaction: checks everything again under the locks, then writes
+/// the precomputed merge when main and the change request are still the revisions it merged,
+/// or computes it here when `inline`. None (nothing written) when it is stale and not `inline`.
+fn merge_in(
+    c: &mut dyn Conn,
+    app: &App,
+    space_id: &str,
+    cr_id: &str,
+    user: &str,
+    precomputed: Option<&Precomputed>,
+    inline: bool,
+) -> ApiResult<Option<MergeResult>> {
+    let space = spaces::model::load_active(c, space_id, user)?;
+    space.require(SpaceAction::Merge)?;
+    let cr = lock_for_merge(c, space_id, cr_id)?;
+    if let Some(conflicts) = &cr.conflicts {
+        let pages: Vec<String> = serde_json::from_str::<Vec<Value>>(conflicts)
+            .map_err(|e| ApiError::internal(format!("change request {}: unreadable conflicts: {e}", cr.id)))?
+            .iter()
+            .filter_map(|c| c.get("page").and_then(Value::as_str).map(str::to_string))
+            .collect();
+        return Err(ApiError::conflict(format!(
+            "change request #{} has unresolved conflicts from its last update: write the pages {} first",
+            cr.number,
+            pages.join(", ")
+        )));
+    }
+    check_merge_rules(c, &space, &cr, user)?;
+    let main_rev = main::lock_main(c, space_id)?;
+    let change = store::load_tree(c, &app.content, space_id, &cr.revision)?;
+    let main_tree = store::load_tree(c, &app.content, space_id, &main_rev)?;
+    let no_documents = Vec::new();
+    let computed;
+    let (tree, documents) = if main_rev == cr.base_revision() {
+        (change.tree.clone(), &no_documents)
+    } else {
+        let (outcome, base) = match precomputed {
+            Some(p) if p.main == main_rev && p.change == cr.revision => (&p.outcome, &p.base),
+            _ if !inline => return Ok(None),
+            _ => {
+                let base = store::load_tree(c, &app.content, space_id, cr.base_revision())?;
+                computed = (three_way(c, app, space_id, &base, &main_tree, &change)?, base);
+                (&computed.0, &computed.1)
             }
-            check_merge_rules(c, &space, &cr, &caller.user_id)?;
-            let main_rev = main::lock_main(c, &space_id)?;
-            let change = store::load_tree(c, &app2.content, &space_id, &cr.revision)?;
-            let main_tree = store::load_tree(c, &app2.content, &space_id, &main_rev)?;
-            let (tree, documents) = if main_rev == cr.base_revision() {
-                (change.tree.clone(), Vec::new())
-            } else {
-                let base = store::load_tree(c, &app2.content, &space_id, cr.base_revision())?;
-                let outcome = three_way(c, &app2, &space_id, &base, &main_tree, &change);
-                if !outcome.is_clean() {
-                    // Nothing is written: main stays as it is.
-                    return Ok(MergeResult {
-                        revision: main_rev.clone(),
-                        result: "conflicts",
-                        conflicts: Some(describe_conflicts(&outcome, &base, &main_tree, &change)),
-                    });
-                }
-                (outcome.tree, outcome.documents)
-            };
-            let written = store::write_revision(
-                c,
-                &app2.content,
-                NewRevision {
-                    space_id: &space_id,
-                    kind: "merge",
-                    parents: vec![main_rev.clone(), cr.revision.clone()],
-                    change_request: None,
-                    merged_from: Some(&cr.id),
-                    created_by: Some(&caller.user_id),
-                },
-                Some(&main_tree),
-                tree,
-                &documents,
-            )?;
-            main::advance(c, &app2, &space_id, &main_rev, written.id())?;
-            let now = clock::now_ms();
-            c.execute(
-                "UPDATE change_requests SET status = 'merged', merged_by = ?2, merged_at = ?3, revision_merged = ?4,
-                     updated_at = ?3, conflicts = NULL
-                 WHERE id = ?1",
-                params![cr.id.clone(), caller.user_id.clone(), now, written.id()],
-            )?;
-            Ok::<_, ApiError>(MergeResult { revision: written.id().to_string(), result: "merge", conflicts: None })
-        })
-        .await?;
-    Ok(axum::Json(result))
+        };
+        if !outcome.is_clean() {
+            // Nothing is written: main stays as it is.
+            return Ok(Some(MergeResult {
+                revision: main_rev.clone(),
+                result: "conflicts",
+                conflicts: Some(describe_conflicts(outcome, base, &main_tree, &change)),
+            }));
+        }
+        (outcome.tree.clone(), &outcome.documents)
+    };
+    let written = store::write_revision(
+        c,
+        &app.content,
+        NewRevision {
+            space_id,
+            kind: "merge",
+            parents: vec![main_rev.clone(), cr.revision.clone()],
+            change_request: None,
+            merged_from: Some(&cr.id),
+            created_by: Some(user),
+        },
+        Some(&main_tree),
+        tree,
+        documents,
+    )?;
+    main::advance(c, app, space_id, &main_rev, written.id())?;
+    let now = clock::now_ms();
+    c.execute(
+        "UPDATE change_requests SET status = 'merged', merged_by = ?2, merged_at = ?3, revision_merged = ?4,
+             updated_at = ?3, conflicts = NULL
+         WHERE id = ?1",
+        params![cr.id.clone(), user, now, written.id()],
+    )?;
+    Ok(Some(MergeResult {
+        revision: written.id().to_string(),
+        result: "merge",
+        conflicts: None,
+    }))
 }
 
 /// Locks a change request for merging. A merged one answers 409, so that of two merges of one
@@ -189,60 +304,131 @@ pub async fn update_change_request(
     State(app): State<App>,
     Path((space_id, cr_id)): Path<(String, String)>,
 ) -> ApiResult<axum::Json<MergeResult>> {
-    let app2 = app.clone();
-    let result = app
-        .db
-        .write(move |c| {
-            let space = spaces::model::load_active(c, &space_id, &caller.user_id)?;
-            space.require(SpaceAction::Edit)?;
-            let cr = lock_change_request(c, &space_id, &cr_id)?;
-            let main_rev = space.space.revision.clone().ok_or_else(|| ApiError::internal("space without revision"))?;
-            if main_rev == cr.base_revision() {
-                return Ok(MergeResult {
-                    revision: cr.revision.clone(),
-                    result: if cr.conflicts.is_some() { "conflicts" } else { "update" },
-                    conflicts: cr.conflicts.as_deref().and_then(|t| serde_json::from_str(t).ok()),
-                });
-            }
-            let base = store::load_tree(c, &app2.content, &space_id, cr.base_revision())?;
-            let main_tree = store::load_tree(c, &app2.content, &space_id, &main_rev)?;
-            let change = store::load_tree(c, &app2.content, &space_id, &cr.revision)?;
-            let outcome = three_way(c, &app2, &space_id, &base, &main_tree, &change);
-            let conflicts = (!outcome.is_clean()).then(|| describe_conflicts(&outcome, &base, &main_tree, &change));
-            let written = store::write_revision(
-                c,
-                &app2.content,
-                NewRevision {
-                    space_id: &space_id,
-                    kind: "update",
-                    parents: vec![cr.revision.clone(), main_rev.clone()],
-                    change_request: Some(&cr.id),
-                    merged_from: None,
-                    created_by: Some(&caller.user_id),
-                },
-                Some(&change),
-                outcome.tree,
-                &outcome.documents,
-            )?;
-            c.execute(
-                "UPDATE change_requests SET revision = ?2, revision_merged_ancestor = ?3, conflicts = ?4, updated_at = ?5
-                 WHERE id = ?1",
-                params![
-                    cr.id.clone(),
-                    written.id(),
-                    main_rev.clone(),
-                    conflicts.as_ref().map(Value::to_string),
-                    clock::now_ms()
-                ],
-            )?;
-            Ok::<_, ApiError>(MergeResult {
-                revision: written.id().to_string(),
-                result: if conflicts.is_some() { "conflicts" } else { "update" },
-                conflicts,
-            })
-        })
-        .await?;
-    Ok(axum::Json(result))
+    for attempt in 1..=OPTIMISTIC_ATTEMPTS + 1 {
+        let inline = attempt > OPTIMISTIC_ATTEMPTS;
+        let precomputed = if inline {
+            None
+        } else {
+            let (app2, space_id, cr_id, user) = (
+                app.clone(),
+                space_id.clone(),
+                cr_id.clone(),
+                caller.user_id.clone(),
+            );
+            app.db
+                .read_blocking(move |c| precompute(c, &app2, &space_id, &cr_id, &user, SpaceAction::Edit))
+                .await?
+                .map(Arc::new)
+        };
+        let (app2, space_id, cr_id, user) = (
+            app.clone(),
+            space_id.clone(),
+            cr_id.clone(),
+            caller.user_id.clone(),
+        );
+        let result = app
+            .db
+            .write(move |c| update_in(c, &app2, &space_id, &cr_id, &user, precomputed.as_deref(), inline))
+            .await?;
+        if let Some(result) = result {
+            return Ok(axum::Json(result));
+        }
+    }
+    Err(ApiError::internal("the update never settled"))
+}
+
+/// Brings main into a change request inside the write transaction, as [`merge_in`] merges.
+fn update_in(
+    c: &mut dyn Conn,
+    app: &App,
+    space_id: &str,
+    cr_id: &str,
+    user: &str,
+    precomputed: Option<&Precomputed>,
+    inline: bool,
+) -> ApiResult<Option<MergeResult>> {
+    let space = spaces::model::load_active(c, space_id, user)?;
+    space.require(SpaceAction::Edit)?;
+    let cr = lock_change_request(c, space_id, cr_id)?;
+    let main_rev = space
+        .space
+        .revision
+        .clone()
+        .ok_or_else(|| ApiError::internal("space without revision"))?;
+    if main_rev == cr.base_revision() {
+        let conflicts = match cr.conflicts.as_deref() {
+            None => None,
+            Some(text) => Some(serde_json::from_str(text).map_err(|e| {
+                ApiError::internal(format!("change request {}: unreadable conflicts: {e}", cr.id))
+            })?),
+        };
+        return Ok(Some(MergeResult {
+            revision: cr.revision.clone(),
+            result: if conflicts.is_some() {
+                "conflicts"
+            } else {
+                "update"
+            },
+            conflicts,
+        }));
+    }
+    let computed;
+    let p = match precomputed {
+        Some(p) if p.main == main_rev && p.change == cr.revision => p,
+        _ if !inline => return Ok(None),
+        _ => {
+            let base = store::load_tree(c, &app.content, space_id, cr.base_revision())?;
+            let main_tree = store::load_tree(c, &app.content, space_id, &main_rev)?;
+            let change_tree = store::load_tree(c, &app.content, space_id, &cr.revision)?;
+            computed = Precomputed {
+                outcome: three_way(c, app, space_id, &base, &main_tree, &change_tree)?,
+                main: main_rev.clone(),
+                change: cr.revision.clone(),
+                base,
+                main_tree,
+                change_tree,
+            };
+            &computed
+        }
+    };
+    let outcome = &p.outcome;
+    let conflicts =
+        (!outcome.is_clean()).then(|| describe_conflicts(outcome, &p.base, &p.main_tree, &p.change_tree));
+    let written = store::write_revision(
+        c,
+        &app.content,
+        NewRevision {
+            space_id,
+            kind: "update",
+            parents: vec![cr.revision.clone(), main_rev.clone()],
+            change_request: Some(&cr.id),
+            merged_from: None,
+            created_by: Some(user),
+        },
+        Some(&p.change_tree),
+        outcome.tree.clone(),
+        &outcome.documents,
+    )?;
+    c.execute(
+        "UPDATE change_requests SET revision = ?2, revision_merged_ancestor = ?3, conflicts = ?4, updated_at = ?5
+         WHERE id = ?1",
+        params![
+            cr.id.clone(),
+            written.id(),
+            main_rev.clone(),
+            conflicts.as_ref().map(Value::to_string),
+            clock::now_ms()
+        ],
+    )?;
+    Ok(Some(MergeResult {
+        revision: written.id().to_string(),
+        result: if conflicts.is_some() {
+            "conflicts"
+        } else {
+            "update"
+        },
+        conflicts,
+    }))
 }
 
 /// Fails with 409 naming what is missing unless the merge rules of the space (or, when it

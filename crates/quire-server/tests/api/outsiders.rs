@@ -428,17 +428,8 @@ const SWEEP: &[(&str, &str, Expect)] = &[
 
 /// Every (method, path) the router serves, read from its `Debug` output (axum has no public
 /// way to list routes). HEAD, which axum answers for every GET, is left out.
-fn router_routes(app: &TestApp, blobs: &std::path::Path) -> BTreeSet<(String, String)> {
-    let state = quire_server::app::App::new(
-        app.db.clone(),
-        quire_server::urls::Urls::new("http://127.0.0.1"),
-        quire_server::app::Settings {
-            max_body_bytes: 1 << 20,
-            space_retention_ms: 0,
-        },
-        vec![0; 32],
-        quire_server::files::BlobStore::local(blobs).expect("blob store"),
-    );
+fn router_routes(app: &TestApp) -> BTreeSet<(String, String)> {
+    let state = app.server().clone();
     let dump = format!("{:?}", quire_server::app::router(state));
     // `Router { path_router: PathRouter { routes: {RouteId(n): MethodRouter(MethodRouter { ...,
     // allow_header: Bytes(b"GET,HEAD") }), ...}, node: Node { paths: {RouteId(n): "/path", ...} } },
@@ -493,8 +484,7 @@ fn router_routes(app: &TestApp, blobs: &std::path::Path) -> BTreeSet<(String, St
 #[tokio::test]
 async fn the_sweep_covers_every_route_of_the_router() {
     let app = TestApp::start().await;
-    let dir = tempfile::tempdir().unwrap();
-    let served = router_routes(&app, dir.path());
+    let served = router_routes(&app);
     let swept: BTreeSet<(String, String)> = SWEEP
         .iter()
         .map(|(m, p, _)| (m.to_string(), p.to_string()))
