@@ -24,6 +24,10 @@ use crate::urls::Urls;
 pub struct Settings {
     pub max_body_bytes: usize,
     pub space_retention_ms: i64,
+    /// Requests per minute per token or client address (0: no limit).
+    pub rate_limit: u32,
+    /// Whether the client address comes from `X-Forwarded-For`.
+    pub trust_proxy: bool,
 }
 
 /// Shared state of every handler: cheap to clone.
@@ -47,6 +51,8 @@ pub struct AppInner {
     pub spaces: crate::spaces::cache::SpaceCache,
     /// Organizations with their callers' standing and access, likewise.
     pub orgs: crate::orgs::cache::OrgCache,
+    /// Request counts per token and client address; None when there is no limit.
+    pub limiter: Option<crate::ratelimit::RateLimiter>,
 }
 
 impl Deref for App {
@@ -65,7 +71,9 @@ impl App {
         signing_key: Vec<u8>,
         blobs: crate::files::BlobStore,
     ) -> App {
+        let limiter = crate::ratelimit::RateLimiter::new(settings.rate_limit, settings.trust_proxy);
         App(Arc::new(AppInner {
+            limiter,
             db,
             urls,
             settings,

@@ -8,6 +8,7 @@ mod change_requests;
 mod comments;
 mod content;
 mod foundation;
+mod hostile;
 mod links;
 mod matrix;
 mod members;
