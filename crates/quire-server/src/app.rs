@@ -29,6 +29,10 @@ pub struct Settings {
     /// Storage quotas for file bytes, per space and per organization (None: no quota).
     pub space_storage_quota: Option<crate::config::Quota>,
     pub org_storage_quota: Option<crate::config::Quota>,
+    /// Requests per minute per token or client address (0: no limit).
+    pub rate_limit: u32,
+    /// Whether the client address comes from `X-Forwarded-For`.
+    pub trust_proxy: bool,
 }
 
 /// Shared state of every handler: cheap to clone.
@@ -52,6 +56,8 @@ pub struct AppInner {
     pub spaces: crate::spaces::cache::SpaceCache,
     /// Organizations with their callers' standing and access, likewise.
     pub orgs: crate::orgs::cache::OrgCache,
+    /// Request counts per token and client address; None when there is no limit.
+    pub limiter: Option<crate::ratelimit::RateLimiter>,
 }
 
 impl Deref for App {
@@ -70,7 +76,9 @@ impl App {
         signing_key: Vec<u8>,
         blobs: crate::files::BlobStore,
     ) -> App {
+        let limiter = crate::ratelimit::RateLimiter::new(settings.rate_limit, settings.trust_proxy);
         App(Arc::new(AppInner {
+            limiter,
             db,
             urls,
             settings,

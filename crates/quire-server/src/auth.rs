@@ -127,6 +127,11 @@ impl TokenCache {
             .filter(|known| now - known.fetched_at < Self::TTL_MS)
     }
 
+    /// Whether a token (by its hash) was found valid recently.
+    pub fn is_known(&self, hash: &str) -> bool {
+        self.get(hash, crate::clock::now_ms()).is_some()
+    }
+
     fn insert(&self, hash: String, known: KnownToken) -> Arc<KnownToken> {
         let known = Arc::new(known);
         self.known.insert(hash, known.clone());

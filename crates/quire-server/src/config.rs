@@ -99,6 +99,62 @@ pub struct ServeArgs {
     /// Do not create an administrator, organization and token on first start.
     #[arg(long, env = "QUIRE_NO_BOOTSTRAP")]
     pub no_bootstrap: bool,
+
+    #[command(flatten)]
+    pub connections: ConnectionArgs,
+
+    /// Requests per minute allowed to each API token, and to each client address for requests
+    /// without a valid token (0: no limit). Counted by each process on its own.
+    #[arg(long, env = "QUIRE_RATE_LIMIT", default_value_t = 3000)]
+    pub rate_limit: u32,
+
+    /// Take the client address from the last entry of `X-Forwarded-For` (set this only behind
+    /// a reverse proxy or load balancer that appends it; otherwise clients could pick their own
+    /// address).
+    #[arg(long, env = "QUIRE_TRUST_PROXY")]
+    pub trust_proxy: bool,
+}
+
+/// Limits on client connections, so that slow or idle clients cannot hold the server's
+/// connections and file descriptors.
+#[derive(clap::Args, Clone, Debug)]
+pub struct ConnectionArgs {
+    /// A client must send a request's headers within this time, counted from the connection's
+    /// opening or from the first byte of a later request (e.g. 10s, 500ms).
+    #[arg(long, env = "QUIRE_HEADER_TIMEOUT", default_value = "10s", value_parser = parse_positive_duration)]
+    pub header_timeout: Duration,
+
+    /// A keep-alive connection with no request in progress is closed after this time.
+    #[arg(long, env = "QUIRE_IDLE_TIMEOUT", default_value = "75s", value_parser = parse_positive_duration)]
+    pub idle_timeout: Duration,
+
+    /// A request body must arrive within this time plus one second per BODY_MIN_RATE bytes
+    /// received; a slower body is cut off with 408 (0: no limit).
+    #[arg(long, env = "QUIRE_BODY_TIMEOUT", default_value = "10s", value_parser = parse_duration)]
+    pub body_timeout: Duration,
+
+    /// The slowest request body accepted after BODY_TIMEOUT, in bytes per second.
+    #[arg(long, env = "QUIRE_BODY_MIN_RATE", default_value_t = 1024, value_parser = clap::value_parser!(u64).range(1..))]
+    pub body_min_rate: u64,
+
+    /// Most client connections open at once; beyond it, new connections are answered 503 and
+    /// closed at once. Keep it below the process's open-file limit (`ulimit -n`).
+    #[arg(long, env = "QUIRE_MAX_CONNECTIONS", default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_connections: u32,
+
+    /// On SIGTERM or SIGINT, how long in-flight requests may take to finish before their
+    /// connections are dropped.
+    #[arg(long, env = "QUIRE_SHUTDOWN_GRACE", default_value = "8s", value_parser = parse_duration)]
+    pub shutdown_grace: Duration,
+}
+
+/// A duration above zero.
+pub fn parse_positive_duration(text: &str) -> Result<Duration, String> {
+    let d = parse_duration(text)?;
+    if d.is_zero() {
+        return Err(format!("{text:?} must be more than zero"));
+    }
+    Ok(d)
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

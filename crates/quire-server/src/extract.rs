@@ -17,24 +17,31 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for Json<T> {
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
-        let is_json = req
-            .headers()
-            .get(header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.split(';').next())
-            .is_some_and(|mime| {
-                let mime = mime.trim().to_ascii_lowercase();
-                mime == "application/json" || mime.ends_with("+json")
-            });
-        if !is_json {
-            return Err(ApiError::new(
-                axum::http::StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                "the request body must be JSON, sent with Content-Type: application/json",
-            ));
+        if !is_json(&req) {
+            return Err(not_json());
         }
         let bytes = read_body(req, state).await?;
         parse_json(&bytes).map(Json)
     }
+}
+
+/// Whether the request says its body is JSON (`application/json` or a `+json` type).
+fn is_json(req: &Request) -> bool {
+    req.headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|mime| {
+            let mime = mime.trim().to_ascii_lowercase();
+            mime == "application/json" || mime.ends_with("+json")
+        })
+}
+
+fn not_json() -> ApiError {
+    ApiError::new(
+        axum::http::StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        "the request body must be JSON, sent with Content-Type: application/json",
+    )
 }
 
 /// A JSON body that may be absent (operations whose body is optional, like `POST .../merge`).
@@ -44,9 +51,14 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for OptionalJson<T> {
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        let json = is_json(&req);
         let bytes = read_body(req, state).await?;
         if bytes.iter().all(u8::is_ascii_whitespace) {
             return Ok(OptionalJson(None));
+        }
+        // A body that is there must say it is JSON, as for [`Json`].
+        if !json {
+            return Err(not_json());
         }
         parse_json(&bytes).map(|v| OptionalJson(Some(v)))
     }
@@ -55,7 +67,12 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for OptionalJson<T> {
 async fn read_body<S: Send + Sync>(req: Request, state: &S) -> Result<Bytes, ApiError> {
     Bytes::from_request(req, state).await.map_err(|rejection| {
         let status = rejection.status();
-        if status == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
+        if crate::connections::is_too_slow(&rejection) {
+            ApiError::new(
+                axum::http::StatusCode::REQUEST_TIMEOUT,
+                "the request body arrived too slowly; send it faster or in full",
+            )
+        } else if status == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
             ApiError::new(status, "the request body is larger than this server accepts")
         } else {
             ApiError::new(status, format!("cannot read the request body: {rejection}"))

@@ -258,38 +258,75 @@ pub fn file_entry(name: &str, content_type: &str, bytes: &[u8], hash: String) ->
 }
 
 /// Whether an address is one a server-side fetch must never reach: loopback, private,
-/// link-local, shared, documentation, multicast, unspecified and other reserved ranges.
+/// link-local, shared, documentation, multicast, unspecified and other reserved ranges. An IPv6
+/// address that carries an IPv4 address (IPv4-mapped, IPv4-compatible, IPv4-translated, 6to4,
+/// NAT64) is judged by that IPv4 address, since that is where packets to it end up; Teredo
+/// and the local-use NAT64 prefix are refused whatever they carry.
 pub fn is_forbidden_address(ip: IpAddr) -> bool {
     match ip {
-        IpAddr::V4(v4) => {
-            let o = v4.octets();
-            v4.is_private()
-                || v4.is_loopback()
-                || v4.is_link_local()
-                || v4.is_broadcast()
-                || v4.is_documentation()
-                || v4.is_unspecified()
-                || v4.is_multicast()
-                || o[0] == 0
-                || (o[0] == 100 && (64..128).contains(&o[1]))
-                || (o[0] == 192 && o[1] == 0 && o[2] == 0)
-                || (o[0] == 198 && (18..20).contains(&o[1]))
-                || o[0] >= 240
-        }
-        IpAddr::V6(v6) => {
-            let s = v6.segments();
-            if let Some(v4) = v6.to_ipv4_mapped() {
-                return is_forbidden_address(IpAddr::V4(v4));
+        IpAddr::V4(v4) => is_forbidden_v4(v4),
+        IpAddr::V6(v6) => match embedded_v4(v6) {
+            Embedded::V4(v4) => is_forbidden_v4(v4),
+            Embedded::Refused => true,
+            Embedded::None => {
+                let s = v6.segments();
+                v6.is_loopback()
+                    || v6.is_unspecified()
+                    || v6.is_multicast()
+                    || (s[0] & 0xfe00) == 0xfc00
+                    || (s[0] & 0xffc0) == 0xfe80
+                    || (s[0] & 0xffc0) == 0xfec0
+                    || s[0] == 0x2001 && s[1] == 0x0db8
+                    || s[0] == 0x0100 && s[1] == 0 && s[2] == 0 && s[3] == 0
             }
-            v6.is_loopback()
-                || v6.is_unspecified()
-                || v6.is_multicast()
-                || (s[0] & 0xfe00) == 0xfc00
-                || (s[0] & 0xffc0) == 0xfe80
-                || s[0] == 0x2001 && s[1] == 0x0db8
-                || s[0] == 0x64 && s[1] == 0xff9b
-                || s[0] == 0x0100 && s[1] == 0 && s[2] == 0 && s[3] == 0
-        }
+        },
+    }
+}
+
+fn is_forbidden_v4(v4: std::net::Ipv4Addr) -> bool {
+    let o = v4.octets();
+    v4.is_private()
+        || v4.is_loopback()
+        || v4.is_link_local()
+        || v4.is_broadcast()
+        || v4.is_documentation()
+        || v4.is_unspecified()
+        || v4.is_multicast()
+        || o[0] == 0
+        || (o[0] == 100 && (64..128).contains(&o[1]))
+        || (o[0] == 192 && o[1] == 0 && o[2] == 0)
+        || (o[0] == 198 && (18..20).contains(&o[1]))
+        || o[0] >= 240
+}
+
+/// What IPv4 address an IPv6 address leads to.
+enum Embedded {
+    V4(std::net::Ipv4Addr),
+    /// A form whose IPv4 destination cannot be told from the address (Teredo, local-use NAT64).
+    Refused,
+    None,
+}
+
+fn embedded_v4(v6: std::net::Ipv6Addr) -> Embedded {
+    let s = v6.segments();
+    let low = || std::net::Ipv4Addr::from((u32::from(s[6]) << 16) | u32::from(s[7]));
+    match s {
+        // IPv4-mapped ::ffff:a.b.c.d
+        [0, 0, 0, 0, 0, 0xffff, _, _] => Embedded::V4(low()),
+        // IPv4-compatible ::a.b.c.d (deprecated; also covers :: and ::1, judged as 0.0.0.x)
+        [0, 0, 0, 0, 0, 0, _, _] => Embedded::V4(low()),
+        // IPv4-translated ::ffff:0:a.b.c.d
+        [0, 0, 0, 0, 0xffff, 0, _, _] => Embedded::V4(low()),
+        // NAT64 well-known prefix 64:ff9b::/96
+        [0x64, 0xff9b, 0, 0, 0, 0, _, _] => Embedded::V4(low()),
+        // NAT64 local-use prefix 64:ff9b:1::/48: where the IPv4 address sits depends on the
+        // operator's prefix length, and the translator is a private one.
+        [0x64, 0xff9b, 1, ..] => Embedded::Refused,
+        // 6to4 2002:aabb:ccdd::/48
+        [0x2002, hi, lo, ..] => Embedded::V4(std::net::Ipv4Addr::from((u32::from(hi) << 16) | u32::from(lo))),
+        // Teredo 2001::/32: the client address is obfuscated and reached through a relay.
+        [0x2001, 0, ..] => Embedded::Refused,
+        _ => Embedded::None,
     }
 }
 
@@ -392,6 +429,39 @@ mod tests {
         }
         for good in ["93.184.216.34", "8.8.8.8", "2606:4700::1111"] {
             assert!(!is_forbidden_address(good.parse().unwrap()), "{good}");
+        }
+    }
+
+    /// Every IPv6 form that carries an IPv4 address, with a private (127.0.0.1, 10.0.0.1) and a
+    /// public (93.184.216.34 = 5db8:d822) embedded address: the IPv4 rules decide, except for
+    /// the forms whose destination cannot be told, refused either way.
+    #[test]
+    fn ipv6_forms_that_embed_an_ipv4_address_are_judged_by_it() {
+        let table: &[(&str, &str, bool)] = &[
+            // (form, address, forbidden)
+            ("IPv4-mapped", "::ffff:127.0.0.1", true),
+            ("IPv4-mapped", "::ffff:10.0.0.1", true),
+            ("IPv4-mapped", "::ffff:93.184.216.34", false),
+            ("IPv4-compatible", "::127.0.0.1", true),
+            ("IPv4-compatible", "::10.0.0.1", true),
+            ("IPv4-compatible", "::93.184.216.34", false),
+            ("IPv4-translated", "::ffff:0:127.0.0.1", true),
+            ("IPv4-translated", "::ffff:0:10.0.0.1", true),
+            ("IPv4-translated", "::ffff:0:93.184.216.34", false),
+            ("6to4", "2002:7f00:1::", true),
+            ("6to4", "2002:a00:1::1", true),
+            ("6to4", "2002:5db8:d822::1", false),
+            ("NAT64", "64:ff9b::127.0.0.1", true),
+            ("NAT64", "64:ff9b::10.0.0.1", true),
+            ("NAT64", "64:ff9b::93.184.216.34", false),
+            ("NAT64 local-use", "64:ff9b:1::127.0.0.1", true),
+            ("NAT64 local-use", "64:ff9b:1::93.184.216.34", true),
+            ("Teredo", "2001:0:4136:e378:8000:63bf:80ff:fffe", true),
+            ("Teredo", "2001:0:5db8:d822:8000:63bf:a247:2ddd", true),
+        ];
+        for (form, address, forbidden) in table {
+            let ip: IpAddr = address.parse().unwrap();
+            assert_eq!(is_forbidden_address(ip), *forbidden, "{form} {address}");
         }
     }
 

@@ -1,6 +1,7 @@
 //! Starting and stopping the HTTP server.
 
 use std::net::SocketAddr;
+use std::time::Duration;
 
 use tokio::net::TcpListener;
 use tokio::sync::watch;
@@ -67,6 +68,8 @@ pub async fn start(args: &ServeArgs) -> Result<Running, String> {
         file_retention_ms: i64::try_from(args.file_retention.as_millis()).unwrap_or(i64::MAX),
         space_storage_quota: crate::config::Quota::from_flag(args.space_storage_quota.as_ref()),
         org_storage_quota: crate::config::Quota::from_flag(args.org_storage_quota.as_ref()),
+        rate_limit: args.rate_limit,
+        trust_proxy: args.trust_proxy,
     };
     let blobs = args.storage.blob_store()?;
     let app = App::new(db.clone(), Urls::new(&public_url), settings, signing_key, blobs);
@@ -93,18 +96,14 @@ pub async fn start(args: &ServeArgs) -> Result<Running, String> {
         .map_err(|e| format!("cannot schedule file collection: {}", e.message))?;
     let (stop, stopped) = watch::channel(false);
     let router = crate::app::router(app.clone());
-    let mut shutdown = stopped.clone();
-    let http = tokio::spawn(async move {
-        let graceful = async move {
-            let _ = shutdown.wait_for(|s| *s).await;
-        };
-        if let Err(e) = axum::serve(listener, router)
-            .with_graceful_shutdown(graceful)
-            .await
-        {
-            tracing::error!(error = %e, "server stopped with an error");
-        }
-    });
+    let limits = crate::connections::Limits::from_args(&args.connections);
+    let http = tokio::spawn(crate::connections::serve(
+        listener,
+        router,
+        app.clone(),
+        limits,
+        stopped.clone(),
+    ));
     let jobs = tokio::spawn(crate::jobs::run(app.clone(), stopped));
     Ok(Running {
         addr,
@@ -132,7 +131,13 @@ pub async fn serve(args: ServeArgs, bootstrap_email: String) -> Result<(), Strin
     tracing::info!(addr = %running.addr, url = %running.public_url, "quire is listening");
     shutdown_signal().await;
     tracing::info!("shutting down");
-    running.shutdown().await;
+    // In-flight requests get the grace period; whatever still runs a second after it (a
+    // connection, a background job) is dropped with the process, so that a SIGTERM always ends
+    // within the grace and a second or two.
+    let bound = args.connections.shutdown_grace + Duration::from_millis(1500);
+    if tokio::time::timeout(bound, running.shutdown()).await.is_err() {
+        tracing::warn!("shutdown grace over: dropping what still runs");
+    }
     Ok(())
 }
 

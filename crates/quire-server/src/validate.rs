@@ -4,6 +4,7 @@ use crate::error::ApiError;
 
 /// A title of `min..=max` characters that does not start or end with whitespace.
 pub fn title(field: &str, value: &str, min: usize, max: usize) -> Result<String, ApiError> {
+    no_control(field, value)?;
     let len = value.chars().count();
     if len < min || len > max {
         return Err(ApiError::bad_request(format!(
@@ -16,6 +17,24 @@ pub fn title(field: &str, value: &str, min: usize, max: usize) -> Result<String,
         )));
     }
     Ok(value.to_string())
+}
+
+/// A name or title of at most `max` characters, without control characters.
+pub fn name(field: &str, value: &str, max: usize) -> Result<(), ApiError> {
+    no_control(field, value)?;
+    max_len(field, value, max)
+}
+
+/// Refuses control characters (Unicode category Cc: NUL, other C0 and C1 codes, DEL, and also
+/// tab and newlines, which no title or name needs).
+pub fn no_control(field: &str, value: &str) -> Result<(), ApiError> {
+    match value.chars().find(|c| c.is_control()) {
+        Some(c) => Err(ApiError::bad_request(format!(
+            "`{field}` must not contain control characters (found U+{:04X})",
+            u32::from(c)
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// A string of at most `max` characters.
@@ -84,6 +103,10 @@ mod tests {
         assert!(title("title", "ab", 2, 255).is_ok());
         assert!(title("title", "a", 2, 255).is_err());
         assert!(title("title", " ab", 2, 255).is_err());
+        assert!(title("title", "a\0b", 2, 255).is_err());
+        assert!(title("title", "a\u{85}b", 2, 255).is_err());
+        assert!(name("subject", "a\u{7f}", 10).is_err());
+        assert!(name("subject", "Ünïcode – ok", 20).is_ok());
         assert_eq!(email_domain("d", "Example.COM").unwrap(), "example.com");
         assert!(email_domain("d", "localhost").is_err());
         assert!(email_domain("d", "-a.com").is_err());

@@ -91,7 +91,7 @@ async fn create_change_request(
 ) -> ApiResult<impl IntoResponse> {
     let body = body.unwrap_or_default();
     let subject = body.subject.unwrap_or_default();
-    validate::max_len("subject", &subject, SUBJECT_MAX)?;
+    validate::name("subject", &subject, SUBJECT_MAX)?;
     let status = body.status.unwrap_or_else(|| "draft".to_string());
     if !matches!(status.as_str(), "draft" | "open") {
         return Err(ApiError::bad_request(format!(
@@ -170,7 +170,7 @@ async fn update_change_request(
     crate::extract::Json(body): crate::extract::Json<UpdateChangeRequest>,
 ) -> ApiResult<axum::response::Response> {
     if let Some(s) = &body.subject {
-        validate::max_len("subject", s, SUBJECT_MAX)?;
+        validate::name("subject", s, SUBJECT_MAX)?;
     }
     if let Some(s) = &body.status {
         if !matches!(s.as_str(), "draft" | "open" | "archived") {

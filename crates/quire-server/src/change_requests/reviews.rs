@@ -146,7 +146,7 @@ pub async fn request_reviewers(
         return Err(ApiError::bad_request("`users` must name at least one user"));
     }
     if let Some(s) = &body.subject {
-        validate::max_len("subject", s, super::SUBJECT_MAX)?;
+        validate::name("subject", s, super::SUBJECT_MAX)?;
     }
     let description = body
         .description

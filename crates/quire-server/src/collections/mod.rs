@@ -76,7 +76,7 @@ async fn create_collection(
 ) -> ApiResult<impl IntoResponse> {
     let body = body.unwrap_or_default();
     let title = body.title.unwrap_or_else(|| "Untitled".to_string());
-    validate::max_len("title", &title, TITLE_MAX)?;
+    validate::name("title", &title, TITLE_MAX)?;
     let col = app
         .db
         .write(move |c| {
@@ -137,7 +137,7 @@ async fn update_collection(
     Json(body): Json<UpdateCollection>,
 ) -> ApiResult<axum::Json<CollectionJson>> {
     if let Some(t) = &body.title {
-        validate::max_len("title", t, TITLE_MAX)?;
+        validate::name("title", t, TITLE_MAX)?;
     }
     if let Patch::Value(d) = &body.description {
         validate::max_len("description", d, DESCRIPTION_MAX)?;
@@ -176,11 +176,13 @@ async fn delete_collection(
     let retention = app.settings.space_retention_ms;
     app.db
         .write(move |c| {
+            // Deleting is idempotent: a collection that is not there is deleted already (204).
+            // One the caller cannot see answers 404, like every other operation on it.
             let Some(col) = model::load_for(c, &id, &caller.user_id)? else {
                 return Ok(());
             };
             if !col.allows(CollectionAction::View) {
-                return Ok(());
+                return Err(ApiError::not_found(format!("collection {id:?} not found")));
             }
             col.require(CollectionAction::Admin)?;
             delete_subtree(c, &col.collection, retention)

@@ -552,9 +552,9 @@ async fn delete_comment(
 ) -> ApiResult<StatusCode> {
     app.db
         .write(move |c| {
-            let Some(opened) = unless_gone(open(c, &params, &caller.user_id))? else {
-                return Ok(());
-            };
+            // The space (and change request) must be visible: 404 otherwise. A comment that is
+            // not there is deleted already.
+            let opened = open(c, &params, &caller.user_id)?;
             let Some(comment) = unless_gone(load_comment(c, &opened.scope, param(&params, "commentId")?))? else {
                 return Ok(());
             };
@@ -722,7 +722,8 @@ async fn update_reply(
 async fn delete_reply(caller: Caller, State(app): State<App>, Path(params): Params) -> ApiResult<StatusCode> {
     app.db
         .write(move |c| {
-            let found = open(c, &params, &caller.user_id).and_then(|opened| {
+            let opened = open(c, &params, &caller.user_id)?;
+            let found = Ok(opened).and_then(|opened: Opened| {
                 let comment = load_comment(c, &opened.scope, param(&params, "commentId")?)?;
                 let reply = load_reply(c, &comment, param(&params, "commentReplyId")?)?;
                 Ok((opened, reply))

@@ -63,9 +63,34 @@ fn parse_changes(body: Value) -> ApiResult<Vec<Change>> {
     list.iter()
         .enumerate()
         .map(|(i, c)| {
-            Change::from_json(c.clone()).map_err(|e| ApiError::bad_request(format!("changes[{i}]: {e}")))
+            let change = Change::from_json(c.clone())
+                .map_err(|e| ApiError::bad_request(format!("changes[{i}]: {e}")))?;
+            check_names(&change)
+                .map_err(|e| ApiError::bad_request(format!("changes[{i}]: {}", e.message)))?;
+            Ok(change)
         })
         .collect()
+}
+
+/// Page titles and file names of a change carry no control characters.
+fn check_names(change: &Change) -> ApiResult<()> {
+    let fields = match change {
+        Change::InsertPage(c) => &c.fields,
+        Change::UpdatePage(c) => &c.fields,
+        Change::InsertFiles(c) => {
+            for (j, file) in c.files.iter().enumerate() {
+                crate::validate::no_control(&format!("files[{j}].name"), &file.name)?;
+            }
+            return Ok(());
+        }
+        Change::DeletePage(_) | Change::RevertPage(_) => return Ok(()),
+    };
+    for (field, value) in [("title", &fields.title), ("linkTitle", &fields.link_title)] {
+        if let Some(value) = value {
+            crate::validate::no_control(field, value)?;
+        }
+    }
+    Ok(())
 }
 
 /// A file of an `insert_files` change, checked, with its bytes when they came as base64.

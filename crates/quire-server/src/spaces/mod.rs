@@ -139,7 +139,7 @@ async fn create_space(
         return Err(ApiError::bad_request("give `template` or `empty`, not both"));
     }
     let title = body.title.clone().unwrap_or_else(|| "Untitled".to_string());
-    validate::max_len("title", &title, TITLE_MAX)?;
+    validate::name("title", &title, TITLE_MAX)?;
     let emoji = body.emoji.as_deref().map(emoji).transpose()?;
     let icon = body
         .icon
@@ -343,7 +343,7 @@ async fn update_space(
 ) -> ApiResult<axum::Json<SpaceJson>> {
     let edit_mode = body.edit_mode.as_deref().map(edit_mode).transpose()?;
     if let Some(t) = &body.title {
-        validate::max_len("title", t, TITLE_MAX)?;
+        validate::name("title", t, TITLE_MAX)?;
     }
     let default_level = crate::collections::parse_default_level(&body.default_level)?;
     let language = body.language.as_deref().map(language).transpose()?;
@@ -431,11 +431,13 @@ async fn delete_space(
     let retention = app.settings.space_retention_ms;
     app.db
         .write(move |c| {
+            // Deleting is idempotent: a space that is not there is deleted already (204). One
+            // the caller cannot see answers 404, like every other operation on it.
             let Some(space) = model::load_for(c, &space_id, &caller.user_id)? else {
                 return Ok(());
             };
             if !space.allows(SpaceAction::View) {
-                return Ok(());
+                return Err(ApiError::not_found(format!("space {space_id:?} not found")));
             }
             space.require(SpaceAction::Admin)?;
             lifecycle::soft_delete(c, &space_id, clock::now_ms(), retention)

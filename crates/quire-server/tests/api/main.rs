@@ -9,6 +9,7 @@ mod comments;
 mod content;
 mod files;
 mod foundation;
+mod hostile;
 mod links;
 mod matrix;
 mod members;

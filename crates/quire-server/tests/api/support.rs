@@ -265,6 +265,42 @@ impl TestApp {
         }
     }
 
+    /// A request with a body of any content type (None: no Content-Type header).
+    pub async fn send_bytes(
+        &self,
+        method: &str,
+        user: &TestUser,
+        path: &str,
+        content_type: Option<&str>,
+        body: &[u8],
+    ) -> Resp {
+        let method = reqwest::Method::from_bytes(method.as_bytes()).expect("method");
+        let mut req = self
+            .client
+            .request(method, format!("{}{path}", self.base))
+            .bearer_auth(&user.token)
+            .body(body.to_vec());
+        if let Some(ct) = content_type {
+            req = req.header("content-type", ct);
+        }
+        let resp = req.send().await.expect("request sent");
+        let status = resp.status().as_u16();
+        let headers = resp.headers().clone();
+        let bytes = resp.bytes().await.expect("body");
+        let body = serde_json::from_slice(&bytes)
+            .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned()));
+        Resp {
+            status,
+            headers,
+            body,
+        }
+    }
+
+    /// The address the server listens on.
+    pub fn addr(&self) -> std::net::SocketAddr {
+        self.running.as_ref().expect("running").addr
+    }
+
     /// A GET with extra request headers, answering status, headers and the body's bytes as sent.
     pub async fn get_raw(
         &self,
