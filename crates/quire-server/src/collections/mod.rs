@@ -176,14 +176,10 @@ async fn delete_collection(
     let retention = app.settings.space_retention_ms;
     app.db
         .write(move |c| {
-            // Deleting is idempotent: a collection that is not there is deleted already (204).
-            // One the caller cannot see answers 404, like every other operation on it.
-            let Some(col) = model::load_for(c, &id, &caller.user_id)? else {
-                return Ok(());
-            };
-            if !col.allows(CollectionAction::View) {
-                return Err(ApiError::not_found(format!("collection {id:?} not found")));
-            }
+            // A collection the caller cannot see (or that never existed) answers 404.
+            let col = model::load_for(c, &id, &caller.user_id)?
+                .filter(|col| col.allows(CollectionAction::View))
+                .ok_or_else(|| ApiError::not_found(format!("collection {id:?} not found")))?;
             col.require(CollectionAction::Admin)?;
             delete_subtree(c, &col.collection, retention)
         })

@@ -431,14 +431,11 @@ async fn delete_space(
     let retention = app.settings.space_retention_ms;
     app.db
         .write(move |c| {
-            // Deleting is idempotent: a space that is not there is deleted already (204). One
-            // the caller cannot see answers 404, like every other operation on it.
-            let Some(space) = model::load_for(c, &space_id, &caller.user_id)? else {
-                return Ok(());
-            };
-            if !space.allows(SpaceAction::View) {
-                return Err(ApiError::not_found(format!("space {space_id:?} not found")));
-            }
+            // A space the caller cannot see (or that never existed) answers 404, like every
+            // other operation on it; deleting a deleted space again is a 204 for its admins.
+            let space = model::load_for(c, &space_id, &caller.user_id)?
+                .filter(|s| s.allows(SpaceAction::View))
+                .ok_or_else(|| ApiError::not_found(format!("space {space_id:?} not found")))?;
             space.require(SpaceAction::Admin)?;
             lifecycle::soft_delete(c, &space_id, clock::now_ms(), retention)
         })

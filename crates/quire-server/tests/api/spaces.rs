@@ -360,7 +360,10 @@ async fn deleted_spaces_restore_within_retention_and_are_purged_after() {
     let gone = space(&app, &ann, &org, "Gone", None).await;
     app.delete(&ann, &format!("/v1/spaces/{kept}")).await.expect(204);
     app.delete(&ann, &format!("/v1/spaces/{kept}")).await.expect(204);
-    app.delete(&ann, "/v1/spaces/neverexisted").await.expect(204);
+    // A space nobody can see answers 404, as for any caller who cannot see it.
+    app.delete(&ann, "/v1/spaces/neverexisted")
+        .await
+        .expect_error(404);
     let deleted = app.get(&ann, &format!("/v1/spaces/{kept}")).await.expect(200);
     assert!(deleted["deletedAt"].is_string());
     assert_eq!(
