@@ -1,7 +1,6 @@
 //! Merging a change request into main, and updating it with main: three-way merges of the page
 //! tree and page text (`quire_content::merge`), and the merge rules that gate a merge.
 
-use std::cell::RefCell;
 use std::sync::Arc;
 
 use axum::extract::State;
@@ -41,30 +40,17 @@ fn three_way(
     main: &StoredTree,
     change: &StoredTree,
 ) -> ApiResult<MergeOutcome> {
-    let conn = RefCell::new(c);
-    let failure: RefCell<Option<ApiError>> = RefCell::new(None);
-    let document = |hash: &str| -> Option<Document> {
-        match store::load_document(&mut **conn.borrow_mut(), &app.content, space_id, hash) {
-            Ok(d) => Some(d.document.clone()),
-            Err(e) => {
-                failure.borrow_mut().get_or_insert(e);
-                None
-            }
-        }
-    };
+    let loader = store::Loader::new(c, &app.content, space_id);
     let mut new_key = || ids::random_base62(12);
     let outcome = merge(MergeInput {
         base: &base.tree,
         main: &main.tree,
         change: &change.tree,
-        document: &document,
+        document: &|hash| loader.document(hash),
         new_key: &mut new_key,
         now: clock::now_ms(),
     });
-    match failure.into_inner() {
-        Some(e) => Err(e),
-        None => Ok(outcome),
-    }
+    loader.finish(outcome)
 }
 
 /// A three-way merge computed before the write transaction, on the revisions it names: the

@@ -457,3 +457,51 @@ pub fn write_revision(
 pub fn empty_document() -> (String, Vec<u8>) {
     changes::encode_document(&Document::default())
 }
+
+/// Documents and trees for the pure content code (`apply_batch`, `merge`), which asks for them
+/// with `Fn(&str) -> Option<..>`: reads through one connection and keeps the first error, so
+/// that a failed read (a dropped PostgreSQL connection, say) fails the operation instead of
+/// passing for a missing document.
+pub struct Loader<'c> {
+    conn: std::cell::RefCell<&'c mut dyn Conn>,
+    cache: &'c ContentCache,
+    space_id: &'c str,
+    failure: std::cell::RefCell<Option<ApiError>>,
+}
+
+impl<'c> Loader<'c> {
+    pub fn new(conn: &'c mut dyn Conn, cache: &'c ContentCache, space_id: &'c str) -> Loader<'c> {
+        Loader {
+            conn: std::cell::RefCell::new(conn),
+            cache,
+            space_id,
+            failure: std::cell::RefCell::new(None),
+        }
+    }
+
+    fn keep<T>(&self, result: ApiResult<T>) -> Option<T> {
+        result
+            .map_err(|e| {
+                self.failure.borrow_mut().get_or_insert(e);
+            })
+            .ok()
+    }
+
+    pub fn document(&self, hash: &str) -> Option<Document> {
+        let loaded = load_document(&mut **self.conn.borrow_mut(), self.cache, self.space_id, hash);
+        self.keep(loaded).map(|d| d.document.clone())
+    }
+
+    pub fn tree(&self, revision: &str) -> Option<Arc<Tree>> {
+        let loaded = load_tree(&mut **self.conn.borrow_mut(), self.cache, self.space_id, revision);
+        self.keep(loaded).map(|t| Arc::new(t.tree.clone()))
+    }
+
+    /// `value`, unless a read failed meanwhile.
+    pub fn finish<T>(self, value: T) -> ApiResult<T> {
+        match self.failure.into_inner() {
+            Some(e) => Err(e),
+            None => Ok(value),
+        }
+    }
+}

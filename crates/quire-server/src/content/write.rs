@@ -9,7 +9,7 @@ use axum::http::StatusCode;
 use base64::Engine as _;
 use bytes::Bytes;
 use quire_content::buckets::content_hash;
-use quire_content::changes::{self, Affected, BatchContext, Change, FileInput};
+use quire_content::changes::{self, Affected, BatchContext, BatchOutcome, Change, FileInput};
 use quire_content::tree::FileEntry;
 use serde::Serialize;
 use serde_json::Value;
@@ -23,6 +23,7 @@ use crate::db::{Conn, for_update};
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{Json, Path, Query};
 use crate::permissions::SpaceAction;
+use crate::spaces::SpaceFor;
 use crate::{clock, file_blobs, files, ids, params, spaces};
 
 #[derive(Serialize)]
@@ -334,6 +335,10 @@ fn check_content_type(content_type: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// How many times a batch is applied outside the write transaction before it is applied inside
+/// it, when other writers keep moving the change request meanwhile.
+const OPTIMISTIC_ATTEMPTS: usize = 3;
+
 pub async fn update_content(
     caller: Caller,
     State(app): State<App>,
@@ -342,108 +347,186 @@ pub async fn update_content(
     Json(body): Json<Value>,
 ) -> ApiResult<axum::Json<UpdateResponse>> {
     let compat = query.bool("compat", true)?;
-    let changes = parse_changes(body)?;
+    let changes = Arc::new(parse_changes(body)?);
     let (files, blobs) = prepare_files(&app, &caller.user_id, &space_id, &cr_id, &changes).await?;
-    let app2 = app.clone();
-    let response = app
-        .db
-        .write(move |c| {
-            let space = spaces::model::load_active(c, &space_id, &caller.user_id)?;
-            space.require(SpaceAction::Edit)?;
-            let cr = lock_change_request(c, &space_id, &cr_id)?;
-            file_blobs::confirm(c, &space_id, &blobs, clock::now_ms())?;
-            let base = store::load_tree(c, &app2.content, &space_id, &cr.revision)?;
-            let revert_base = store::load_tree(c, &app2.content, &space_id, cr.base_revision())?;
-            let outcome = {
-                let mut new_id = ids::new_id;
-                let mut new_key = || ids::random_base62(12);
-                let content = &app2.content;
-                // Documents are read through a connection borrowed for the batch's lifetime.
-                let conn = std::cell::RefCell::new(&mut *c);
-                let document = |hash: &str| {
-                    store::load_document(*conn.borrow_mut(), content, &space_id, hash).ok().map(|d| d.document.clone())
-                };
-                let revision = |rev: &str| store::load_tree(*conn.borrow_mut(), content, &space_id, rev).ok().map(|t| Arc::new(t.tree.clone()));
-                let mut ctx = BatchContext {
-                    now: clock::now_ms(),
-                    new_id: &mut new_id,
-                    new_key: &mut new_key,
-                    document: &document,
-                    base: &revert_base.tree,
-                    revision: &revision,
-                    files: &files,
-                };
-                changes::apply_batch(&base.tree, changes.clone(), &mut ctx).map_err(|e| {
-                    let status = if e.too_large { StatusCode::PAYLOAD_TOO_LARGE } else { StatusCode::BAD_REQUEST };
-                    ApiError::new(status, e.to_string())
-                })?
-            };
-            let written = store::write_revision(
-                c,
-                &app2.content,
-                NewRevision {
-                    space_id: &space_id,
-                    kind: "edits",
-                    parents: vec![cr.revision.clone()],
-                    change_request: Some(&cr.id),
-                    merged_from: None,
-                    created_by: Some(&caller.user_id),
-                },
-                Some(&base),
-                outcome.tree,
-                &outcome.documents,
-            )?;
-            let conflicts = remaining_conflicts(&cr, &outcome.affected);
-            c.execute(
-                "UPDATE change_requests SET revision = ?2, updated_at = ?3, conflicts = ?4 WHERE id = ?1",
-                params![cr.id.clone(), written.id(), clock::now_ms(), conflicts],
-            )?;
-            crate::change_requests::contributors::record(c, &cr.id, &caller.user_id)?;
-            let cr = change_requests::model::load(c, &space_id, &cr.id)?;
-            let json = change_requests::render(c, &app2, std::slice::from_ref(&cr))?
-                .into_iter()
-                .next()
-                .ok_or_else(|| ApiError::internal("change request vanished"))?;
-            if compat {
-                return Ok(UpdateResponse::Compat(json));
-            }
-            let ctx = render::Context {
-                urls: &app2.urls,
-                org_id: &space.space.org_id,
-                space_id: &space_id,
-                visibility: &space.space.visibility,
-                signing_key: &app2.signing_key,
-            };
-            let page_ref = |id: &str| {
-                serde_json::json!({
-                    "object": "page",
-                    "id": id,
-                    "urls": {"location": app2.urls.api(&format!("/spaces/{space_id}/change-requests/{}/content/page/{id}", cr.id))}
+    let (files, blobs) = (Arc::new(files), Arc::new(blobs));
+    for attempt in 1..=OPTIMISTIC_ATTEMPTS + 1 {
+        // Parsing markdown and building documents can take a while for large pages: it runs on
+        // a read connection, and the transaction writes the outcome if the change request has
+        // not moved meanwhile. The last attempt applies the batch inside the transaction.
+        let inline = attempt > OPTIMISTIC_ATTEMPTS;
+        let applied = if inline {
+            None
+        } else {
+            let (app2, space_id, cr_id) = (app.clone(), space_id.clone(), cr_id.clone());
+            let (user, changes, files) = (caller.user_id.clone(), changes.clone(), files.clone());
+            let applied = app
+                .db
+                .read_blocking(move |c| {
+                    let space = spaces::model::load_active(c, &space_id, &user)?;
+                    space.require(SpaceAction::Edit)?;
+                    let cr = writable(change_requests::model::load(c, &space_id, &cr_id)?)?;
+                    let outcome = apply(c, &app2, &space_id, &cr, &changes, &files)?;
+                    Ok::<_, ApiError>((cr.revision, outcome))
                 })
-            };
-            let changes = outcome
-                .affected
-                .iter()
-                .map(|a| match a {
-                    Affected::Created { page, reference } => {
-                        AffectedJson { object: "created_page", reference: reference.clone(), page: page_ref(page) }
+                .await?;
+            Some(Arc::new(applied))
+        };
+        let (app2, space_id, cr_id) = (app.clone(), space_id.clone(), cr_id.clone());
+        let (user, changes, files, blobs) = (
+            caller.user_id.clone(),
+            changes.clone(),
+            files.clone(),
+            blobs.clone(),
+        );
+        let response = app
+            .db
+            .write(move |c| {
+                let space = spaces::model::load_active(c, &space_id, &user)?;
+                space.require(SpaceAction::Edit)?;
+                let cr = lock_change_request(c, &space_id, &cr_id)?;
+                let computed;
+                let outcome = match applied.as_deref() {
+                    Some((revision, outcome)) if *revision == cr.revision => outcome,
+                    _ if !inline => return Ok(None),
+                    _ => {
+                        computed = apply(c, &app2, &space_id, &cr, &changes, &files)?;
+                        &computed
                     }
-                    Affected::Updated { page } => AffectedJson { object: "updated_page", reference: None, page: page_ref(page) },
-                    Affected::Deleted { page } => {
-                        AffectedJson { object: "deleted_page", reference: None, page: Value::String(page.clone()) }
-                    }
-                })
-                .collect();
-            let inserted_files = outcome
-                .inserted_files
-                .iter()
-                .filter_map(|id| written.tree.files.get(id))
-                .map(|f| render::file(&ctx, f))
-                .collect();
-            Ok::<_, ApiError>(UpdateResponse::Detailed(Detailed { change_request: json, changes, inserted_files }))
+                };
+                file_blobs::confirm(c, &space_id, &blobs, clock::now_ms())?;
+                write_batch(c, &app2, &space, &cr, &user, outcome, compat).map(Some)
+            })
+            .await?;
+        if let Some(response) = response {
+            return Ok(axum::Json(response));
+        }
+    }
+    Err(ApiError::internal("the batch never settled"))
+}
+
+/// Applies a batch to a change request's revision: pure work over its trees and documents.
+fn apply(
+    c: &mut dyn Conn,
+    app: &App,
+    space_id: &str,
+    cr: &ChangeRequest,
+    changes: &[Change],
+    files: &HashMap<usize, Vec<FileEntry>>,
+) -> ApiResult<BatchOutcome> {
+    let base = store::load_tree(c, &app.content, space_id, &cr.revision)?;
+    let revert_base = store::load_tree(c, &app.content, space_id, cr.base_revision())?;
+    let mut new_id = ids::new_id;
+    let mut new_key = || ids::random_base62(12);
+    let loader = store::Loader::new(c, &app.content, space_id);
+    let mut ctx = BatchContext {
+        now: clock::now_ms(),
+        new_id: &mut new_id,
+        new_key: &mut new_key,
+        document: &|hash| loader.document(hash),
+        base: &revert_base.tree,
+        revision: &|rev| loader.tree(rev),
+        files,
+    };
+    let outcome = changes::apply_batch(&base.tree, changes.to_vec(), &mut ctx);
+    let outcome = loader.finish(outcome)?;
+    outcome.map_err(|e| {
+        let status = if e.too_large {
+            StatusCode::PAYLOAD_TOO_LARGE
+        } else {
+            StatusCode::BAD_REQUEST
+        };
+        ApiError::new(status, e.to_string())
+    })
+}
+
+/// Writes an applied batch as the change request's new revision and answers with it.
+fn write_batch(
+    c: &mut dyn Conn,
+    app: &App,
+    space: &SpaceFor,
+    cr: &ChangeRequest,
+    user: &str,
+    outcome: &BatchOutcome,
+    compat: bool,
+) -> ApiResult<UpdateResponse> {
+    let space_id = space.space.id.as_str();
+    let base = store::load_tree(c, &app.content, space_id, &cr.revision)?;
+    let written = store::write_revision(
+        c,
+        &app.content,
+        NewRevision {
+            space_id,
+            kind: "edits",
+            parents: vec![cr.revision.clone()],
+            change_request: Some(&cr.id),
+            merged_from: None,
+            created_by: Some(user),
+        },
+        Some(&base),
+        outcome.tree.clone(),
+        &outcome.documents,
+    )?;
+    let conflicts = remaining_conflicts(cr, &outcome.affected)?;
+    c.execute(
+        "UPDATE change_requests SET revision = ?2, updated_at = ?3, conflicts = ?4 WHERE id = ?1",
+        params![cr.id.clone(), written.id(), clock::now_ms(), conflicts],
+    )?;
+    crate::change_requests::contributors::record(c, &cr.id, user)?;
+    let cr = change_requests::model::load(c, space_id, &cr.id)?;
+    let json = change_requests::render(c, app, std::slice::from_ref(&cr))?
+        .into_iter()
+        .next()
+        .ok_or_else(|| ApiError::internal("change request vanished"))?;
+    if compat {
+        return Ok(UpdateResponse::Compat(json));
+    }
+    let ctx = render::Context {
+        urls: &app.urls,
+        org_id: &space.space.org_id,
+        space_id,
+        visibility: &space.space.visibility,
+        signing_key: &app.signing_key,
+    };
+    let page_ref = |id: &str| {
+        serde_json::json!({
+            "object": "page",
+            "id": id,
+            "urls": {"location": app.urls.api(&format!("/spaces/{space_id}/change-requests/{}/content/page/{id}", cr.id))}
         })
-        .await?;
-    Ok(axum::Json(response))
+    };
+    let changes = outcome
+        .affected
+        .iter()
+        .map(|a| match a {
+            Affected::Created { page, reference } => AffectedJson {
+                object: "created_page",
+                reference: reference.clone(),
+                page: page_ref(page),
+            },
+            Affected::Updated { page } => AffectedJson {
+                object: "updated_page",
+                reference: None,
+                page: page_ref(page),
+            },
+            Affected::Deleted { page } => AffectedJson {
+                object: "deleted_page",
+                reference: None,
+                page: Value::String(page.clone()),
+            },
+        })
+        .collect();
+    let inserted_files = outcome
+        .inserted_files
+        .iter()
+        .filter_map(|id| written.tree.files.get(id))
+        .map(|f| render::file(&ctx, f))
+        .collect();
+    Ok(UpdateResponse::Detailed(Detailed {
+        change_request: json,
+        changes,
+        inserted_files,
+    }))
 }
 
 /// Loads a change request for writing, locked against concurrent writers on PostgreSQL, and
@@ -468,9 +551,12 @@ fn writable(cr: ChangeRequest) -> ApiResult<ChangeRequest> {
 }
 
 /// The conflicts left after a batch: writing a conflicting page's document resolves it.
-fn remaining_conflicts(cr: &ChangeRequest, affected: &[Affected]) -> Option<String> {
-    let text = cr.conflicts.as_deref()?;
-    let list: Vec<Value> = serde_json::from_str(text).ok()?;
+fn remaining_conflicts(cr: &ChangeRequest, affected: &[Affected]) -> ApiResult<Option<String>> {
+    let Some(text) = cr.conflicts.as_deref() else {
+        return Ok(None);
+    };
+    let list: Vec<Value> = serde_json::from_str(text)
+        .map_err(|e| ApiError::internal(format!("change request {}: unreadable conflicts: {e}", cr.id)))?;
     let touched: Vec<&str> = affected
         .iter()
         .map(|a| match a {
@@ -487,5 +573,5 @@ fn remaining_conflicts(cr: &ChangeRequest, affected: &[Affected]) -> Option<Stri
                 .is_some_and(|p| touched.contains(&p))
         })
         .collect();
-    (!left.is_empty()).then(|| Value::Array(left).to_string())
+    Ok((!left.is_empty()).then(|| Value::Array(left).to_string()))
 }
