@@ -10,6 +10,7 @@ mod content;
 mod files;
 mod foundation;
 mod hostile;
+mod limits;
 mod links;
 mod matrix;
 mod members;
