@@ -33,6 +33,8 @@ pub struct Settings {
     pub rate_limit: u32,
     /// Whether the client address comes from `X-Forwarded-For`.
     pub trust_proxy: bool,
+    /// How long a request may run (see [`deadline`]).
+    pub request_timeout: std::time::Duration,
 }
 
 /// Shared state of every handler: cheap to clone.
@@ -121,6 +123,10 @@ pub fn router(app: App) -> Router {
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(app.settings.max_body_bytes))
         .layer(CatchPanicLayer::custom(panic_response))
+        .layer(middleware::from_fn_with_state(
+            app.settings.request_timeout,
+            deadline,
+        ))
         .layer(middleware::from_fn_with_state(app.clone(), observe))
         .with_state(app)
 }
@@ -168,6 +174,38 @@ async fn observe(State(app): State<App>, mut req: Request, next: Next) -> Respon
     response
 }
 
+/// How long after a request's deadline its answer is given up on: its write transaction checks
+/// the deadline before committing, and this margin lets it answer for itself (a commit, or a
+/// rollback reported as 503) rather than be cut off in the middle of committing.
+const DEADLINE_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Answers 503 when a request runs past `--request-timeout` (plus [`DEADLINE_GRACE`]); its
+/// write transaction, if any, rolls back instead of committing after the deadline.
+async fn deadline(State(limit): State<std::time::Duration>, req: Request, next: Next) -> Response {
+    let deadline = Instant::now() + limit;
+    let run = crate::db::with_deadline(deadline, next.run(req));
+    match tokio::time::timeout(limit + DEADLINE_GRACE, run).await {
+        Ok(response) => response,
+        Err(_) => {
+            tracing::warn!(
+                timeout_ms = limit.as_millis() as u64,
+                "request ran past its deadline"
+            );
+            let mut response = error_response(
+                StatusCode::SERVICE_UNAVAILABLE,
+                &format!(
+                    "the request did not finish within the server's limit of {} ms and was stopped; retry shortly",
+                    limit.as_millis()
+                ),
+            );
+            response
+                .headers_mut()
+                .insert(axum::http::header::RETRY_AFTER, HeaderValue::from_static("1"));
+            response
+        }
+    }
+}
+
 fn panic_response(_: Box<dyn std::any::Any + Send + 'static>) -> Response {
     tracing::error!("handler panicked");
     error_response(StatusCode::INTERNAL_SERVER_ERROR, "internal server error")
@@ -213,6 +251,30 @@ mod tests {
     use tower::ServiceExt;
 
     use super::*;
+
+    #[tokio::test]
+    async fn a_request_past_its_deadline_answers_503_with_the_envelope() {
+        async fn slow() -> &'static str {
+            tokio::time::sleep(std::time::Duration::from_secs(60)).await;
+            "late"
+        }
+        let limit = std::time::Duration::from_millis(50);
+        let router: Router = Router::new()
+            .route("/slow", get(slow))
+            .layer(middleware::from_fn_with_state(limit, deadline));
+        let started = Instant::now();
+        let response = router
+            .oneshot(Request::get("/slow").body(Body::empty()).unwrap())
+            .await
+            .unwrap();
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
+        assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(response.headers()["retry-after"], "1");
+        let body = axum::body::to_bytes(response.into_body(), 1024).await.unwrap();
+        let json: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(json["error"]["code"], 503);
+        assert!(json["error"]["message"].as_str().unwrap().contains("50 ms"));
+    }
 
     #[tokio::test]
     async fn a_panicking_handler_answers_the_json_error_envelope() {

@@ -92,6 +92,11 @@ pub struct ServeArgs {
     #[arg(long, env = "QUIRE_ORG_STORAGE_QUOTA", value_parser = parse_quota)]
     pub org_storage_quota: Option<Quota>,
 
+    /// A request still running after this time is answered 503, and a write transaction it
+    /// started is rolled back instead of committed (e.g. 30s, 2m).
+    #[arg(long, env = "QUIRE_REQUEST_TIMEOUT", default_value = "30s", value_parser = parse_positive_duration)]
+    pub request_timeout: Duration,
+
     /// Log format: text or json.
     #[arg(long, env = "QUIRE_LOG_FORMAT", default_value = "text")]
     pub log_format: LogFormat,

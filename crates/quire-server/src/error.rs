@@ -75,14 +75,16 @@ impl std::fmt::Display for ApiError {
 
 impl From<DbError> for ApiError {
     fn from(e: DbError) -> ApiError {
-        let status = match e {
-            DbError::Busy(_) | DbError::Retry(_) => StatusCode::SERVICE_UNAVAILABLE,
-            _ => StatusCode::INTERNAL_SERVER_ERROR,
-        };
-        let message = if status == StatusCode::SERVICE_UNAVAILABLE {
-            "the database is busy, retry shortly"
-        } else {
-            "internal server error"
+        let (status, message) = match e {
+            DbError::Busy(_) | DbError::Retry(_) => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "the database is busy, retry shortly",
+            ),
+            DbError::Deadline => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "the request ran past its deadline and was stopped: nothing was written, retry shortly",
+            ),
+            _ => (StatusCode::INTERNAL_SERVER_ERROR, "internal server error"),
         };
         ApiError {
             status,

@@ -70,6 +70,7 @@ pub async fn start(args: &ServeArgs) -> Result<Running, String> {
         org_storage_quota: crate::config::Quota::from_flag(args.org_storage_quota.as_ref()),
         rate_limit: args.rate_limit,
         trust_proxy: args.trust_proxy,
+        request_timeout: args.request_timeout,
     };
     let blobs = args.storage.blob_store()?;
     let app = App::new(db.clone(), Urls::new(&public_url), settings, signing_key, blobs);

@@ -158,7 +158,12 @@ fn main() -> ExitCode {
                 Ok(rt) => rt,
                 Err(e) => return fail(&format!("cannot start the runtime: {e}")),
             };
-            match runtime.block_on(quire_server::server::serve(args, bootstrap_email)) {
+            let served = runtime.block_on(quire_server::server::serve(args, bootstrap_email));
+            // Dropping the runtime would wait for every blocking task (a long merge, say) to
+            // return; past a short wait they are abandoned, and an uncommitted transaction dies
+            // with the process, so SIGTERM ends within the shutdown grace and a few seconds.
+            runtime.shutdown_timeout(std::time::Duration::from_millis(500));
+            match served {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => fail(&e),
             }

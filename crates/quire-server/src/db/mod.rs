@@ -43,6 +43,21 @@ pub enum DbError {
     Other(String),
     #[error("unexpected value in column {column}: {message}")]
     Decode { column: usize, message: String },
+    /// The request's deadline passed before the transaction committed: it was rolled back.
+    #[error("the request's deadline passed before its transaction committed")]
+    Deadline,
+}
+
+tokio::task_local! {
+    /// When the request being served must be answered by (see [`with_deadline`]).
+    static DEADLINE: std::time::Instant;
+}
+
+/// Runs a request's future with a deadline: a write transaction it starts is rolled back instead
+/// of committed once the deadline has passed, so a request answered "timed out" never writes
+/// afterwards (its transaction runs on a blocking thread that dropping the future cannot stop).
+pub async fn with_deadline<F: std::future::Future>(deadline: std::time::Instant, f: F) -> F::Output {
+    DEADLINE.scope(deadline, f).await
 }
 
 /// A connection, or a transaction on one: what business code queries through.
@@ -198,7 +213,20 @@ impl Db {
 
     /// Runs `f` in a transaction, committing when it returns Ok and rolling back otherwise.
     /// `f` may run more than once when the database asks for a retry. Blocking.
-    pub fn write_sync<T, E>(&self, mut f: impl FnMut(&mut dyn Conn) -> Result<T, E>) -> Result<T, E>
+    pub fn write_sync<T, E>(&self, f: impl FnMut(&mut dyn Conn) -> Result<T, E>) -> Result<T, E>
+    where
+        E: From<DbError> + RetryHint,
+    {
+        self.write_until(None, f)
+    }
+
+    /// [`Db::write_sync`], rolled back (with [`DbError::Deadline`]) when `deadline` passes
+    /// before the commit.
+    fn write_until<T, E>(
+        &self,
+        deadline: Option<std::time::Instant>,
+        mut f: impl FnMut(&mut dyn Conn) -> Result<T, E>,
+    ) -> Result<T, E>
     where
         E: From<DbError> + RetryHint,
     {
@@ -208,17 +236,21 @@ impl Db {
             attempt += 1;
             let outcome = match &*self.engine {
                 Engine::Sqlite(db) => {
-                    db.with_writer(|conn| transaction(conn, "BEGIN IMMEDIATE", "COMMIT", &mut f))
+                    db.with_writer(|conn| transaction(conn, "BEGIN IMMEDIATE", "COMMIT", deadline, &mut f))
                 }
                 // PostgreSQL delivers the notification to every listening process at commit.
                 Engine::Postgres(db) => {
-                    db.with_conn(|conn| transaction(conn, "BEGIN", changes::PG_COMMIT, &mut f))
+                    db.with_conn(|conn| transaction(conn, "BEGIN", changes::PG_COMMIT, deadline, &mut f))
                 }
             };
             // Moved whatever the outcome: cheap, and an unknown commit outcome is covered.
             self.changes.bump();
             match outcome {
-                Err(e) if e.is_retryable() && attempt < ATTEMPTS => {
+                Err(e)
+                    if e.is_retryable()
+                        && attempt < ATTEMPTS
+                        && deadline.is_none_or(|d| std::time::Instant::now() < d) =>
+                {
                     std::thread::sleep(std::time::Duration::from_millis(2 << attempt));
                 }
                 other => return other,
@@ -270,9 +302,10 @@ impl Db {
         T: Send + 'static,
         E: From<DbError> + RetryHint + Send + 'static,
     {
+        let deadline = DEADLINE.try_with(|d| *d).ok();
         let _permit = self.permit().await?;
         let db = self.clone();
-        match tokio::task::spawn_blocking(move || db.write_sync(f)).await {
+        match tokio::task::spawn_blocking(move || db.write_until(deadline, f)).await {
             Ok(result) => result,
             Err(join) => std::panic::resume_unwind(join.into_panic()),
         }
@@ -303,10 +336,15 @@ fn transaction<T, E: From<DbError>>(
     conn: &mut dyn Conn,
     begin: &str,
     commit: &str,
+    deadline: Option<std::time::Instant>,
     f: &mut impl FnMut(&mut dyn Conn) -> Result<T, E>,
 ) -> Result<T, E> {
     conn.batch(begin)?;
     match f(conn) {
+        Ok(_) if deadline.is_some_and(|d| std::time::Instant::now() >= d) => {
+            let _ = conn.batch("ROLLBACK");
+            Err(DbError::Deadline.into())
+        }
         Ok(value) => match conn.batch(commit) {
             Ok(()) => Ok(value),
             Err(e) => {
