@@ -49,6 +49,8 @@ struct Cli {
     command: Command,
 }
 
+// Parsed once at start: the size of the serve variant's flags does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand)]
 enum Command {
     /// Run the HTTP server.
