@@ -768,3 +768,51 @@ fn markdown_at_the_size_limit_reads_back() {
     let rendered = document_to_markdown(&document, &|_| None);
     markdown_to_document(&rendered).unwrap();
 }
+
+/// A known gap, not fixed here: a clean three-way merge of two documents within the limits can
+/// produce one over them, which `merge` returns for writing. The base has one paragraph, main
+/// inserts 63,000 before it and change 63,000 after it (126,001 nodes each): the merged
+/// document has 252,002 nodes, over `MAX_NODES`, so its markdown or JSON is refused when read
+/// back in. Run with `--ignored` to see it (a few seconds in debug).
+#[test]
+#[ignore = "known gap: a clean merge can produce a document over MAX_NODES"]
+fn merges_of_documents_within_the_limits_are_within_them() {
+    let paragraphs = |prefix: &'static str| (0..63_000).map(move |i| paragraph(&format!("{prefix}{i}")));
+    let base = Document::new(vec![paragraph("x")]);
+    let mut main = Document::new(paragraphs("m").collect());
+    main.nodes.push(paragraph("x"));
+    let mut change = base.clone();
+    change.nodes.extend(paragraphs("c"));
+    let mut store = std::collections::HashMap::new();
+    let trees: Vec<Tree> = [&base, &main, &change]
+        .into_iter()
+        .map(|document| {
+            limits::check_document(document).unwrap();
+            let (hash, _) = encode_document(document);
+            store.insert(hash.clone(), document.clone());
+            let mut page = PageEntry::new("p", PageKind::Document, "Page", 0);
+            page.document = Some(hash);
+            let mut tree = Tree::default();
+            tree.insert_page(page, None, None).unwrap();
+            tree
+        })
+        .collect();
+    let lookup = |hash: &str| store.get(hash).cloned();
+    let mut fresh = 0usize;
+    let outcome = merge::merge(MergeInput {
+        base: &trees[0],
+        main: &trees[1],
+        change: &trees[2],
+        document: &lookup,
+        new_key: &mut || {
+            fresh += 1;
+            format!("fresh{fresh}")
+        },
+        now: 1,
+    });
+    assert!(outcome.is_clean());
+    for (_, bytes) in &outcome.documents {
+        let merged: Document = serde_json::from_slice(bytes).unwrap();
+        limits::check_document(&merged).unwrap();
+    }
+}
