@@ -397,6 +397,19 @@ mod tests {
     }
 
     #[test]
+    fn stored_numbers_read_back_unchanged() {
+        // Found by the document_to_markdown fuzz target: without serde_json's correctly rounded
+        // float parsing, this number read as 8088888888888890.0, was stored as such, and read
+        // back as 8088888888888889.0, another document (and another content hash).
+        let input = r#"{"object":"document","data":{"n":8088888888888888.8888888888888888},"nodes":[]}"#;
+        let document = Document::from_json(serde_json::from_str(input).unwrap()).unwrap();
+        let stored = serde_json::to_vec(&document).unwrap();
+        let read_back: Document = serde_json::from_slice(&stored).unwrap();
+        assert_eq!(read_back, document);
+        assert_eq!(serde_json::to_vec(&read_back).unwrap(), stored);
+    }
+
+    #[test]
     fn constructors_build_canonical_shapes() {
         let paragraph = Node::paragraph(vec![Node::plain_text("a")]);
         assert_eq!(

@@ -48,6 +48,19 @@ fn is_renderable(mark: &Mark) -> bool {
     mark.mark_type == "code" || tag_for_mark(&mark.mark_type).is_some()
 }
 
+/// The renderable marks of a leaf, only the first of each type: the parser never gives a leaf
+/// two marks of one type (`canonical_marks`), and those of a JSON document that does must not
+/// nest (a leaf with 70 `bold` marks rendered 70 nested `**`, over `MAX_MARKDOWN_NESTING` when
+/// read back). Quadratic in the marks of one leaf, which `limits::MAX_MARKS` bounds.
+fn leaf_marks(marks: &[Mark]) -> impl Iterator<Item = &Mark> {
+    marks.iter().enumerate().filter_map(|(index, mark)| {
+        let repeated = marks[..index]
+            .iter()
+            .any(|earlier| earlier.mark_type == mark.mark_type);
+        (is_renderable(mark) && !repeated).then_some(mark)
+    })
+}
+
 /// A run of text with its marks, or an inline node, in document order.
 enum Piece<'n> {
     Text {
@@ -174,10 +187,8 @@ impl<'r> Renderer<'r> {
                 continue;
             }
             for leaf in node.leaves() {
-                let marks: Vec<Mark> = leaf
-                    .marks
-                    .iter()
-                    .filter(|mark| is_renderable(mark) && !outer.contains(mark))
+                let marks: Vec<Mark> = leaf_marks(&leaf.marks)
+                    .filter(|mark| !outer.contains(mark))
                     .cloned()
                     .collect();
                 let code = marks.iter().any(|mark| mark.mark_type == "code");
@@ -284,10 +295,7 @@ fn shared_marks(nodes: &[Node]) -> Option<Vec<Mark>> {
     fn walk(nodes: &[Node], shared: &mut Option<Vec<Mark>>) {
         for node in nodes {
             for leaf in node.leaves().iter().filter(|leaf| !leaf.text.is_empty()) {
-                let marks = leaf
-                    .marks
-                    .iter()
-                    .filter(|mark| mark.mark_type != "code" && is_renderable(mark));
+                let marks = leaf_marks(&leaf.marks).filter(|mark| mark.mark_type != "code");
                 match shared {
                     None => *shared = Some(marks.cloned().collect()),
                     Some(current) => current.retain(|mark| leaf.marks.contains(mark)),
@@ -830,6 +838,32 @@ mod tests {
             render(&[("a", &["strikethrough", "superscript"])]),
             "~~<sup>a</sup>~~"
         );
+    }
+
+    #[test]
+    fn repeated_marks_render_once() {
+        // Found by the limits property tests: a JSON leaf with 70 `bold` marks rendered 70
+        // nested `**`, which `markdown_to_document` refused (MAX_MARKDOWN_NESTING).
+        let bold: Vec<&str> = vec!["bold"; 70];
+        assert_eq!(render(&[("x", &bold)]), "**x**");
+        assert_eq!(
+            render(&[("x", &["italic", "bold", "italic", "code", "code"])]),
+            "***`x`***"
+        );
+        let mut link = Node::inline(
+            "link",
+            Default::default(),
+            vec![Node::text(vec![Leaf::new("x", vec![Mark::new("bold"); 40])])],
+        );
+        link.data = Some(
+            serde_json::json!({"ref": {"kind": "url", "url": "u.md"}})
+                .as_object()
+                .cloned()
+                .unwrap_or_default(),
+        );
+        let markdown = Renderer::new(&|_| None).inlines(&[link]);
+        assert_eq!(markdown, "**[x](u.md)**");
+        crate::markdown_to_document(&markdown).unwrap();
     }
 
     #[test]

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Runs the cargo-fuzz targets of quire-content (fuzz_targets/) for SECONDS each, default 60.
+# Exits non-zero when a target crashed: a panic, a stack overflow, an input slower than 10 s,
+# or over 2 GB of memory; the input is then in fuzz/artifacts/<target>/, and
+# `cargo fuzz run <target> <file>` replays it.
+#
+# Works on the stable toolchain (RUSTC_BOOTSTRAP=1 lets cargo-fuzz pass its -Z flags) as on
+# nightly. No sanitizer (-s none): quire-content forbids unsafe code, so what is looked for is
+# panics, stack overflows, time and memory, and AddressSanitizer would only slow the runs.
+# Targets run with a 2 MiB stack, the size of the server's worker threads.
+#
+# The seeds are in fuzz/corpus/<target>/seed-*; what the fuzzers find is added beside them
+# (ignored by git) and reused by the next run. CARGO_TARGET_DIR is honoured.
+set -euo pipefail
+
+seconds="${1:-60}"
+cd "$(dirname "$0")"
+
+if ! cargo fuzz --version >/dev/null 2>&1; then
+    echo "== installing cargo-fuzz"
+    cargo install cargo-fuzz --locked
+fi
+
+export RUSTC_BOOTSTRAP=1
+targets=(markdown_to_document document_to_markdown merge3)
+# The dictionary of each target: markdown syntax, or the fields and types of JSON documents.
+declare -A dictionaries=(
+    [markdown_to_document]=dict/markdown.dict
+    [document_to_markdown]=dict/json.dict
+    [merge3]=dict/markdown.dict
+)
+
+echo "== building the fuzz targets"
+cargo fuzz build -s none
+
+failed=()
+for target in "${targets[@]}"; do
+    echo "== fuzzing $target for ${seconds}s"
+    mkdir -p "corpus/$target"
+    if ! (
+        ulimit -s 2048
+        cargo fuzz run -s none "$target" "corpus/$target" -- \
+            -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=8192 \
+            -dict="${dictionaries[$target]}" -print_final_stats=1
+    ); then
+        failed+=("$target")
+    fi
+done
+
+if ((${#failed[@]} > 0)); then
+    echo "== crashed: ${failed[*]} (inputs in fuzz/artifacts/)"
+    exit 1
+fi
+echo "== fuzzing ok"
