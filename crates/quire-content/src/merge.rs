@@ -20,7 +20,8 @@
 //!   identical changes are taken once, overlapping different changes (two edits of one block, a
 //!   delete and an edit, two different insertions at one place) are [`ConflictRegion`]s. Edits of
 //!   adjacent blocks do not overlap, so they merge (a side that replaced n blocks by n blocks
-//!   edited each in place). The merged document keeps its blocks' keys; a key used twice gets a
+//!   edited each in place). A merged document over the limits of [`crate::limits`] (both sides
+//!   added many blocks) is a conflict without regions. The merged document keeps its blocks' keys; a key used twice gets a
 //!   fresh one.
 //! - Deleted on one side and changed (any field, position or document) on the other:
 //!   [`ConflictKind::DeleteModify`].
@@ -994,6 +995,12 @@ fn merge_documents(
     let mut doc = Document::new(nodes);
     doc.data = side(data).data.clone();
     doc.extra = side(extra).extra.clone();
+    // Both sides within the limits can still add up to a document over them (each side adding
+    // the most nodes a document may hold): that page is a conflict for a person to resolve,
+    // never a document written over the limits.
+    if crate::limits::check_document(&doc).is_err() {
+        return Err(Vec::new());
+    }
     Ok(doc)
 }
 
