@@ -500,7 +500,7 @@ async fn merges(
         };
         let (answer, write_ms) = post(
             &mut conn,
-            &format!("{base}/{cr}/content"),
+            &format!("{base}/{cr}/content?compat=false"),
             token,
             &body,
             "write the table page",
@@ -527,7 +527,7 @@ async fn merges(
         out.markdown_bytes = out.markdown_bytes.max(md.len());
         let (_, write_ms) = post(
             &mut conn,
-            &format!("{base}/{rewrite}/content"),
+            &format!("{base}/{rewrite}/content?compat=false"),
             token,
             &update(&page, md),
             "write the table page",
@@ -535,7 +535,7 @@ async fn merges(
         .await?;
         post(
             &mut conn,
-            &format!("{base}/{edit}/content"),
+            &format!("{base}/{edit}/content?compat=false"),
             token,
             &update(&page, markdown(intro + 1, table)),
             "write the introduction",
