@@ -68,7 +68,8 @@ pub struct PathologicalResult {
     pub document: String,
     /// Markdown of the page as written (the largest version written).
     pub markdown_bytes: usize,
-    /// The page's JSON as the server returns it (`GET …/content/page/{id}`), after the merges.
+    /// The page's JSON with its document (`GET …/content/page/{id}?format=document`), after
+    /// the merges.
     pub page_json_bytes: Option<usize>,
     /// Every merge, in order (a failed one last).
     pub merges: Vec<MergeRun>,
@@ -268,7 +269,7 @@ fn figures(
 pub async fn run(addr: SocketAddr, data: &Dataset, warmup: Duration, quiet: Duration) -> PathologicalResult {
     let mut out = PathologicalResult {
         document: format!(
-            "one page of the big space: a GFM table of {COLUMNS} columns × {ROWS} rows ({} cells) between two paragraphs",
+            "One page of the big space: a GFM table of {COLUMNS} columns × {ROWS} rows ({} cells) between two paragraphs",
             COLUMNS * ROWS
         ),
         ..PathologicalResult::default()
@@ -388,7 +389,7 @@ async fn page_json_bytes(addr: SocketAddr, data: &Dataset, out: &PathologicalRes
     let id = find_page(&tree["pages"], TITLE)?;
     let a = conn
         .get(
-            &format!("/v1/spaces/{}/content/page/{id}", data.big_space),
+            &format!("/v1/spaces/{}/content/page/{id}?format=document", data.big_space),
             &data.admin_token,
         )
         .await
