@@ -50,6 +50,9 @@ pub enum Family {
     ContentBatch,
     /// Create a change request, write one page (both untimed), merge it (timed).
     Merge,
+    /// Merges of a page at the content limits, with get-space and a small write measured
+    /// alongside (see `crate::pathological`; not run by the driver's workers).
+    Pathological,
     /// GET / on the reference server.
     Reference,
 }
@@ -69,6 +72,8 @@ impl Family {
         Family::SearchPrefix,
     ];
     pub const WRITES: [Family; 3] = [Family::CreateComment, Family::ContentBatch, Family::Merge];
+    /// Phases after the writes, run by their own code: `pathological`.
+    pub const SPECIAL: [Family; 1] = [Family::Pathological];
     /// The first and a deep page of each list, compared by a budget: measured together, in
     /// alternating slices (see [`alternate`]).
     pub const LIST_PAIRS: [[Family; 2]; 2] = [
@@ -92,6 +97,7 @@ impl Family {
             Family::CreateComment => "create-comment",
             Family::ContentBatch => "content-batch",
             Family::Merge => "merge",
+            Family::Pathological => "pathological",
             Family::Reference => "reference",
         }
     }
@@ -104,6 +110,7 @@ impl Family {
         Family::READS
             .iter()
             .chain(Family::WRITES.iter())
+            .chain(Family::SPECIAL.iter())
             .chain(std::iter::once(&Family::Reference))
             .copied()
             .find(|f| f.name() == name)
@@ -147,6 +154,7 @@ pub fn plan(mix: &str, connections: usize, write_connections: usize) -> Result<V
         "default" => Ok(Family::READS
             .iter()
             .chain(Family::WRITES.iter())
+            .chain(Family::SPECIAL.iter())
             .map(|f| (*f, conns(*f)))
             .collect()),
         "reads" => Ok(Family::READS.iter().map(|f| (*f, conns(*f))).collect()),
@@ -166,6 +174,7 @@ pub fn family_names() -> String {
     let mut names: Vec<&str> = Family::READS
         .iter()
         .chain(Family::WRITES.iter())
+        .chain(Family::SPECIAL.iter())
         .map(|f| f.name())
         .collect();
     names.push("reference");
@@ -276,6 +285,14 @@ impl Driver {
         })
     }
 
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    pub fn dataset(&self) -> &Dataset {
+        &self.shared.data
+    }
+
     /// What a family requests, for the report.
     pub fn detail(&self, family: Family) -> String {
         let d = &self.shared.data;
@@ -315,6 +332,7 @@ impl Driver {
             Family::CreateComment => "a comment on a page at random".into(),
             Family::ContentBatch => "one update_page (2 KB) in the connection's change request".into(),
             Family::Merge => "merge of a change request that rewrote one page".into(),
+            Family::Pathological => "merges of a page at the content limits".into(),
             Family::Reference => "precomputed JSON body".into(),
         }
     }
@@ -657,6 +675,9 @@ impl Worker {
         let get = http::Method::GET;
         match self.family {
             Family::Reference => self.timed(get, "/", &token, None).await,
+            Family::Pathological => {
+                setup_failed("the pathological phase runs on its own (crate::pathological)")
+            }
             Family::GetSpace => {
                 let space = self.rng.pick(&data.spaces).cloned().unwrap_or_default();
                 self.timed(get, &format!("/v1/spaces/{space}"), &token, None)
@@ -866,9 +887,20 @@ mod tests {
     #[test]
     fn plans_and_names() {
         let p = plan("default", 64, 4).unwrap();
-        assert_eq!(p.len(), 14);
+        assert_eq!(p.len(), 15);
         assert_eq!(p[0], (Family::GetSpace, 64));
         assert_eq!(p[13], (Family::Merge, 4));
+        assert_eq!(p[14].0, Family::Pathological, "last, after the writes");
+        assert_eq!(
+            plan("pathological", 64, 4).unwrap(),
+            vec![(Family::Pathological, 64)]
+        );
+        assert!(
+            !plan("writes", 64, 4)
+                .unwrap()
+                .iter()
+                .any(|(f, _)| *f == Family::Pathological)
+        );
         assert_eq!(
             plan("page-tree,merge", 8, 2).unwrap(),
             vec![(Family::PageTree, 8), (Family::Merge, 2)]
@@ -882,7 +914,7 @@ mod tests {
         let p = phases(&plan("default", 64, 4).unwrap());
         assert_eq!(p[1], (vec![Family::ListSpacesP1, Family::ListSpacesDeep], 64));
         assert_eq!(p[2], (vec![Family::ListCommentsP1, Family::ListCommentsP50], 64));
-        assert_eq!(p.len(), 12);
+        assert_eq!(p.len(), 13);
         // A deep page without its first page runs alone.
         assert_eq!(
             phases(&plan("list-spaces-deep", 8, 2).unwrap()),

@@ -9,6 +9,7 @@ mod conn;
 mod dataset;
 mod generate;
 mod load;
+mod pathological;
 mod reference;
 mod report;
 mod run;
@@ -77,8 +78,8 @@ enum Command {
         /// Connections of the write phases (create-comment, content-batch, merge).
         #[arg(long, default_value_t = 4)]
         write_connections: usize,
-        /// `default` (every family, reads then writes), `reads`, `writes`, or families
-        /// separated by commas.
+        /// `default` (every family: reads, writes, then `pathological`), `reads`, `writes`, or
+        /// families separated by commas (`pathological` alone runs only that phase).
         #[arg(long, default_value = "default")]
         mix: String,
         /// Also write the results as JSON here (they are always printed on stdout).
@@ -103,6 +104,8 @@ enum Command {
         no_sqlite: bool,
         #[arg(long, value_enum, default_value = "full")]
         scale: Scale,
+        /// Phases to run, as `load --mix`: `default` (all), `reads`, `writes`, or families
+        /// separated by commas, e.g. `pathological` for that phase alone.
         #[arg(long, default_value = "default")]
         mix: String,
         #[arg(long, default_value = "20s", value_parser = run::parse_duration)]
@@ -202,9 +205,17 @@ async fn dispatch(command: Command) -> Result<(), String> {
             let plan = load::plan(&mix, connections, write_connections)?;
             let addr = conn::addr_of(&url)?;
             let mut results = Vec::new();
+            let mut pathological = None;
             if plan.iter().any(|(f, _)| *f != load::Family::Reference) {
                 let driver = load::Driver::new(addr, data).await?;
                 for (families, conns) in load::phases(&plan) {
+                    if families == [load::Family::Pathological] {
+                        eprintln!("phase: pathological");
+                        let r = pathological::run(addr, driver.dataset(), warmup, duration).await;
+                        eprint!("{}", pathological::table(&r));
+                        pathological = Some(r);
+                        continue;
+                    }
                     eprintln!("phase: {} at {conns} connections", load::phase_name(&families));
                     let rs = driver.run_phase(&families, conns, warmup, duration).await?;
                     eprint!("{}", load::table(&rs));
@@ -217,7 +228,14 @@ async fn dispatch(command: Command) -> Result<(), String> {
                 }
             }
             eprintln!("\n{}", load::table(&results));
-            let json = serde_json::to_string_pretty(&results).map_err(|e| e.to_string())?;
+            // With the pathological phase, its figures go beside the families'.
+            let json = match &pathological {
+                None => serde_json::to_string_pretty(&results),
+                Some(p) => {
+                    serde_json::to_string_pretty(&serde_json::json!({"results": results, "pathological": p}))
+                }
+            }
+            .map_err(|e| e.to_string())?;
             if let Some(path) = out {
                 std::fs::write(&path, &json).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
             }

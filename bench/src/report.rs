@@ -4,6 +4,7 @@
 use std::fmt::Write as _;
 
 use crate::load::{Family, FamilyResult};
+use crate::pathological::{self as patho, PathologicalResult};
 use crate::run::{EngineReport, RunReport};
 
 /// A budget's outcome.
@@ -156,6 +157,106 @@ fn list_budget(e: &EngineReport, first: Family, deep: Family, name: &str) -> Bud
     }
 }
 
+/// The `pathological` phase: its worst merge, and the small write's p99 over every merge window.
+/// A merge that did not merge (conflicts, an error) fails both: the phase stopped there.
+fn pathological_budgets(e: &EngineReport) -> [Budget; 2] {
+    let merge_name = "merge of a page at the limits";
+    let merge_target = format!(
+        "worst of {} merges < {} s",
+        2 * patho::REPEATS,
+        patho::MERGE_BUDGET_MS / 1000.0
+    );
+    let write_name = "small write during that merge";
+    let write_target = format!("p99 < {} ms", patho::SMALL_WRITE_P99_BUDGET_MS);
+    let Some(p) = &e.pathological else {
+        let not_run = |name: &str, target: String| Budget {
+            name: name.into(),
+            target,
+            measured: "-".into(),
+            unloaded: String::new(),
+            verdict: Verdict::NotRun,
+        };
+        return [
+            not_run(merge_name, merge_target),
+            not_run(write_name, write_target),
+        ];
+    };
+    let failure = (!p.complete()).then(|| {
+        p.failure
+            .clone()
+            .unwrap_or_else(|| format!("{} of {} merges ran", p.merges.len(), 2 * patho::REPEATS))
+    });
+    let merge = match p.worst_merge() {
+        Some(w) => Budget {
+            name: merge_name.into(),
+            target: merge_target,
+            measured: format!(
+                "{} ({} {}){}",
+                ms(w.merge_ms),
+                w.kind,
+                w.repeat,
+                failure
+                    .as_ref()
+                    .map(|f| format!("; failed: {}", f.replace('|', "/")))
+                    .unwrap_or_default()
+            ),
+            unloaded: String::new(),
+            verdict: if failure.is_none() && w.merge_ms < patho::MERGE_BUDGET_MS {
+                Verdict::Pass
+            } else {
+                Verdict::Fail
+            },
+        },
+        None => Budget {
+            name: merge_name.into(),
+            target: merge_target,
+            measured: format!(
+                "no merge ran: {}",
+                failure.clone().unwrap_or_default().replace('|', "/")
+            ),
+            unloaded: String::new(),
+            verdict: Verdict::Fail,
+        },
+    };
+    let quiet = p
+        .window(patho::QUIET)
+        .filter(|w| w.small_write.requests > 0)
+        .map(|w| format!("p99 {} without a merge", ms(w.small_write.p99_ms)))
+        .unwrap_or_default();
+    let write = match p.window(patho::DURING_ALL).map(|w| (w, &w.small_write)) {
+        Some((w, r)) if r.requests > 0 => Budget {
+            name: write_name.into(),
+            target: write_target,
+            measured: format!(
+                "p99 {} (p50 {}, {} writes in {} merge windows){}",
+                ms(r.p99_ms),
+                ms(r.p50_ms),
+                r.requests,
+                w.merges,
+                if r.errors > 0 {
+                    format!(", {} errors", r.errors)
+                } else {
+                    String::new()
+                }
+            ),
+            unloaded: quiet,
+            verdict: if failure.is_none() && r.errors == 0 && r.p99_ms < patho::SMALL_WRITE_P99_BUDGET_MS {
+                Verdict::Pass
+            } else {
+                Verdict::Fail
+            },
+        },
+        _ => Budget {
+            name: write_name.into(),
+            target: write_target,
+            measured: "no small write answered during the merges".into(),
+            unloaded: quiet,
+            verdict: Verdict::Fail,
+        },
+    };
+    [merge, write]
+}
+
 pub fn budgets(e: &EngineReport) -> Vec<Budget> {
     let mut out = Vec::new();
     let reference = e.reference_rps();
@@ -237,13 +338,17 @@ pub fn budgets(e: &EngineReport) -> Vec<Budget> {
         30.0,
     ));
     out.push(latency_budget(e, Family::Merge, "one-page merge", "p50", 100.0));
+    out.extend(pathological_budgets(e));
     let m = &e.memory;
     out.push(Budget {
         name: "memory under load".into(),
         target: "peak RSS < 200 MB".into(),
         measured: format!("{:.1} MB", m.peak_under_load_mb),
         unloaded: String::new(),
-        verdict: if m.peak_under_load_mb < 200.0 {
+        // `--mix pathological` alone runs none of the ordinary phases.
+        verdict: if m.peak_under_load_mb == 0.0 && m.per_phase_mb.is_empty() {
+            Verdict::NotRun
+        } else if m.peak_under_load_mb < 200.0 {
             Verdict::Pass
         } else {
             Verdict::Fail
@@ -433,6 +538,9 @@ fn engine(s: &mut String, e: &EngineReport) {
         }
         let _ = writeln!(s);
     }
+    if let Some(p) = &e.pathological {
+        pathological(s, p);
+    }
     let _ = writeln!(s, "### Budgets\n");
     let _ = writeln!(s, "| budget | target | measured | unloaded | verdict |");
     let _ = writeln!(s, "|---|---|---|---|---|");
@@ -470,6 +578,98 @@ fn engine(s: &mut String, e: &EngineReport) {
             .map(|(n, v)| format!("{n} {v:.0}"))
             .collect();
         let _ = writeln!(s, "Peak per phase (MB): {}.\n", phases.join(", "));
+    }
+}
+
+fn pathological(s: &mut String, p: &PathologicalResult) {
+    let _ = writeln!(s, "### Pathological input (`pathological`)\n");
+    let _ = writeln!(
+        s,
+        "{}: {:.0} KB of markdown{}. Merged {} times on the fast path (main had not moved since the \
+         change request was made) and {} times three-way (another change request edited the paragraph \
+         before the table and was merged first, so the merge loads and diffs the three versions), each \
+         with fresh change requests. Alongside, without pause: get-space on {} connections and a small \
+         write (a short comment on another space) on {}; a request counts in a merge's window when it \
+         overlapped it (sent before the merge answered, answered after it was sent). Server peak RSS \
+         during the phase: {:.1} MB (not in the memory budget).\n",
+        p.document,
+        p.markdown_bytes as f64 / 1024.0,
+        p.page_json_bytes
+            .map(|b| format!(
+                ", {:.1} MB of JSON as the page is served with its document",
+                b as f64 / 1e6
+            ))
+            .unwrap_or_default(),
+        patho::REPEATS,
+        patho::REPEATS,
+        patho::READ_CONNECTIONS,
+        patho::WRITE_CONNECTIONS,
+        p.peak_rss_mb
+    );
+    if let Some(f) = &p.failure {
+        let _ = writeln!(s, "**The phase failed:** `{}`\n", f.replace('`', "'"));
+    }
+    let _ = writeln!(s, "| merge | content write (not budgeted) | merge | result |");
+    let _ = writeln!(s, "|---|--:|--:|---|");
+    for m in &p.merges {
+        let _ = writeln!(
+            s,
+            "| {} {} | {} | {} | {} |",
+            m.kind,
+            m.repeat,
+            ms(m.write_ms),
+            if m.ok {
+                ms(m.merge_ms)
+            } else {
+                format!("**{}**", ms(m.merge_ms))
+            },
+            if m.ok {
+                m.result.clone()
+            } else {
+                format!("**{}**", m.result.replace('|', "/").replace('`', "'"))
+            }
+        );
+    }
+    let _ = writeln!(s);
+    let _ = writeln!(
+        s,
+        "| requests alongside | window | small writes | p50 | p99 | max | get-space | p50 | p99 | max | errors |"
+    );
+    let _ = writeln!(s, "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|");
+    for w in &p.windows {
+        let (a, b) = (&w.small_write, &w.get_space);
+        let _ = writeln!(
+            s,
+            "| {} | {:.2} s | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            w.name,
+            w.seconds,
+            a.requests,
+            ms(a.p50_ms),
+            ms(a.p99_ms),
+            ms(a.max_ms),
+            b.requests,
+            ms(b.p50_ms),
+            ms(b.p99_ms),
+            ms(b.max_ms),
+            a.errors + b.errors
+        );
+    }
+    let _ = writeln!(s);
+    let errors: Vec<String> = p
+        .windows
+        .iter()
+        .filter(|w| w.name == patho::DURING_ALL || w.name == patho::QUIET)
+        .flat_map(|w| {
+            let name = w.name.clone();
+            w.small_write
+                .error_samples
+                .iter()
+                .chain(&w.get_space.error_samples)
+                .map(move |e| format!("- {name}: `{}`", e.replace('`', "'")))
+        })
+        .collect();
+    if !errors.is_empty() {
+        let _ = writeln!(s, "Errors alongside:\n\n{}\n", errors.join("\n"));
     }
 }
 
@@ -569,6 +769,78 @@ mod tests {
         assert!(
             text.contains("bench/ANALYSIS.md"),
             "a failing budget points to the analysis"
+        );
+    }
+
+    #[test]
+    fn pathological_budgets_pass_fail_and_not_run() {
+        use crate::pathological::{MergeRun, Window};
+        let mut e = EngineReport {
+            engine: "SQLite".into(),
+            ..EngineReport::default()
+        };
+        let verdicts = |e: &EngineReport| {
+            let b = budgets(e);
+            let v = |name: &str| {
+                b.iter()
+                    .find(|x| x.name == name)
+                    .map(|x| x.verdict.clone())
+                    .unwrap()
+            };
+            (
+                v("merge of a page at the limits"),
+                v("small write during that merge"),
+            )
+        };
+        assert_eq!(verdicts(&e), (Verdict::NotRun, Verdict::NotRun));
+        let run = |kind: &str, repeat: usize, ms: f64| MergeRun {
+            kind: kind.into(),
+            repeat,
+            write_ms: 2000.0,
+            merge_ms: ms,
+            result: "merge".into(),
+            ok: true,
+        };
+        let window = |name: &str, merges: usize, p99: f64| Window {
+            name: name.into(),
+            merges,
+            seconds: 1.0,
+            small_write: result(Family::CreateComment, 1, 100.0, p99 / 2.0, p99),
+            get_space: result(Family::GetSpace, 2, 1000.0, 1.0, 2.0),
+        };
+        let mut p = PathologicalResult {
+            merges: (1..=patho::REPEATS)
+                .map(|i| run(patho::FAST_PATH, i, 200.0))
+                .chain((1..=patho::REPEATS).map(|i| run(patho::THREE_WAY, i, 900.0)))
+                .collect(),
+            windows: vec![window(patho::QUIET, 0, 5.0), window(patho::DURING_ALL, 6, 60.0)],
+            ..PathologicalResult::default()
+        };
+        e.pathological = Some(p.clone());
+        assert_eq!(verdicts(&e), (Verdict::Pass, Verdict::Pass));
+        p.windows[1] = window(patho::DURING_ALL, 6, 150.0);
+        p.merges[4].merge_ms = 1500.0;
+        e.pathological = Some(p.clone());
+        assert_eq!(verdicts(&e), (Verdict::Fail, Verdict::Fail));
+        // A merge that answered conflicts fails both, even when fast.
+        p.windows[1] = window(patho::DURING_ALL, 5, 10.0);
+        p.merges.truncate(5);
+        p.merges[4] = MergeRun {
+            result: "conflicts".into(),
+            ok: false,
+            ..run(patho::THREE_WAY, 2, 300.0)
+        };
+        p.failure = Some("three-way merge 2 answered: conflicts".into());
+        e.pathological = Some(p);
+        assert_eq!(verdicts(&e), (Verdict::Fail, Verdict::Fail));
+        let text = markdown(&RunReport {
+            engines: vec![e],
+            ..RunReport::default()
+        });
+        assert!(text.contains("**The phase failed:**"), "{text}");
+        assert!(
+            text.contains("| three-way 2 | 2000 ms | **300 ms** | **conflicts** |"),
+            "{text}"
         );
     }
 

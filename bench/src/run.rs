@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 use crate::dataset::{Dataset, Summary};
 use crate::generate::{Admin, GenArgs, Scale};
 use crate::load::{Driver, Family, FamilyResult};
+use crate::pathological::PathologicalResult;
 use crate::report;
 
 pub struct RunArgs {
@@ -86,6 +87,9 @@ pub struct EngineReport {
     pub results: Vec<FamilyResult>,
     /// Reads again on one connection: latency without queueing.
     pub single: Vec<FamilyResult>,
+    /// The `pathological` phase, when it ran.
+    #[serde(default)]
+    pub pathological: Option<PathologicalResult>,
     pub memory: Memory,
     pub server_errors: Vec<String>,
 }
@@ -509,7 +513,9 @@ async fn measure_engine(
     // quire's phases.
     let sampler = RssSampler::start(pid);
     let driver = Driver::new(addr, data.clone()).await?;
-    let plan = crate::load::plan(&args.mix, args.connections, args.write_connections)?;
+    let mut plan = crate::load::plan(&args.mix, args.connections, args.write_connections)?;
+    let pathological = plan.iter().any(|(f, _)| *f == Family::Pathological);
+    plan.retain(|(f, _)| *f != Family::Pathological);
     let (reads, writes): (Vec<_>, Vec<_>) = plan.into_iter().partition(|(f, _)| !f.is_write());
     let mut peak: f64 = 0.0;
     for (families, conns) in crate::load::phases(&reads) {
@@ -572,6 +578,17 @@ async fn measure_engine(
         }
         print_one(&r);
         report.results.push(r);
+    }
+    if pathological {
+        // Last: it adds a page of about 20 MB of JSON to the big space. Its memory peak is
+        // reported with it, not in the memory budget of the ordinary load.
+        eprintln!("phase: pathological (merges of a page at the content limits)");
+        sampler.take_peak_mb();
+        let mut r =
+            crate::pathological::run(driver.addr(), driver.dataset(), args.warmup, args.duration).await;
+        r.peak_rss_mb = sampler.take_peak_mb();
+        eprint!("{}", crate::pathological::table(&r));
+        report.pathological = Some(r);
     }
     drop(sampler);
     report.memory.peak_under_load_mb = peak;
