@@ -148,8 +148,8 @@ pub async fn merge_change_request(
     for attempt in 1..=OPTIMISTIC_ATTEMPTS + 1 {
         // The last attempt computes inside the transaction, so a busy space still gets merged.
         let inline = attempt > OPTIMISTIC_ATTEMPTS;
-        let precomputed = if inline {
-            None
+        let (precomputed, pinned) = if inline {
+            (None, None)
         } else {
             let (app2, space_id, cr_id, user) = (
                 app.clone(),
@@ -158,9 +158,12 @@ pub async fn merge_change_request(
                 caller.user_id.clone(),
             );
             app.db
-                .read_blocking(move |c| precompute(c, &app2, &space_id, &cr_id, &user, SpaceAction::Merge))
+                .read_blocking(move |c| {
+                    let precomputed = precompute(c, &app2, &space_id, &cr_id, &user, SpaceAction::Merge)?;
+                    let pinned = pin_for_merge(c, &app2, &space_id, &cr_id, precomputed.as_ref())?;
+                    Ok::<_, ApiError>((precomputed.map(Arc::new), pinned))
+                })
                 .await?
-                .map(Arc::new)
         };
         let (app2, space_id, cr_id, user) = (
             app.clone(),
@@ -170,13 +173,103 @@ pub async fn merge_change_request(
         );
         let result = app
             .db
-            .write(move |c| merge_in(c, &app2, &space_id, &cr_id, &user, precomputed.as_deref(), inline))
+            .write(move |c| {
+                // Held until the transaction is over: its index updates read these documents.
+                let _pinned = &pinned;
+                merge_in(c, &app2, &space_id, &cr_id, &user, precomputed.as_deref(), inline)
+            })
             .await?;
         if let Some(result) = result {
             return Ok(axum::Json(result));
         }
     }
     Err(ApiError::internal("the merge never settled"))
+}
+
+/// Documents held in the content cache while a merge runs (see `ContentCache::pin`).
+struct Pinned {
+    app: App,
+    keys: Vec<(String, String)>,
+}
+
+impl Drop for Pinned {
+    fn drop(&mut self) {
+        self.app.content.unpin(&self.keys);
+    }
+}
+
+/// Parses, before the write transaction, the documents that the indexes of main (search,
+/// links) read when main moves to the merged tree, and pins them, so that the transaction does
+/// not parse them while it holds the writer: a page at the content limits is 20 MB of JSON.
+/// None when the merge will not write.
+fn pin_for_merge(
+    c: &mut dyn Conn,
+    app: &App,
+    space_id: &str,
+    cr_id: &str,
+    precomputed: Option<&Precomputed>,
+) -> ApiResult<Option<Pinned>> {
+    match precomputed {
+        Some(p) if p.outcome.is_clean() => pin_changed(
+            c,
+            app,
+            space_id,
+            &p.main_tree.tree,
+            &p.outcome.tree,
+            &p.outcome.documents,
+        )
+        .map(Some),
+        Some(_) => Ok(None),
+        None => {
+            // Main has not moved since the change request started (or the merge is refused,
+            // which the transaction reports): main becomes the change request's tree.
+            let cr = model::load(c, space_id, cr_id)?;
+            let main: Option<Option<String>> = c
+                .query_opt("SELECT revision_id FROM spaces WHERE id = ?1", params![space_id])?
+                .map(|r| r.get(0))
+                .transpose()?;
+            if main.flatten().as_deref() != Some(cr.base_revision()) || !cr.is_writable() {
+                return Ok(None);
+            }
+            let main_tree = store::load_tree(c, &app.content, space_id, cr.base_revision())?;
+            let change = store::load_tree(c, &app.content, space_id, &cr.revision)?;
+            pin_changed(c, app, space_id, &main_tree.tree, &change.tree, &[]).map(Some)
+        }
+    }
+}
+
+/// Pins the documents of the pages whose document differs between `old` and `new`, parsed
+/// from `fresh` (documents not stored yet) or read.
+fn pin_changed(
+    c: &mut dyn Conn,
+    app: &App,
+    space_id: &str,
+    old: &quire_content::tree::Tree,
+    new: &quire_content::tree::Tree,
+    fresh: &[(String, Vec<u8>)],
+) -> ApiResult<Pinned> {
+    let changes = crate::content::derived::Changes::between(Some(old), new);
+    let mut hashes: Vec<&str> = changes
+        .documents
+        .iter()
+        .filter_map(|id| new.pages.get(id))
+        .chain(changes.search_add.iter())
+        .filter_map(|p| p.document.as_deref())
+        .collect();
+    hashes.sort_unstable();
+    hashes.dedup();
+    let mut documents = Vec::with_capacity(hashes.len());
+    for hash in hashes {
+        let document = match fresh.iter().find(|(h, _)| h == hash) {
+            Some((_, json)) => Arc::new(store::CachedDocument::parse(json)?),
+            None => store::load_document(c, &app.content, space_id, hash)?,
+        };
+        documents.push((hash.to_string(), document));
+    }
+    Ok(Pinned {
+        keys: app.content.pin(space_id, documents),
+        app: app.clone(),
+    })
 }
 
 /// Merges inside the write transaction: checks everything again under the locks, then writes

@@ -113,6 +113,17 @@ pub struct CachedDocument {
     bytes: usize,
 }
 
+impl CachedDocument {
+    /// Parses a document's stored JSON.
+    pub fn parse(json: &[u8]) -> ApiResult<CachedDocument> {
+        let document = serde_json::from_slice(json).map_err(|e| decode_error("document", e))?;
+        Ok(CachedDocument {
+            document,
+            bytes: json.len(),
+        })
+    }
+}
+
 /// The content cache of one process.
 pub struct ContentCache {
     trees: Cache<String, Arc<StoredTree>, TreeWeight>,
@@ -124,6 +135,11 @@ pub struct ContentCache {
     /// hit costs a tenth of rendering again from the parsed document, which itself takes ten
     /// times its JSON in memory. 24 MB holds every page of a 10,000-page space compressed.
     pages: Cache<RenderedKey, bytes::Bytes, BytesWeight>,
+    /// Documents a merge parsed before its write transaction, which the transaction's index
+    /// updates need again, whatever their size (`documents` keeps none heavier than its shard,
+    /// and a page at the content limits is 20 MB of JSON): held, with a count of holders, only
+    /// while the merge runs (see [`ContentCache::pin`]).
+    pinned: std::sync::Mutex<std::collections::HashMap<(String, String), (Arc<CachedDocument>, usize)>>,
 }
 
 impl Default for ContentCache {
@@ -137,6 +153,7 @@ impl Default for ContentCache {
             documents: Cache::with_weighter(8_192, 16 * 1024 * 1024, DocWeight),
             rendered: one_shard(64, 16 * 1024 * 1024, BytesWeight),
             pages: Cache::with_weighter(16_384, 24 * 1024 * 1024, BytesWeight),
+            pinned: Default::default(),
         }
     }
 }
@@ -166,6 +183,53 @@ where
 }
 
 impl ContentCache {
+    /// Holds parsed documents of a space until [`ContentCache::unpin`] with the keys returned.
+    pub fn pin(
+        &self,
+        space_id: &str,
+        documents: Vec<(String, Arc<CachedDocument>)>,
+    ) -> Vec<(String, String)> {
+        let mut pinned = self
+            .pinned
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        documents
+            .into_iter()
+            .map(|(hash, document)| {
+                let key = (space_id.to_string(), hash);
+                pinned.entry(key.clone()).or_insert((document, 0)).1 += 1;
+                key
+            })
+            .collect()
+    }
+
+    pub fn unpin(&self, keys: &[(String, String)]) {
+        let mut pinned = self
+            .pinned
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        for key in keys {
+            if let Some(entry) = pinned.get_mut(key) {
+                entry.1 -= 1;
+                if entry.1 == 0 {
+                    pinned.remove(key);
+                }
+            }
+        }
+    }
+
+    /// A cached or pinned document.
+    fn document(&self, key: &(String, String)) -> Option<Arc<CachedDocument>> {
+        if let Some(document) = self.documents.get(key) {
+            return Some(document);
+        }
+        let pinned = self
+            .pinned
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        pinned.get(key).map(|(document, _)| document.clone())
+    }
+
     /// The cached rendering for `key`, or renders it. Concurrent misses on one key wait for the
     /// first to render: 64 readers of a new revision's tree rendered 8 MB each at once.
     pub fn rendered<E>(
@@ -300,7 +364,7 @@ pub fn load_document(
     hash: &str,
 ) -> ApiResult<Arc<CachedDocument>> {
     let key = (space_id.to_string(), hash.to_string());
-    if let Some(doc) = cache.documents.get(&key) {
+    if let Some(doc) = cache.document(&key) {
         return Ok(doc);
     }
     let (document, bytes) = read_document(c, space_id, hash)?;
@@ -318,7 +382,7 @@ pub fn owned_document(
     space_id: &str,
     hash: &str,
 ) -> ApiResult<Document> {
-    if let Some(doc) = cache.documents.get(&(space_id.to_string(), hash.to_string())) {
+    if let Some(doc) = cache.document(&(space_id.to_string(), hash.to_string())) {
         return Ok(doc.document.clone());
     }
     Ok(read_document(c, space_id, hash)?.0)
@@ -346,7 +410,7 @@ pub fn load_documents(
     let mut out = std::collections::HashMap::new();
     let mut missing = Vec::new();
     for h in hashes {
-        match cache.documents.get(&(space_id.to_string(), h.to_string())) {
+        match cache.document(&(space_id.to_string(), h.to_string())) {
             Some(doc) => {
                 out.insert(h.to_string(), doc);
             }
