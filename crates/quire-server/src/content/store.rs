@@ -139,8 +139,11 @@ pub struct ContentCache {
     /// updates need again, whatever their size (`documents` keeps none heavier than its shard,
     /// and a page at the content limits is 20 MB of JSON): held, with a count of holders, only
     /// while the merge runs (see [`ContentCache::pin`]).
-    pinned: std::sync::Mutex<std::collections::HashMap<(String, String), (Arc<CachedDocument>, usize)>>,
+    pinned: std::sync::Mutex<Pinned>,
 }
+
+/// Pinned documents by (space, hash), with how many operations hold each.
+type Pinned = std::collections::HashMap<(String, String), (Arc<CachedDocument>, usize)>;
 
 impl Default for ContentCache {
     fn default() -> Self {
