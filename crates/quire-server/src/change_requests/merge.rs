@@ -287,9 +287,8 @@ fn merge_in(
     let space = spaces::model::load_active(c, space_id, user)?;
     space.require(SpaceAction::Merge)?;
     let cr = lock_for_merge(c, space_id, cr_id)?;
-    if let Some(conflicts) = &cr.conflicts {
-        let pages: Vec<String> = serde_json::from_str::<Vec<Value>>(conflicts)
-            .map_err(|e| ApiError::internal(format!("change request {}: unreadable conflicts: {e}", cr.id)))?
+    if let Some(conflicts) = cr.stored_conflicts()? {
+        let pages: Vec<String> = conflicts
             .iter()
             .filter_map(|c| c.get("page").and_then(Value::as_str).map(str::to_string))
             .collect();
@@ -435,12 +434,7 @@ fn update_in(
         .clone()
         .ok_or_else(|| ApiError::internal("space without revision"))?;
     if main_rev == cr.base_revision() {
-        let conflicts = match cr.conflicts.as_deref() {
-            None => None,
-            Some(text) => Some(serde_json::from_str(text).map_err(|e| {
-                ApiError::internal(format!("change request {}: unreadable conflicts: {e}", cr.id))
-            })?),
-        };
+        let conflicts = cr.stored_conflicts()?.map(Value::Array);
         return Ok(Some(MergeResult {
             revision: cr.revision.clone(),
             result: if conflicts.is_some() {

@@ -48,6 +48,22 @@ pub const CR_COLUMNS: usize = 20;
 pub const FROM: &str = "change_requests cr JOIN spaces s ON s.id = cr.space_id";
 
 impl ChangeRequest {
+    /// The conflicts recorded by its last update, as stored (a JSON list); an error, not
+    /// none, when they cannot be read.
+    pub fn stored_conflicts(&self) -> Result<Option<Vec<serde_json::Value>>, crate::error::ApiError> {
+        self.conflicts
+            .as_deref()
+            .map(|text| {
+                serde_json::from_str(text).map_err(|e| {
+                    crate::error::ApiError::internal(format!(
+                        "change request {}: unreadable conflicts: {e}",
+                        self.id
+                    ))
+                })
+            })
+            .transpose()
+    }
+
     pub fn from_row(row: &Row) -> Result<ChangeRequest, DbError> {
         Ok(ChangeRequest {
             id: row.get(0)?,

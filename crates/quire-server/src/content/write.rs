@@ -552,11 +552,9 @@ fn writable(cr: ChangeRequest) -> ApiResult<ChangeRequest> {
 
 /// The conflicts left after a batch: writing a conflicting page's document resolves it.
 fn remaining_conflicts(cr: &ChangeRequest, affected: &[Affected]) -> ApiResult<Option<String>> {
-    let Some(text) = cr.conflicts.as_deref() else {
+    let Some(list) = cr.stored_conflicts()? else {
         return Ok(None);
     };
-    let list: Vec<Value> = serde_json::from_str(text)
-        .map_err(|e| ApiError::internal(format!("change request {}: unreadable conflicts: {e}", cr.id)))?;
     let touched: Vec<&str> = affected
         .iter()
         .map(|a| match a {

@@ -29,7 +29,7 @@ async fn a_write_past_its_deadline_is_rolled_back_and_answered_503() {
         .unwrap_err();
     assert_eq!(error.status.as_u16(), 503);
     assert!(error.message.contains("nothing was written"), "{}", error.message);
-    assert_eq!(name(&app, &ann.id), "Ann", "the late write was rolled back");
+    assert_eq!(name(&app, &ann.id).await, "Ann", "the late write was rolled back");
     // Within its deadline, the same write commits.
     with_deadline(
         Instant::now() + Duration::from_secs(60),
@@ -37,13 +37,15 @@ async fn a_write_past_its_deadline_is_rolled_back_and_answered_503() {
     )
     .await
     .unwrap();
-    assert_eq!(name(&app, &ann.id), "Ann B");
+    assert_eq!(name(&app, &ann.id).await, "Ann B");
 }
 
 /// The user's name as stored (API answers may come from a cache of the token's user).
-fn name(app: &TestApp, id: &str) -> String {
+async fn name(app: &TestApp, id: &str) -> String {
+    let id = id.to_string();
     app.db
-        .read_sync(|c| c.query_scalar::<String>("SELECT display_name FROM users WHERE id = ?1", params![id]))
+        .read(move |c| c.query_scalar::<String>("SELECT display_name FROM users WHERE id = ?1", params![id]))
+        .await
         .unwrap()
         .unwrap()
 }
