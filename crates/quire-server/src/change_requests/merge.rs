@@ -2,6 +2,7 @@
 //! tree and page text (`quire_content::merge`), and the merge rules that gate a merge.
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use axum::extract::State;
 use quire_content::Document;
@@ -12,6 +13,7 @@ use serde_json::Value;
 use super::model::{self, ChangeRequest};
 use crate::app::App;
 use crate::auth::Caller;
+use crate::content::attempts::Attempts;
 use crate::content::store::{self, NewRevision, StoredTree};
 use crate::content::{main, write::lock_change_request};
 use crate::db::{Conn, for_update};
@@ -63,10 +65,6 @@ struct Precomputed {
     main_tree: Arc<StoredTree>,
     change_tree: Arc<StoredTree>,
 }
-
-/// How many times a merge or an update is computed outside the write transaction before it is
-/// computed inside it, when other writers keep moving main or the change request meanwhile.
-const OPTIMISTIC_ATTEMPTS: usize = 3;
 
 /// Computes the three-way merge of a change request with main on a read connection, so that
 /// merging large documents never holds the write transaction (SQLite has one writer for every
@@ -145,9 +143,11 @@ pub async fn merge_change_request(
     State(app): State<App>,
     Path((space_id, cr_id)): Path<(String, String)>,
 ) -> ApiResult<axum::Json<MergeResult>> {
-    for attempt in 1..=OPTIMISTIC_ATTEMPTS + 1 {
-        // The last attempt computes inside the transaction, so a busy space still gets merged.
-        let inline = attempt > OPTIMISTIC_ATTEMPTS;
+    let mut attempts = Attempts::default();
+    while attempts.more() {
+        let started = Instant::now();
+        // See `Attempts` for when the merge is computed inside the transaction instead.
+        let inline = attempts.inline();
         let (precomputed, pinned) = if inline {
             (None, None)
         } else {
@@ -165,6 +165,7 @@ pub async fn merge_change_request(
                 })
                 .await?
         };
+        let cost = started.elapsed();
         let (app2, space_id, cr_id, user) = (
             app.clone(),
             space_id.clone(),
@@ -182,6 +183,7 @@ pub async fn merge_change_request(
         if let Some(result) = result {
             return Ok(axum::Json(result));
         }
+        attempts.stale(cost);
     }
     Err(ApiError::internal("the merge never settled"))
 }
@@ -382,8 +384,10 @@ pub async fn update_change_request(
     State(app): State<App>,
     Path((space_id, cr_id)): Path<(String, String)>,
 ) -> ApiResult<axum::Json<MergeResult>> {
-    for attempt in 1..=OPTIMISTIC_ATTEMPTS + 1 {
-        let inline = attempt > OPTIMISTIC_ATTEMPTS;
+    let mut attempts = Attempts::default();
+    while attempts.more() {
+        let started = Instant::now();
+        let inline = attempts.inline();
         let precomputed = if inline {
             None
         } else {
@@ -398,6 +402,7 @@ pub async fn update_change_request(
                 .await?
                 .map(Arc::new)
         };
+        let cost = started.elapsed();
         let (app2, space_id, cr_id, user) = (
             app.clone(),
             space_id.clone(),
@@ -411,6 +416,7 @@ pub async fn update_change_request(
         if let Some(result) = result {
             return Ok(axum::Json(result));
         }
+        attempts.stale(cost);
     }
     Err(ApiError::internal("the update never settled"))
 }

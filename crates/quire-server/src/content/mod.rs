@@ -1,6 +1,7 @@
 //! Space content: revisions, pages, files and documents, read from main, from a revision or
 //! from a change request; written through change request batches and templates.
 
+pub mod attempts;
 pub mod derived;
 pub mod init;
 pub mod main;

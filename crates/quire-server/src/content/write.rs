@@ -14,6 +14,7 @@ use quire_content::tree::FileEntry;
 use serde::Serialize;
 use serde_json::Value;
 
+use super::attempts::Attempts;
 use super::render::{self, FileJson};
 use super::store::{self, NewRevision};
 use crate::app::App;
@@ -25,6 +26,7 @@ use crate::extract::{Json, Path, Query};
 use crate::permissions::SpaceAction;
 use crate::spaces::SpaceFor;
 use crate::{clock, file_blobs, files, ids, params, spaces};
+use std::time::Instant;
 
 #[derive(Serialize)]
 #[serde(untagged)]
@@ -335,10 +337,6 @@ fn check_content_type(content_type: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// How many times a batch is applied outside the write transaction before it is applied inside
-/// it, when other writers keep moving the change request meanwhile.
-const OPTIMISTIC_ATTEMPTS: usize = 3;
-
 pub async fn update_content(
     caller: Caller,
     State(app): State<App>,
@@ -350,11 +348,13 @@ pub async fn update_content(
     let changes = Arc::new(parse_changes(body)?);
     let (files, blobs) = prepare_files(&app, &caller.user_id, &space_id, &cr_id, &changes).await?;
     let (files, blobs) = (Arc::new(files), Arc::new(blobs));
-    for attempt in 1..=OPTIMISTIC_ATTEMPTS + 1 {
+    let mut attempts = Attempts::default();
+    while attempts.more() {
+        let started = Instant::now();
         // Parsing markdown and building documents can take a while for large pages: it runs on
         // a read connection, and the transaction writes the outcome if the change request has
-        // not moved meanwhile. The last attempt applies the batch inside the transaction.
-        let inline = attempt > OPTIMISTIC_ATTEMPTS;
+        // not moved meanwhile (see `Attempts` for when it is applied inside the transaction).
+        let inline = attempts.inline();
         let applied = if inline {
             None
         } else {
@@ -372,6 +372,7 @@ pub async fn update_content(
                 .await?;
             Some(Arc::new(applied))
         };
+        let cost = started.elapsed();
         let (app2, space_id, cr_id) = (app.clone(), space_id.clone(), cr_id.clone());
         let (user, changes, files, blobs) = (
             caller.user_id.clone(),
@@ -401,6 +402,7 @@ pub async fn update_content(
         if let Some(response) = response {
             return Ok(axum::Json(response));
         }
+        attempts.stale(cost);
     }
     Err(ApiError::internal("the batch never settled"))
 }
