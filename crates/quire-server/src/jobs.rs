@@ -35,20 +35,15 @@ pub fn enqueue(
     run_at: i64,
     dedupe_key: Option<&str>,
 ) -> Result<(), ApiError> {
-    c.execute(
-        "INSERT INTO jobs (id, kind, payload, dedupe_key, run_at, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-         ON CONFLICT (dedupe_key) DO UPDATE SET run_at = excluded.run_at, payload = excluded.payload,
+    insert(
+        c,
+        kind,
+        payload,
+        run_at,
+        dedupe_key,
+        "DO UPDATE SET run_at = excluded.run_at, payload = excluded.payload,
              attempts = 0, lease_until = NULL, last_error = NULL",
-        params![
-            ids::new_id(),
-            kind,
-            payload.to_string(),
-            dedupe_key,
-            run_at,
-            clock::now_ms()
-        ],
-    )?;
-    Ok(())
+    )
 }
 
 /// Schedules a job under `dedupe_key` unless one is scheduled already (then it is left as it is).
@@ -59,9 +54,23 @@ pub fn enqueue_once(
     run_at: i64,
     dedupe_key: &str,
 ) -> Result<(), ApiError> {
+    insert(c, kind, payload, run_at, Some(dedupe_key), "DO NOTHING")
+}
+
+/// Inserts a job, doing `on_conflict` when a job with its dedupe key exists.
+fn insert(
+    c: &mut dyn Conn,
+    kind: &str,
+    payload: &serde_json::Value,
+    run_at: i64,
+    dedupe_key: Option<&str>,
+    on_conflict: &str,
+) -> Result<(), ApiError> {
     c.execute(
-        "INSERT INTO jobs (id, kind, payload, dedupe_key, run_at, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-         ON CONFLICT (dedupe_key) DO NOTHING",
+        &format!(
+            "INSERT INTO jobs (id, kind, payload, dedupe_key, run_at, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+             ON CONFLICT (dedupe_key) {on_conflict}"
+        ),
         params![
             ids::new_id(),
             kind,
