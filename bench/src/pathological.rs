@@ -176,13 +176,7 @@ async fn alongside(
     let tokens = data.read_tokens();
     let token = tokens[index % tokens.len()].clone();
     let mut rng = Rng::new(0x9A71_0000 + index as u64 * 7919 + side as u64);
-    // Another space than the big one, where the merges run.
-    let other = data
-        .spaces
-        .get(1)
-        .or(data.spaces.first())
-        .cloned()
-        .unwrap_or_default();
+    let other = other_space(&data);
     let mut samples = Vec::new();
     while !stop.load(Ordering::Relaxed) {
         let start = Instant::now();
@@ -317,12 +311,7 @@ pub async fn run(addr: SocketAddr, data: &Dataset, warmup: Duration, quiet: Dura
             }
         }
     }
-    let other = data
-        .spaces
-        .get(1)
-        .or(data.spaces.first())
-        .cloned()
-        .unwrap_or_default();
+    let other = other_space(&data);
     let sets: [(&str, Vec<(Instant, Instant)>); 4] = [
         (QUIET, vec![quiet_window]),
         (
@@ -375,6 +364,15 @@ pub async fn run(addr: SocketAddr, data: &Dataset, warmup: Duration, quiet: Dura
 }
 
 /// Size of the page's JSON as served, when the page exists.
+/// The space the small writes go to: another than the big one, where the merges run.
+fn other_space(data: &Dataset) -> String {
+    data.spaces
+        .get(1)
+        .or(data.spaces.first())
+        .cloned()
+        .unwrap_or_default()
+}
+
 async fn page_json_bytes(addr: SocketAddr, data: &Dataset, out: &PathologicalResult) -> Option<usize> {
     out.merges.first()?;
     let mut conn = Conn::new(addr).ok()?;

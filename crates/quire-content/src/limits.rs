@@ -112,7 +112,7 @@ pub(crate) fn markdown_nesting(depth: usize) -> Result<(), LimitError> {
     Ok(())
 }
 
-/// Checks a frontmatter's size and the nesting of its values.
+/// Checks a frontmatter's size, before it is parsed (its values: [`check_frontmatter_value`]).
 pub(crate) fn check_frontmatter(yaml: &str) -> Result<(), LimitError> {
     if yaml.len() > MAX_FRONTMATTER_BYTES {
         return Err(LimitError::new(
