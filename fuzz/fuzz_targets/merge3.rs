@@ -52,7 +52,7 @@ fuzz_target!(|data: &[u8]| {
         store.insert(hash.clone(), document.clone());
         trees.push(page_tree(hash));
     }
-    let lookup = |hash: &str| store.get(hash).cloned();
+    let lookup = |hashes: &[&str]| hashes.iter().map(|h| store.get(*h).cloned()).collect();
     let mut fresh = 0usize;
     let mut new_key = || {
         fresh += 1;
@@ -62,7 +62,7 @@ fuzz_target!(|data: &[u8]| {
         base: &trees[0],
         main: &trees[1],
         change: &trees[2],
-        document: &lookup,
+        documents: &lookup,
         new_key: &mut new_key,
         now: 1,
     });

@@ -25,6 +25,7 @@ pub mod markdown;
 pub mod merge;
 pub mod order;
 pub mod page_markdown;
+pub mod parallel;
 pub mod search_text;
 pub mod sections;
 pub mod slug;

@@ -76,8 +76,10 @@ pub struct MergeInput<'a> {
     pub main: &'a Tree,
     /// The change request's revision ("theirs" when merging it).
     pub change: &'a Tree,
-    /// A stored document by content hash.
-    pub document: &'a dyn Fn(&str) -> Option<Document>,
+    /// Stored documents by content hash, one answer per hash asked for, in order (None: missing
+    /// or unreadable). A merge asks for the versions of one page together, so that a loader can
+    /// read and parse them in parallel (a page at the content limits is 20 MB of JSON).
+    pub documents: &'a dyn Fn(&[&str]) -> Vec<Option<Document>>,
     /// Fresh node keys, for blocks whose key the merged document already uses.
     pub new_key: &'a mut dyn FnMut() -> String,
     /// The time of the merge, for `updatedAt` of pages merged from both sides.
@@ -92,6 +94,9 @@ pub struct MergeOutcome {
     pub tree: Tree,
     /// Documents the merged tree references that do not exist yet: (content hash, JSON bytes).
     pub documents: Vec<(String, Vec<u8>)>,
+    /// The same documents parsed, by content hash, for a caller that indexes them: parsing the
+    /// bytes again would cost as much as the merge of a large page.
+    pub parsed: Vec<(String, Document)>,
     /// Sorted: pages by id, then files, reusable contents and variables.
     pub conflicts: Vec<Conflict>,
 }
@@ -187,7 +192,7 @@ pub fn merge(input: MergeInput<'_>) -> MergeOutcome {
         base,
         main,
         change,
-        document,
+        documents: load,
         new_key,
         now,
     } = input;
@@ -195,7 +200,7 @@ pub fn merge(input: MergeInput<'_>) -> MergeOutcome {
         base,
         main,
         change,
-        document,
+        load,
         new_key,
         now,
         pages: Entries::new(),
@@ -203,6 +208,7 @@ pub fn merge(input: MergeInput<'_>) -> MergeOutcome {
         removed: BTreeSet::new(),
         pinned: BTreeSet::new(),
         documents: Vec::new(),
+        parsed: Vec::new(),
         conflicts: Vec::new(),
     };
     merger.merge_pages();
@@ -248,6 +254,7 @@ pub fn merge(input: MergeInput<'_>) -> MergeOutcome {
             variables,
         },
         documents: merger.documents,
+        parsed: merger.parsed,
         conflicts,
     }
 }
@@ -442,7 +449,7 @@ struct Merger<'a> {
     base: &'a Tree,
     main: &'a Tree,
     change: &'a Tree,
-    document: &'a dyn Fn(&str) -> Option<Document>,
+    load: &'a dyn Fn(&[&str]) -> Vec<Option<Document>>,
     new_key: &'a mut dyn FnMut() -> String,
     now: i64,
     /// The merged pages.
@@ -455,6 +462,7 @@ struct Merger<'a> {
     /// Pages whose position a structural repair fixed, never moved again (so repairs end).
     pinned: BTreeSet<String>,
     documents: Vec<(String, Vec<u8>)>,
+    parsed: Vec<(String, Document)>,
     conflicts: Vec<Conflict>,
 }
 
@@ -624,22 +632,28 @@ impl Merger<'_> {
             Pick::Main => PageDocument::Keep(m.document.clone()),
             Pick::Change => PageDocument::Keep(c.document.clone()),
             Pick::Conflict => {
-                let load = |hash: Option<&str>| match hash {
+                let hashes = [
+                    b.and_then(|b| b.document.as_deref()),
+                    m.document.as_deref(),
+                    c.document.as_deref(),
+                ];
+                let asked: Vec<&str> = hashes.iter().flatten().copied().collect();
+                let mut loaded = (self.load)(&asked).into_iter();
+                let mut version = |hash: Option<&str>| match hash {
                     None => Some(Document::default()),
-                    Some(hash) => (self.document)(hash),
+                    Some(_) => loaded.next().flatten(),
                 };
-                let versions = (
-                    load(b.and_then(|b| b.document.as_deref())),
-                    load(m.document.as_deref()),
-                    load(c.document.as_deref()),
-                );
+                let versions = (version(hashes[0]), version(hashes[1]), version(hashes[2]));
                 match versions {
-                    (Some(base), Some(main), Some(change)) => match merge_documents(&base, &main, &change) {
+                    (Some(base), Some(main), Some(change)) => match merge_documents(base, main, change) {
                         Ok(doc) => PageDocument::Merged(doc),
                         Err(regions) => PageDocument::Conflict(regions),
                     },
                     // A version that cannot be read cannot be merged safely.
-                    _ => PageDocument::Conflict(Vec::new()),
+                    versions => {
+                        crate::parallel::drop_later(versions);
+                        PageDocument::Conflict(Vec::new())
+                    }
                 }
             }
         }
@@ -652,8 +666,11 @@ impl Merger<'_> {
         let exists = m.document.as_deref() == Some(&hash)
             || c.document.as_deref() == Some(&hash)
             || self.documents.iter().any(|(h, _)| *h == hash);
-        if !exists {
+        if exists {
+            crate::parallel::drop_later(doc);
+        } else {
             self.documents.push((hash.clone(), bytes));
+            self.parsed.push((hash.clone(), doc));
         }
         hash
     }
@@ -980,25 +997,38 @@ fn free_slug(slug: &str, used: &HashSet<String>) -> String {
 
 /// Merges three versions of a document: blocks by diff3, `data` and unknown fields as whole
 /// values. Err holds the conflicting regions (empty when only document-level fields conflict).
+/// Takes the versions by value: the merged document is made of their blocks, moved (a table at
+/// the limits is 20 MB to copy), and what it does not take is freed on another thread.
 fn merge_documents(
-    base: &Document,
-    main: &Document,
-    change: &Document,
+    base: Document,
+    mut main: Document,
+    mut change: Document,
 ) -> Result<Document, Vec<ConflictRegion>> {
-    let nodes = merge_blocks(&base.nodes, &main.nodes, &change.nodes)?;
     let data = pick(Some(&base.data), &main.data, &change.data);
     let extra = pick(Some(&base.extra), &main.extra, &change.extra);
-    let side = |p: Pick| if p == Pick::Change { change } else { main };
+    let data_map = std::mem::take(if data == Pick::Change {
+        &mut change.data
+    } else {
+        &mut main.data
+    });
+    let extra_map = std::mem::take(if extra == Pick::Change {
+        &mut change.extra
+    } else {
+        &mut main.extra
+    });
+    let nodes = merge_blocks(base.nodes, main.nodes, change.nodes)?;
     if data == Pick::Conflict || extra == Pick::Conflict {
+        crate::parallel::drop_later(nodes);
         return Err(Vec::new());
     }
     let mut doc = Document::new(nodes);
-    doc.data = side(data).data.clone();
-    doc.extra = side(extra).extra.clone();
+    doc.data = data_map;
+    doc.extra = extra_map;
     // Both sides within the limits can still add up to a document over them (each side adding
     // the most nodes a document may hold): that page is a conflict for a person to resolve,
     // never a document written over the limits.
     if crate::limits::check_document(&doc).is_err() {
+        crate::parallel::drop_later(doc);
         return Err(Vec::new());
     }
     Ok(doc)
@@ -1120,30 +1150,69 @@ fn slice<T>(nodes: &[T], range: (usize, usize)) -> &[T] {
     nodes.get(range.0..range.1).unwrap_or_default()
 }
 
+/// One side's blocks, moved out by increasing ranges; the blocks skipped are kept aside to be
+/// freed off the caller's thread.
+struct Blocks {
+    rest: std::vec::IntoIter<Node>,
+    at: usize,
+    skipped: Vec<Node>,
+}
+
+impl Blocks {
+    fn new(nodes: Vec<Node>) -> Self {
+        Blocks {
+            rest: nodes.into_iter(),
+            at: 0,
+            skipped: Vec::new(),
+        }
+    }
+
+    /// The blocks of `range`, which starts at or after the end of the range taken before.
+    fn take(&mut self, range: (usize, usize)) -> impl Iterator<Item = Node> + '_ {
+        let skip = range.0.saturating_sub(self.at);
+        self.skipped.extend(self.rest.by_ref().take(skip));
+        let count = range.1.saturating_sub(range.0.max(self.at));
+        self.at = self.at.max(range.1);
+        self.rest.by_ref().take(count)
+    }
+}
+
+/// The fingerprints of three block sequences, each on its own thread.
+fn fingerprints3(base: &[Node], main: &[Node], change: &[Node]) -> [Vec<Fingerprint>; 3] {
+    let ((base, main), change) = crate::parallel::join(
+        || crate::parallel::join(|| fingerprints(base), || fingerprints(main)),
+        || fingerprints(change),
+    );
+    [base, main, change]
+}
+
 /// diff3 over top-level blocks (see the module documentation). Blocks unchanged on both sides
 /// and identical changes come from `main`, so they keep `main`'s keys.
-fn merge_blocks(base: &[Node], main: &[Node], change: &[Node]) -> Result<Vec<Node>, Vec<ConflictRegion>> {
-    let base_contents = fingerprints(base);
-    let main_contents = fingerprints(main);
-    let change_contents = fingerprints(change);
+fn merge_blocks(
+    base: Vec<Node>,
+    main: Vec<Node>,
+    change: Vec<Node>,
+) -> Result<Vec<Node>, Vec<ConflictRegion>> {
+    let [base_contents, main_contents, change_contents] = fingerprints3(&base, &main, &change);
     let groups = group_hunks(
         &diff(&base_contents, &main_contents),
         &diff(&base_contents, &change_contents),
     );
     let mut merged = Vec::with_capacity(main.len().max(change.len()));
+    let (mut main, mut change) = (Blocks::new(main), Blocks::new(change));
     let mut regions = Vec::new();
     // The base position reached, and where it is in each side.
     let (mut at_base, mut at_main, mut at_change) = (0, 0, 0);
     for group in &groups {
         let stable = group.base.0.saturating_sub(at_base);
-        merged.extend_from_slice(slice(main, (at_main, at_main + stable)));
+        merged.extend(main.take((at_main, at_main + stable)));
         let main_range = group.side_range(Side::Main, at_main + stable);
         let change_range = group.side_range(Side::Change, at_change + stable);
         match (group.has(Side::Main), group.has(Side::Change)) {
-            (true, false) => merged.extend_from_slice(slice(main, main_range)),
-            (false, true) => merged.extend_from_slice(slice(change, change_range)),
+            (true, false) => merged.extend(main.take(main_range)),
+            (false, true) => merged.extend(change.take(change_range)),
             _ if slice(&main_contents, main_range) == slice(&change_contents, change_range) => {
-                merged.extend_from_slice(slice(main, main_range));
+                merged.extend(main.take(main_range));
             }
             _ => regions.push(ConflictRegion {
                 base: group.base,
@@ -1153,10 +1222,12 @@ fn merge_blocks(base: &[Node], main: &[Node], change: &[Node]) -> Result<Vec<Nod
         }
         (at_base, at_main, at_change) = (group.base.1, main_range.1, change_range.1);
     }
-    merged.extend_from_slice(main.get(at_main..).unwrap_or_default());
+    merged.extend(main.take((at_main, usize::MAX)));
+    crate::parallel::drop_later((base, main.skipped, change.skipped, change.rest));
     if regions.is_empty() {
         Ok(merged)
     } else {
+        crate::parallel::drop_later(merged);
         Err(regions)
     }
 }
@@ -1164,8 +1235,35 @@ fn merge_blocks(base: &[Node], main: &[Node], change: &[Node]) -> Result<Vec<Nod
 /// Gives every node and fragment of a merged document a key used nowhere else in it: the first
 /// in document order keeps a shared key, later ones (and keyless ones) get fresh keys.
 fn ensure_unique_keys(document: &mut Document, new_key: &mut dyn FnMut() -> String) {
+    // Stored documents have a key on every node, and merged ones rarely repeat one: checking by
+    // reference first spares copying every key of a large document.
+    if keys_are_unique(&document.nodes) {
+        return;
+    }
     let mut seen = HashSet::new();
     unique_keys_in(&mut document.nodes, &mut seen, new_key);
+}
+
+/// Whether every node and fragment has a key and no key is used twice.
+fn keys_are_unique(nodes: &[Node]) -> bool {
+    // foldhash: a document at the limits holds 300,000 keys, and SipHash was most of the cost.
+    let mut seen: foldhash::HashSet<&str> = foldhash::HashSet::default();
+    let mut stack: Vec<&Node> = nodes.iter().collect();
+    while let Some(node) = stack.pop() {
+        match node.key.as_deref() {
+            Some(key) if seen.insert(key) => {}
+            _ => return false,
+        }
+        stack.extend(node.nodes.iter().flatten());
+        for fragment in node.fragments.iter().flatten() {
+            match fragment.key.as_deref() {
+                Some(key) if seen.insert(key) => {}
+                _ => return false,
+            }
+            stack.extend(fragment.nodes.iter());
+        }
+    }
+    true
 }
 
 fn unique_keys_in(nodes: &mut [Node], seen: &mut HashSet<String>, new_key: &mut dyn FnMut() -> String) {
@@ -1228,7 +1326,7 @@ mod tests {
 
         fn merge(&mut self, base: &Tree, main: &Tree, change: &Tree) -> MergeOutcome {
             let docs = &self.docs;
-            let lookup = |h: &str| docs.get(h).cloned();
+            let lookup = |hashes: &[&str]| hashes.iter().map(|h| docs.get(*h).cloned()).collect();
             let mut keys = self.keys;
             let mut new_key = || {
                 keys += 1;
@@ -1238,7 +1336,7 @@ mod tests {
                 base,
                 main,
                 change,
-                document: &lookup,
+                documents: &lookup,
                 new_key: &mut new_key,
                 now: 100,
             });
@@ -2076,16 +2174,16 @@ mod tests {
         let mut change = base.clone();
         edit(&mut change, "page09000", |p| p.title = "Changed".into());
         let loads = Cell::new(0);
-        let lookup = |_: &str| {
-            loads.set(loads.get() + 1);
-            None
+        let lookup = |hashes: &[&str]| {
+            loads.set(loads.get() + hashes.len());
+            vec![None; hashes.len()]
         };
         let started = std::time::Instant::now();
         let out = merge(MergeInput {
             base: &base,
             main: &main,
             change: &change,
-            document: &lookup,
+            documents: &lookup,
             new_key: &mut || "k".to_string(),
             now: 1,
         });

@@ -662,7 +662,7 @@ fn check_merge(document: &Document, edit_at: usize) -> Result<(), TestCaseError>
     let base = page_tree(&base_doc)?;
     let main = page_tree(&main_doc)?;
     let change = page_tree(&change_doc)?;
-    let lookup = |hash: &str| store.get(hash).cloned();
+    let lookup = |hashes: &[&str]| hashes.iter().map(|h| store.get(*h).cloned()).collect();
     let mut fresh = 0usize;
     let mut new_key = || {
         fresh += 1;
@@ -672,7 +672,7 @@ fn check_merge(document: &Document, edit_at: usize) -> Result<(), TestCaseError>
         base: &base,
         main: &main,
         change: &change,
-        document: &lookup,
+        documents: &lookup,
         new_key: &mut new_key,
         now: 1,
     });
@@ -794,13 +794,13 @@ fn merges_of_documents_within_the_limits_are_within_them() {
             tree
         })
         .collect();
-    let lookup = |hash: &str| store.get(hash).cloned();
+    let lookup = |hashes: &[&str]| hashes.iter().map(|h| store.get(*h).cloned()).collect();
     let mut fresh = 0usize;
     let outcome = merge::merge(MergeInput {
         base: &trees[0],
         main: &trees[1],
         change: &trees[2],
-        document: &lookup,
+        documents: &lookup,
         new_key: &mut || {
             fresh += 1;
             format!("fresh{fresh}")

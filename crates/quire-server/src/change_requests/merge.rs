@@ -48,7 +48,7 @@ fn three_way(
         base: &base.tree,
         main: &main.tree,
         change: &change.tree,
-        document: &|hash| loader.document(hash),
+        documents: &|hashes| loader.documents(hashes),
         new_key: &mut new_key,
         now: clock::now_ms(),
     });
@@ -159,8 +159,12 @@ pub async fn merge_change_request(
             );
             app.db
                 .read_blocking(move |c| {
-                    let precomputed = precompute(c, &app2, &space_id, &cr_id, &user, SpaceAction::Merge)?;
-                    let pinned = pin_for_merge(c, &app2, &space_id, &cr_id, precomputed.as_ref())?;
+                    let mut precomputed = precompute(c, &app2, &space_id, &cr_id, &user, SpaceAction::Merge)?;
+                    let parsed = precomputed
+                        .as_mut()
+                        .map(|p| std::mem::take(&mut p.outcome.parsed))
+                        .unwrap_or_default();
+                    let pinned = pin_for_merge(c, &app2, &space_id, &cr_id, precomputed.as_ref(), parsed)?;
                     Ok::<_, ApiError>((precomputed.map(Arc::new), pinned))
                 })
                 .await?
@@ -196,31 +200,29 @@ struct Pinned {
 
 impl Drop for Pinned {
     fn drop(&mut self) {
-        self.app.content.unpin(&self.keys);
+        // Freeing a document at the content limits takes a tenth of a second: not on the
+        // request's time.
+        quire_content::parallel::drop_later(self.app.content.unpin(&self.keys));
     }
 }
 
 /// Parses, before the write transaction, the documents that the indexes of main (search,
 /// links) read when main moves to the merged tree, and pins them, so that the transaction does
 /// not parse them while it holds the writer: a page at the content limits is 20 MB of JSON.
-/// None when the merge will not write.
+/// None when the merge will not write. `parsed` are the merged documents the merge made (its
+/// outcome's `parsed`, taken out of it).
 fn pin_for_merge(
     c: &mut dyn Conn,
     app: &App,
     space_id: &str,
     cr_id: &str,
     precomputed: Option<&Precomputed>,
+    parsed: Vec<(String, Document)>,
 ) -> ApiResult<Option<Pinned>> {
     match precomputed {
-        Some(p) if p.outcome.is_clean() => pin_changed(
-            c,
-            app,
-            space_id,
-            &p.main_tree.tree,
-            &p.outcome.tree,
-            &p.outcome.documents,
-        )
-        .map(Some),
+        Some(p) if p.outcome.is_clean() => {
+            pin_changed(c, app, space_id, &p.main_tree.tree, &p.outcome.tree, parsed).map(Some)
+        }
         Some(_) => Ok(None),
         None => {
             // Main has not moved since the change request started (or the merge is refused,
@@ -235,20 +237,20 @@ fn pin_for_merge(
             }
             let main_tree = store::load_tree(c, &app.content, space_id, cr.base_revision())?;
             let change = store::load_tree(c, &app.content, space_id, &cr.revision)?;
-            pin_changed(c, app, space_id, &main_tree.tree, &change.tree, &[]).map(Some)
+            pin_changed(c, app, space_id, &main_tree.tree, &change.tree, Vec::new()).map(Some)
         }
     }
 }
 
-/// Pins the documents of the pages whose document differs between `old` and `new`, parsed
-/// from `fresh` (documents not stored yet) or read.
+/// Pins the documents of the pages whose document differs between `old` and `new`: `fresh`
+/// ones (not stored yet, by hash) or read.
 fn pin_changed(
     c: &mut dyn Conn,
     app: &App,
     space_id: &str,
     old: &quire_content::tree::Tree,
     new: &quire_content::tree::Tree,
-    fresh: &[(String, Vec<u8>)],
+    mut fresh: Vec<(String, Document)>,
 ) -> ApiResult<Pinned> {
     let changes = crate::content::derived::Changes::between(Some(old), new);
     let mut hashes: Vec<&str> = changes
@@ -262,12 +264,13 @@ fn pin_changed(
     hashes.dedup();
     let mut documents = Vec::with_capacity(hashes.len());
     for hash in hashes {
-        let document = match fresh.iter().find(|(h, _)| h == hash) {
-            Some((_, json)) => Arc::new(store::CachedDocument::parse(json)?),
+        let document = match fresh.iter().position(|(h, _)| h == hash) {
+            Some(i) => Arc::new(store::CachedDocument::from(fresh.swap_remove(i).1)),
             None => store::load_document(c, &app.content, space_id, hash)?,
         };
         documents.push((hash.to_string(), document));
     }
+    quire_content::parallel::drop_later(fresh);
     Ok(Pinned {
         keys: app.content.pin(space_id, documents),
         app: app.clone(),

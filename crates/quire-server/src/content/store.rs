@@ -113,6 +113,14 @@ pub struct CachedDocument {
     bytes: usize,
 }
 
+/// A document parsed by whoever made it (a merge), so that it is not parsed again from its
+/// bytes. Its size is left at 0: such a document is only pinned, never weighed by the cache.
+impl From<Document> for CachedDocument {
+    fn from(document: Document) -> Self {
+        CachedDocument { document, bytes: 0 }
+    }
+}
+
 impl CachedDocument {
     /// Parses a document's stored JSON.
     pub fn parse(json: &[u8]) -> ApiResult<CachedDocument> {
@@ -206,19 +214,23 @@ impl ContentCache {
             .collect()
     }
 
-    pub fn unpin(&self, keys: &[(String, String)]) {
+    /// Releases documents [`ContentCache::pin`] held; returns those no merge holds any more,
+    /// for the caller to free when it suits it.
+    pub fn unpin(&self, keys: &[(String, String)]) -> Vec<Arc<CachedDocument>> {
         let mut pinned = self
             .pinned
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut released = Vec::new();
         for key in keys {
             if let Some(entry) = pinned.get_mut(key) {
                 entry.1 -= 1;
                 if entry.1 == 0 {
-                    pinned.remove(key);
+                    released.extend(pinned.remove(key).map(|(document, _)| document));
                 }
             }
         }
+        released
     }
 
     /// A cached or pinned document.
@@ -403,6 +415,61 @@ fn read_document(c: &mut dyn Conn, space_id: &str, hash: &str) -> ApiResult<(Doc
     Ok((document, body.len()))
 }
 
+/// Documents to change or consume, in the order of `hashes`, as [`owned_document`] gives one:
+/// copies of cached ones, the others read in one query and parsed in parallel (the three
+/// versions of a page at the content limits are 60 MB of JSON).
+pub fn owned_documents(
+    c: &mut dyn Conn,
+    cache: &ContentCache,
+    space_id: &str,
+    hashes: &[&str],
+) -> ApiResult<Vec<Document>> {
+    let mut cached = Vec::with_capacity(hashes.len());
+    let mut missing = Vec::new();
+    for hash in hashes {
+        let document = cache.document(&(space_id.to_string(), hash.to_string()));
+        if document.is_none() {
+            missing.push(*hash);
+        }
+        cached.push(document);
+    }
+    missing.sort_unstable();
+    missing.dedup();
+    let bodies = load_objects(c, space_id, &missing)?;
+    let parsed = parse_all(&bodies.iter().map(|(_, body)| body.as_str()).collect::<Vec<_>>());
+    let mut read: std::collections::HashMap<&str, Document> = std::collections::HashMap::new();
+    for ((hash, _), document) in bodies.iter().zip(parsed) {
+        read.insert(hash, document.map_err(|e| decode_error("document", e))?);
+    }
+    hashes
+        .iter()
+        .zip(cached)
+        .map(|(hash, cached)| match cached {
+            Some(doc) => Ok(doc.document.clone()),
+            // A hash asked for twice gets a copy the second time.
+            None => match read.get(hash) {
+                Some(doc) if hashes.iter().filter(|h| *h == hash).count() > 1 => Ok(doc.clone()),
+                _ => read
+                    .remove(hash)
+                    .ok_or_else(|| ApiError::internal(format!("document {hash} is missing"))),
+            },
+        })
+        .collect()
+}
+
+/// Parses documents' JSON, on two threads when there is enough of it to be worth one.
+fn parse_all(bodies: &[&str]) -> Vec<serde_json::Result<Document>> {
+    const WORTH_A_THREAD: usize = 1 << 20;
+    let total: usize = bodies.iter().map(|b| b.len()).sum();
+    if bodies.len() < 2 || total < WORTH_A_THREAD {
+        return bodies.iter().map(|body| serde_json::from_str(body)).collect();
+    }
+    let (left, right) = bodies.split_at(bodies.len() / 2);
+    let (mut parsed, rest) = quire_content::parallel::join(|| parse_all(left), || parse_all(right));
+    parsed.extend(rest);
+    parsed
+}
+
 /// Loads the documents of many pages at once (hash → document), for reads that need them all.
 pub fn load_documents(
     c: &mut dyn Conn,
@@ -557,6 +624,15 @@ impl<'c> Loader<'c> {
     pub fn document(&self, hash: &str) -> Option<Document> {
         let loaded = load_document(&mut **self.conn.borrow_mut(), self.cache, self.space_id, hash);
         self.keep(loaded).map(|d| d.document.clone())
+    }
+
+    /// Documents to take apart (a merge's versions of a page): see [`owned_documents`].
+    pub fn documents(&self, hashes: &[&str]) -> Vec<Option<Document>> {
+        let loaded = owned_documents(&mut **self.conn.borrow_mut(), self.cache, self.space_id, hashes);
+        match self.keep(loaded) {
+            Some(documents) => documents.into_iter().map(Some).collect(),
+            None => vec![None; hashes.len()],
+        }
     }
 
     pub fn tree(&self, revision: &str) -> Option<Arc<Tree>> {

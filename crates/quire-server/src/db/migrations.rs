@@ -66,6 +66,12 @@ const MIGRATIONS: &[Migration] = &[
         sqlite: include_str!("../../migrations/0009_file_blobs.sql"),
         postgres: include_str!("../../migrations/0009_file_blobs.sql"),
     },
+    Migration {
+        version: 10,
+        name: "object compression",
+        sqlite: include_str!("../../migrations/0010_object_compression_sqlite.sql"),
+        postgres: include_str!("../../migrations/0010_object_compression_postgres.sql"),
+    },
 ];
 
 /// An arbitrary constant that names quire's migration lock among PostgreSQL advisory locks.

@@ -1,0 +1,2 @@
+-- PostgreSQL only (lz4 compression of stored documents); SQLite stores them as they are.
+SELECT 1;
