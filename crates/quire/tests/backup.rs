@@ -10,14 +10,10 @@ mod support;
 use quire_server::db::{Db, DbConfig};
 use quire_server::error::ApiError;
 use serde_json::json;
-use support::{Burst, Server, Storage, admin, call, client, runtime};
+use support::{Burst, Server, Storage, admin, call, client, runtime, stderr};
 
 /// Concurrent writers during the backup.
 const WRITERS: usize = 6;
-
-fn stderr(output: &std::process::Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
 
 fn flags(data_dir: &std::path::Path) -> Vec<String> {
     vec!["--data-dir".into(), data_dir.display().to_string()]

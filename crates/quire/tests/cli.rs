@@ -7,11 +7,7 @@ mod support;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use support::{Server, Storage, admin, call, client, runtime};
-
-fn stderr(output: &std::process::Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
+use support::{Server, Storage, admin, call, client, runtime, stderr};
 
 #[test]
 fn admin_in_another_directory_says_which_database_and_refuses_to_make_one() {

@@ -302,6 +302,11 @@ pub fn admin(cwd: &Path, args: &[&str]) -> Output {
         .expect("run quire admin")
 }
 
+/// What a command printed on stderr.
+pub fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
 /// Acknowledged writes of a burst.
 #[derive(Clone, Default)]
 pub struct Acked {
