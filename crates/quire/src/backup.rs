@@ -35,7 +35,7 @@ pub fn backup(db: &Db, storage: &StorageArgs, to: &Path) -> Result<String, Strin
                 .into(),
         );
     }
-    let files_dir = local_files(storage, "backs up")?;
+    let files_dir = local_files(storage, "backup")?;
     let to = std::path::absolute(to).map_err(|e| format!("cannot resolve {}: {e}", to.display()))?;
     if to.exists() {
         return Err(format!("{} exists: name a new file", to.display()));
@@ -82,12 +82,11 @@ pub fn backup(db: &Db, storage: &StorageArgs, to: &Path) -> Result<String, Strin
 }
 
 /// The local directory of file bytes; an object store has its own backups.
-fn local_files(storage: &StorageArgs, verb: &str) -> Result<PathBuf, String> {
+fn local_files(storage: &StorageArgs, command: &str) -> Result<PathBuf, String> {
     match storage.object_store_url.as_deref().filter(|u| !u.is_empty()) {
         Some(url) => Err(format!(
-            "files are kept in {url}: `quire admin {}` {verb} only a local file store; use the \
-             object store's versioning or replication (see README.md, Operations, Backups)",
-            if verb == "backs up" { "backup" } else { "restore" }
+            "files are kept in {url}: `quire admin {command}` handles only a local file store; use \
+             the object store's versioning or replication (see README.md, Operations, Backups)"
         )),
         None => Ok(storage.data_dir.join(FILES)),
     }
@@ -163,7 +162,7 @@ pub fn restore(storage: &StorageArgs, config: &DbConfig, from: &Path, force: boo
             );
         }
     };
-    let files_dir = local_files(storage, "restores")?;
+    let files_dir = local_files(storage, "restore")?;
     let data_dir = &storage.data_dir;
     let occupied = has_entries(data_dir)? || db_path.exists();
     if occupied && !force {

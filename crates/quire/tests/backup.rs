@@ -105,6 +105,7 @@ fn an_online_backup_during_a_write_burst_restores_every_acknowledged_write() {
         assert!(backed_up.status.success(), "{}", stderr(&backed_up));
         (before, during)
     });
+    eprintln!("writes acknowledged while the backup ran: {during}");
     assert!(
         during > 0,
         "no write was acknowledged while the backup ran: not an online backup test"
@@ -230,4 +231,47 @@ fn on_postgresql_backup_and_restore_point_to_pg_dump() {
     assert!(!restore.status.success());
     assert!(stderr(&restore).contains("pg_restore"), "{}", stderr(&restore));
     drop(server);
+}
+
+#[test]
+fn with_files_in_an_object_store_backup_says_to_use_its_tools() {
+    let storage = Storage::sqlite();
+    let data = flags(storage.dir.path());
+    let made = run_admin(
+        storage.dir.path(),
+        &data,
+        &[
+            "--create",
+            "user",
+            "create",
+            "--email",
+            "ann@example.com",
+            "--name",
+            "Ann",
+        ],
+    );
+    assert!(made.status.success(), "{}", stderr(&made));
+    let s3 = [
+        &data[..],
+        &["--object-store-url".into(), "s3://bucket/quire".into()],
+    ]
+    .concat();
+    let file = storage.dir.path().join("b.tar");
+    let refused = run_admin(
+        storage.dir.path(),
+        &s3,
+        &["backup", "--to", &file.display().to_string()],
+    );
+    assert!(!refused.status.success());
+    assert!(
+        stderr(&refused).contains("s3://bucket/quire"),
+        "{}",
+        stderr(&refused)
+    );
+    assert!(
+        stderr(&refused).contains("versioning or replication"),
+        "{}",
+        stderr(&refused)
+    );
+    assert!(!file.exists());
 }

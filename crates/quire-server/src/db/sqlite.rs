@@ -130,7 +130,8 @@ impl SqliteDb {
         let target = target
             .to_str()
             .ok_or_else(|| DbError::Other(format!("{} is not a UTF-8 path", target.display())))?;
-        // A connection of its own: the writer's would keep the backup's statement cached.
+        // A connection of its own, outside any transaction (VACUUM runs in none), so that the
+        // writer stays free for the process's transactions while the copy is written.
         let conn = open_conn(&self.path, false)?;
         conn.0.execute("VACUUM INTO ?1", [target]).map_err(map_err)?;
         Ok(())
