@@ -237,19 +237,7 @@ fn on_postgresql_backup_and_restore_point_to_pg_dump() {
 fn with_files_in_an_object_store_backup_says_to_use_its_tools() {
     let storage = Storage::sqlite();
     let data = flags(storage.dir.path());
-    let made = run_admin(
-        storage.dir.path(),
-        &data,
-        &[
-            "--create",
-            "user",
-            "create",
-            "--email",
-            "ann@example.com",
-            "--name",
-            "Ann",
-        ],
-    );
+    let made = run_admin(storage.dir.path(), &data, support::CREATE_ANN);
     assert!(made.status.success(), "{}", stderr(&made));
     let s3 = [
         &data[..],

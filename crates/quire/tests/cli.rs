@@ -74,19 +74,7 @@ fn admin_refuses_a_database_quire_never_set_up_on_either_engine() {
             .get(0);
         assert_eq!(tables, 0);
     }
-    let user = [
-        &flags[..],
-        &[
-            "--create",
-            "user",
-            "create",
-            "--email",
-            "ann@example.com",
-            "--name",
-            "Ann",
-        ],
-    ]
-    .concat();
+    let user = [&flags[..], support::CREATE_ANN].concat();
     let created = admin(storage.dir.path(), &user);
     assert!(created.status.success(), "{}", stderr(&created));
     let org_made = admin(storage.dir.path(), &org);

@@ -302,6 +302,17 @@ pub fn admin(cwd: &Path, args: &[&str]) -> Output {
         .expect("run quire admin")
 }
 
+/// `quire admin` arguments that set up a new database with the user ann@example.com.
+pub const CREATE_ANN: &[&str] = &[
+    "--create",
+    "user",
+    "create",
+    "--email",
+    "ann@example.com",
+    "--name",
+    "Ann",
+];
+
 /// What a command printed on stderr.
 pub fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
