@@ -152,26 +152,31 @@ async fn observe(State(app): State<App>, mut req: Request, next: Next) -> Respon
         .map(|p| p.as_str().to_string())
         .unwrap_or_else(|| "unmatched".to_string());
     let span = tracing::info_span!("request", id = %id, method = %method, path = %req.uri().path());
-    let mut response = next.run(req).instrument(span.clone()).await;
+    let mut response = next.run(req).instrument(span).await;
     let elapsed = started.elapsed();
     let status = response.status();
-    // Access lines for failures at info, for successes at debug: a busy server answering tens of
-    // thousands of requests a second should not spend its time writing logs (RUST_LOG=debug
-    // shows them all).
-    span.in_scope(|| {
-        let ms = elapsed.as_secs_f64() * 1e3;
-        if status.is_client_error() || status.is_server_error() {
-            tracing::info!(status = status.as_u16(), ms, "answered");
-        } else {
-            tracing::debug!(status = status.as_u16(), ms, "answered");
-        }
-    });
+    // One access line per request, outside the request's span so that it stands alone: the
+    // matched route (no ids, no query), never the raw path. `RUST_LOG=warn` (or
+    // `quire_server::app=warn`) leaves them out where their cost matters (bench/README.md).
+    tracing::info!(
+        method = %method,
+        route = %route,
+        status = status.as_u16(),
+        ms = round_ms(elapsed),
+        id = %id,
+        "request"
+    );
     app.metrics
         .record(method.as_str(), &route, status.as_u16(), elapsed);
     if let Ok(value) = HeaderValue::from_str(&id) {
         response.headers_mut().insert(REQUEST_ID, value);
     }
     response
+}
+
+/// A duration in milliseconds, rounded to hundredths.
+fn round_ms(elapsed: std::time::Duration) -> f64 {
+    (elapsed.as_secs_f64() * 1e5).round() / 100.0
 }
 
 /// How long after a request's deadline its answer is given up on: its write transaction checks
@@ -251,6 +256,16 @@ mod tests {
     use tower::ServiceExt;
 
     use super::*;
+
+    #[test]
+    fn access_lines_round_durations_to_hundredths_of_a_millisecond() {
+        use std::time::Duration;
+        assert_eq!(round_ms(Duration::from_micros(1234)), 1.23);
+        assert_eq!(round_ms(Duration::from_micros(1236)), 1.24);
+        assert_eq!(round_ms(Duration::from_nanos(4_999)), 0.0);
+        assert_eq!(round_ms(Duration::from_millis(2500)), 2500.0);
+        assert_eq!(format!("{}", round_ms(Duration::from_micros(300))), "0.3");
+    }
 
     #[tokio::test]
     async fn a_request_past_its_deadline_answers_503_with_the_envelope() {

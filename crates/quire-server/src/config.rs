@@ -35,13 +35,45 @@ pub struct StorageArgs {
 }
 
 impl StorageArgs {
+    /// The same storage with the data directory made absolute (from the current directory), so
+    /// that what a command reports is what it uses. `./data` is relative to wherever the
+    /// command runs: an `admin` command run from another directory would otherwise find (or
+    /// make) another database without saying so.
+    pub fn absolute(mut self) -> Result<StorageArgs, String> {
+        self.data_dir = absolute(&self.data_dir)?;
+        Ok(self)
+    }
+
     pub fn db_config(&self) -> Result<DbConfig, String> {
         match self.database_url.as_deref().filter(|u| !u.is_empty()) {
-            Some(url) => DbConfig::from_url(url, self.database_max_connections),
+            Some(url) => match DbConfig::from_url(url, self.database_max_connections)? {
+                DbConfig::Sqlite { path } => Ok(DbConfig::Sqlite {
+                    path: absolute(&path)?,
+                }),
+                postgres => Ok(postgres),
+            },
             None => Ok(DbConfig::Sqlite {
                 path: self.data_dir.join("quire.db"),
             }),
         }
+    }
+
+    /// Where this storage is, in words: the database (a PostgreSQL URL without its password),
+    /// the data directory and the file store.
+    pub fn report(&self) -> Result<StorageReport, String> {
+        let database = match self.db_config()? {
+            DbConfig::Sqlite { path } => format!("{} (SQLite)", path.display()),
+            DbConfig::Postgres { url, .. } => format!("{} (PostgreSQL)", redact_password(&url)),
+        };
+        let files = match self.object_store_url.as_deref().filter(|u| !u.is_empty()) {
+            Some(url) => url.to_string(),
+            None => self.data_dir.join("files").display().to_string(),
+        };
+        Ok(StorageReport {
+            database,
+            data_dir: self.data_dir.display().to_string(),
+            files,
+        })
     }
 
     /// Where file bytes live.
@@ -51,6 +83,53 @@ impl StorageArgs {
             None => crate::files::BlobStore::local(&self.data_dir.join("files")),
         }
     }
+}
+
+/// Where a command's data is, as it reports it at start (see [`StorageArgs::report`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StorageReport {
+    pub database: String,
+    pub data_dir: String,
+    pub files: String,
+}
+
+impl std::fmt::Display for StorageReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "database {}, data directory {}, files {}",
+            self.database, self.data_dir, self.files
+        )
+    }
+}
+
+fn absolute(path: &std::path::Path) -> Result<PathBuf, String> {
+    std::path::absolute(path).map_err(|e| format!("cannot resolve {}: {e}", path.display()))
+}
+
+/// A PostgreSQL URL fit to print: its password, in the user part or as a parameter, replaced.
+fn redact_password(raw: &str) -> String {
+    let Ok(mut url) = url::Url::parse(raw) else {
+        return "(an unreadable PostgreSQL URL)".to_string();
+    };
+    if url.password().is_some() {
+        let _ = url.set_password(Some("***"));
+    }
+    if url.query_pairs().any(|(k, _)| k == "password") {
+        let pairs: Vec<(String, String)> = url
+            .query_pairs()
+            .map(|(k, v)| {
+                let v = if k == "password" {
+                    "***".into()
+                } else {
+                    v.into_owned()
+                };
+                (k.into_owned(), v)
+            })
+            .collect();
+        url.query_pairs_mut().clear().extend_pairs(pairs);
+    }
+    url.to_string()
 }
 
 /// `quire serve`.
@@ -118,6 +197,14 @@ pub struct ServeArgs {
     /// address).
     #[arg(long, env = "QUIRE_TRUST_PROXY")]
     pub trust_proxy: bool,
+}
+
+impl ServeArgs {
+    /// The same arguments with the data directory made absolute (see [`StorageArgs::absolute`]).
+    pub fn absolute(mut self) -> Result<ServeArgs, String> {
+        self.storage = self.storage.absolute()?;
+        Ok(self)
+    }
 }
 
 /// Limits on client connections, so that slow or idle clients cannot hold the server's
@@ -240,6 +327,41 @@ fn parse_quota(text: &str) -> Result<Quota, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn printed_database_urls_hide_passwords() {
+        assert_eq!(
+            redact_password("postgres://quire:s3cret@db.internal:5432/quire"),
+            "postgres://quire:***@db.internal:5432/quire"
+        );
+        let redacted = redact_password("postgres://quire@db/quire?sslmode=disable&password=s3cret");
+        assert!(!redacted.contains("s3cret"), "{redacted}");
+        assert!(redacted.contains("sslmode=disable"), "{redacted}");
+        assert_eq!(
+            redact_password("postgres://postgres@127.0.0.1:5432/test"),
+            "postgres://postgres@127.0.0.1:5432/test"
+        );
+    }
+
+    #[test]
+    fn the_data_directory_is_reported_as_an_absolute_path() {
+        let storage = StorageArgs {
+            data_dir: "./data".into(),
+            database_url: None,
+            object_store_url: None,
+            database_max_connections: 1,
+        }
+        .absolute()
+        .unwrap();
+        let report = storage.report().unwrap();
+        let cwd = std::env::current_dir().unwrap();
+        assert_eq!(report.data_dir, cwd.join("data").display().to_string());
+        assert_eq!(
+            report.database,
+            format!("{} (SQLite)", cwd.join("data").join("quire.db").display())
+        );
+        assert_eq!(report.files, cwd.join("data").join("files").display().to_string());
+    }
 
     #[test]
     fn durations() {

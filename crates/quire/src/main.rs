@@ -1,11 +1,14 @@
 //! The `quire` command: `serve` runs the server; `admin` manages users, organizations and
 //! tokens on the same database, also while the server runs.
 
+use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use quire_server::config::{LogFormat, ServeArgs, StorageArgs};
 use quire_server::db::Db;
+
+mod backup;
 
 // glibc's allocator spent a quarter of a loaded server's time in malloc and free, contended
 // between threads; mimalloc (which, with `override`, also serves SQLite's allocations) keeps
@@ -42,8 +45,16 @@ fn configure_allocator() {
     }
 }
 
+/// The version and the commit the binary was built from (see build.rs).
+const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (commit ",
+    env!("QUIRE_GIT_COMMIT"),
+    ")"
+);
+
 #[derive(Parser)]
-#[command(name = "quire", version, about = "A self-hosted documentation platform")]
+#[command(name = "quire", version = VERSION, about = "A self-hosted documentation platform")]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -65,8 +76,29 @@ enum Command {
     Admin {
         #[command(flatten)]
         storage: StorageArgs,
+        /// Set up a new, empty database when none is found. Without it, a command that finds
+        /// no database (a mistyped --data-dir, another current directory) stops and says so.
+        #[arg(long, global = true)]
+        create: bool,
         #[command(subcommand)]
-        command: AdminCommand,
+        command: AdminTask,
+    },
+}
+
+/// `quire admin` commands: those on an open database, and `restore`, which must not open one.
+#[derive(Subcommand)]
+enum AdminTask {
+    #[command(flatten)]
+    OnDatabase(AdminCommand),
+    /// Bring back a backup made by `quire admin backup` into the data directory. Stop the
+    /// server first.
+    Restore {
+        /// The backup file.
+        #[arg(long)]
+        from: std::path::PathBuf,
+        /// Replace the database and files of a data directory that is not empty.
+        #[arg(long)]
+        force: bool,
     },
 }
 
@@ -95,6 +127,13 @@ enum AdminCommand {
         space: String,
         /// The folder.
         dir: std::path::PathBuf,
+    },
+    /// Copy the SQLite database and the local file store into one tar file, while the server
+    /// runs (PostgreSQL and object stores have their own tools: see README.md, Backups).
+    Backup {
+        /// The file to write (`.tar`, or `.tar.gz` to compress); it must not exist.
+        #[arg(long)]
+        to: std::path::PathBuf,
     },
 }
 
@@ -147,6 +186,13 @@ fn main() -> ExitCode {
             bootstrap_email,
         } => {
             init_logs(args.log_format, "info");
+            let args = match args
+                .absolute()
+                .and_then(|args| report_serve_storage(&args).map(|()| args))
+            {
+                Ok(args) => args,
+                Err(e) => return fail(&e),
+            };
             // Blocking threads carry database work (at most the pool's size at once) and file
             // I/O. With tokio's default cap of 512, a job often came before the thread of the
             // last one was idle again, so new threads kept being started: 90 at 64 connections
@@ -170,9 +216,13 @@ fn main() -> ExitCode {
                 Err(e) => fail(&e),
             }
         }
-        Command::Admin { storage, command } => {
+        Command::Admin {
+            storage,
+            create,
+            command,
+        } => {
             init_logs(LogFormat::Text, "warn");
-            match admin(&storage, command) {
+            match admin(storage, create, command) {
                 Ok(out) => {
                     println!("{out}");
                     ExitCode::SUCCESS
@@ -183,8 +233,52 @@ fn main() -> ExitCode {
     }
 }
 
-fn admin(storage: &StorageArgs, command: AdminCommand) -> Result<String, String> {
-    let db = Db::open(&storage.db_config()?).map_err(|e| format!("cannot open the database: {e}"))?;
+/// Logs where `serve` keeps its data, and whether it starts a new database there.
+fn report_serve_storage(args: &ServeArgs) -> Result<(), String> {
+    let report = args.storage.report()?;
+    let new = !args
+        .storage
+        .db_config()?
+        .holds_quire()
+        .map_err(|e| format!("cannot open the database: {e}"))?;
+    tracing::info!(
+        database = %report.database,
+        data_dir = %report.data_dir,
+        files = %report.files,
+        new,
+        "storage"
+    );
+    Ok(())
+}
+
+fn admin(storage: StorageArgs, create: bool, task: AdminTask) -> Result<String, String> {
+    let storage = storage.absolute()?;
+    let report = storage.report()?;
+    eprintln!("quire: {report}");
+    let config = storage.db_config()?;
+    let command = match task {
+        AdminTask::Restore { from, force } => return backup::restore(&storage, &config, &from, force),
+        AdminTask::OnDatabase(command) => command,
+    };
+    let exists = config
+        .holds_quire()
+        .map_err(|e| format!("cannot open the database: {e}"))?;
+    if !exists && !create {
+        let cwd = std::env::current_dir()
+            .map(|d| d.display().to_string())
+            .unwrap_or_default();
+        return Err(format!(
+            "no quire database at {}: this command would set up a new, empty one. Point it at the \
+             server's database (--data-dir or --database-url, or the server's QUIRE_* variables; a \
+             relative path is taken from the current directory, {cwd}), or pass --create to set up \
+             a new one",
+            report.database
+        ));
+    }
+    if !exists {
+        eprintln!("quire: --create: setting up a new, empty database");
+    }
+    let db = Db::open(&config).map_err(|e| format!("cannot open the database: {e}"))?;
     let result = match command {
         AdminCommand::User {
             command: UserCommand::Create { email, name },
@@ -195,6 +289,7 @@ fn admin(storage: &StorageArgs, command: AdminCommand) -> Result<String, String>
         AdminCommand::Token {
             command: TokenCommand::Create { email, scopes },
         } => quire_server::admin::create_token(&db, &email, &scopes),
+        AdminCommand::Backup { to } => return backup::backup(&db, &storage, &to),
         AdminCommand::Import { space, dir } => {
             let blobs = storage.blob_store()?;
             let imported = quire_server::import::import_space(&db, &blobs, &space, &dir)?;
@@ -216,8 +311,12 @@ fn fail(message: &str) -> ExitCode {
 fn init_logs(format: LogFormat, default: &str) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    // Colours only for a person at a terminal: escape codes in a file or a log collector are
+    // noise (and NO_COLOR asks for none at all).
+    let ansi = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(ansi)
         .with_writer(std::io::stderr);
     match format {
         LogFormat::Json => builder.json().init(),

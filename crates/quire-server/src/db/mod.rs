@@ -128,6 +128,22 @@ impl DbConfig {
     }
 }
 
+impl DbConfig {
+    /// Whether the database exists and quire has set it up. False for a SQLite file not yet
+    /// created and for a PostgreSQL database (or schema) quire never migrated. Blocking.
+    pub fn holds_quire(&self) -> Result<bool, DbError> {
+        match self {
+            DbConfig::Sqlite { path } => sqlite::holds_quire(path),
+            DbConfig::Postgres { url, .. } => postgres::holds_quire(url),
+        }
+    }
+}
+
+/// Whether some connection, of any process, has the SQLite database at `path` open. Blocking.
+pub fn sqlite_in_use(path: &std::path::Path) -> Result<bool, DbError> {
+    sqlite::in_use(path)
+}
+
 /// The database: a handle cheap to clone and share between tasks.
 #[derive(Clone)]
 pub struct Db {
@@ -191,6 +207,19 @@ impl Db {
             }),
         }
         self.changes.stamp()
+    }
+
+    /// Writes a consistent copy of a SQLite database to `target` (a file that must not exist)
+    /// while the database stays in use. PostgreSQL has its own tools (`pg_dump`), and this
+    /// answers an error naming them. Blocking.
+    pub fn backup_into(&self, target: &std::path::Path) -> Result<(), DbError> {
+        match &*self.engine {
+            Engine::Sqlite(db) => db.vacuum_into(target),
+            Engine::Postgres(_) => Err(DbError::Other(
+                "the database is PostgreSQL: back it up with pg_dump (see README.md, Operations, Backups)"
+                    .into(),
+            )),
+        }
     }
 
     fn migrate(&self) -> Result<(), DbError> {

@@ -92,6 +92,52 @@ impl SqliteDb {
     }
 }
 
+/// Whether `path` is a database quire has set up (its migrations table exists), opened read-only
+/// so that asking never creates the file.
+pub fn holds_quire(path: &Path) -> Result<bool, DbError> {
+    if !path.exists() {
+        return Ok(false);
+    }
+    let conn = open_conn(path, true)?;
+    conn.0
+        .query_row(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'",
+            [],
+            |row| row.get::<_, i64>(0),
+        )
+        .map(|n| n > 0)
+        .map_err(map_err)
+}
+
+/// Whether another connection (a running server, an admin command) has the database at `path`
+/// open: asks for an exclusive lock, which SQLite grants only while no other connection holds
+/// even a shared one, and gives it back at once.
+pub fn in_use(path: &Path) -> Result<bool, DbError> {
+    let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_WRITE).map_err(map_err)?;
+    let taken = conn.execute_batch("PRAGMA locking_mode = EXCLUSIVE; BEGIN EXCLUSIVE; COMMIT;");
+    match taken.map_err(map_err) {
+        Ok(()) => Ok(false),
+        Err(DbError::Busy(_)) => Ok(true),
+        Err(e) => Err(e),
+    }
+}
+
+impl SqliteDb {
+    /// Writes a consistent copy of the whole database to `target` (a new file) while other
+    /// connections, of this process or others, go on reading and writing: `VACUUM INTO` reads
+    /// one snapshot, as a read transaction would, and under WAL holds up no writer.
+    pub fn vacuum_into(&self, target: &Path) -> Result<(), DbError> {
+        let target = target
+            .to_str()
+            .ok_or_else(|| DbError::Other(format!("{} is not a UTF-8 path", target.display())))?;
+        // A connection of its own, outside any transaction (VACUUM runs in none), so that the
+        // writer stays free for the process's transactions while the copy is written.
+        let conn = open_conn(&self.path, false)?;
+        conn.0.execute("VACUUM INTO ?1", [target]).map_err(map_err)?;
+        Ok(())
+    }
+}
+
 fn open_conn(path: &Path, read_only: bool) -> Result<SqliteConn, DbError> {
     let flags = if read_only {
         OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI
