@@ -39,8 +39,8 @@ pub use document::{
 pub use links::{DocumentLink, extract_links};
 pub use markdown::{
     FrontmatterError, LayoutVisibility, LinkTarget, MarkdownError, MarkdownPage, PageFrontmatter, PageLayout,
-    document_to_markdown, markdown_to_document, normalize_link_target, parse_page, render_page,
-    resolve_links, split_frontmatter,
+    document_to_markdown, is_unresolved_path, markdown_to_document, normalize_link_target, parse_page,
+    render_page, resolve_links, split_frontmatter,
 };
 pub use sections::{Section, sections};
 pub use slug::slugify;

@@ -59,9 +59,45 @@ pub fn create_org(db: &Db, title: &str, owner: &str) -> Result<String, ApiError>
 
 /// Issues an API token for the user with email `email`; returns the secret.
 pub fn create_token(db: &Db, email: &str, scopes: &[String]) -> Result<String, ApiError> {
+    create_expiring_token(db, email, scopes, None)
+}
+
+/// As [`create_token`], valid for `lifetime` from now when given.
+pub fn create_expiring_token(
+    db: &Db,
+    email: &str,
+    scopes: &[String],
+    lifetime: Option<std::time::Duration>,
+) -> Result<String, ApiError> {
+    let expires_at = match lifetime {
+        None => None,
+        Some(d) => {
+            let ms = i64::try_from(d.as_millis()).ok().filter(|ms| *ms > 0);
+            let at = ms.and_then(|ms| clock::now_ms().checked_add(ms));
+            Some(at.ok_or_else(|| {
+                ApiError::bad_request("--expires must be more than zero and at most a few centuries")
+            })?)
+        }
+    };
     db.write_sync(|c| {
         let user = user_by_email(c, email)?;
-        issue_token(c, &user, scopes, Some("admin command line"))
+        issue_token(c, &user, scopes, Some("admin command line"), expires_at)
+    })
+}
+
+/// The tokens of the user with email `email`, oldest first.
+pub fn list_tokens(db: &Db, email: &str) -> Result<Vec<crate::tokens::Token>, ApiError> {
+    db.read_sync(|c| {
+        let user = user_by_email(c, email)?;
+        Ok(crate::tokens::list_all(c, &user)?)
+    })
+}
+
+/// Revokes a token by id: every server refuses it within a second (see `auth::TokenCache`).
+pub fn revoke_token(db: &Db, id: &str) -> Result<(), ApiError> {
+    db.write_sync(|c| match crate::tokens::revoke(c, id, None)? {
+        Some(_) => Ok(()),
+        None => Err(ApiError::not_found(format!("no token has the id {id}"))),
     })
 }
 
@@ -94,7 +130,7 @@ pub fn bootstrap(db: &Db, email: &str) -> Result<Option<Bootstrap>, ApiError> {
         let user_id = insert_user(c, &email, "Administrator")?;
         let org_title = "My Organization".to_string();
         let org_id = crate::orgs::create(c, &org_title, &user_id, &[])?;
-        let token = issue_token(c, &user_id, &[], Some("first start"))?;
+        let token = issue_token(c, &user_id, &[], Some("first start"), None)?;
         Ok(Some(Bootstrap {
             email: email.clone(),
             user_id,

@@ -35,6 +35,8 @@ pub struct Settings {
     pub trust_proxy: bool,
     /// How long a request may run (see [`deadline`]).
     pub request_timeout: std::time::Duration,
+    /// Origins allowed by CORS (none: CORS off).
+    pub cors_origins: Vec<crate::cors::CorsOrigin>,
 }
 
 /// Shared state of every handler: cheap to clone.
@@ -101,6 +103,7 @@ const REQUEST_ID: &str = "x-request-id";
 pub fn router(app: App) -> Router {
     let api = Router::new()
         .merge(crate::users::routes())
+        .merge(crate::tokens::routes())
         .merge(crate::orgs::routes())
         .merge(crate::members::routes())
         .merge(crate::teams::routes())
@@ -114,7 +117,8 @@ pub fn router(app: App) -> Router {
         .merge(crate::comments::routes())
         .merge(crate::search::routes())
         .merge(crate::links::routes());
-    Router::new()
+    let router = Router::new()
+        .route("/", get(crate::home::page))
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))
@@ -126,7 +130,13 @@ pub fn router(app: App) -> Router {
         .layer(middleware::from_fn_with_state(
             app.settings.request_timeout,
             deadline,
-        ))
+        ));
+    // Outside the deadline and panic layers, so that their answers carry the CORS headers too.
+    let router = match crate::cors::layer(&app.settings.cors_origins) {
+        Some(cors) => router.layer(cors),
+        None => router,
+    };
+    router
         .layer(middleware::from_fn_with_state(app.clone(), observe))
         .with_state(app)
 }

@@ -197,6 +197,17 @@ pub struct ServeArgs {
     /// address).
     #[arg(long, env = "QUIRE_TRUST_PROXY")]
     pub trust_proxy: bool,
+
+    /// Web origins allowed to call the API from a browser (CORS), e.g.
+    /// https://docs.example.com; repeatable or comma-separated, `*` for any origin. Default:
+    /// none (no CORS headers; browsers keep other sites' scripts out).
+    #[arg(
+        long = "cors-origin",
+        env = "QUIRE_CORS_ORIGIN",
+        value_delimiter = ',',
+        value_parser = crate::cors::parse_origin
+    )]
+    pub cors_origins: Vec<crate::cors::CorsOrigin>,
 }
 
 impl ServeArgs {

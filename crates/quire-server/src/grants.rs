@@ -63,6 +63,8 @@ struct Target {
     id: String,
     org_id: String,
     can_admin: bool,
+    /// The caller's role on it, to name in a refusal.
+    role: Option<Role>,
     standing: crate::permissions::Standing,
 }
 
@@ -78,6 +80,7 @@ fn load_target(c: &mut dyn Conn, kind: Kind, id: &str, user_id: &str) -> ApiResu
                 id: id.to_string(),
                 org_id: s.space.org_id.clone(),
                 can_admin: s.allows(SpaceAction::Admin),
+                role: s.role,
                 standing,
             })
         }
@@ -88,6 +91,7 @@ fn load_target(c: &mut dyn Conn, kind: Kind, id: &str, user_id: &str) -> ApiResu
                 id: id.to_string(),
                 org_id: col.collection.org_id.clone(),
                 can_admin: col.allows(CollectionAction::Admin),
+                role: col.role,
                 standing: col.standing,
             })
         }
@@ -97,11 +101,12 @@ fn load_target(c: &mut dyn Conn, kind: Kind, id: &str, user_id: &str) -> ApiResu
 impl Target {
     fn require_admin(&self) -> ApiResult<()> {
         if !self.can_admin {
-            return Err(ApiError::forbidden(format!(
-                "only admins of {} {:?} may change who can access it",
-                self.kind.name(),
-                self.id
-            )));
+            return Err(crate::permissions::role_forbidden(
+                "changing who can access it",
+                Role::Admin,
+                &format!("on {} {:?}", self.kind.name(), self.id),
+                self.role,
+            ));
         }
         Ok(())
     }

@@ -137,17 +137,35 @@ fn render(c: &mut dyn Conn, app: &App, invite: &Invite, caller: &str) -> ApiResu
 /// Who may manage an invite: organization admins, and admins of the space or collection it
 /// opens.
 fn require_manage(c: &mut dyn Conn, org: &OrgFor, invite: &Invite, caller: &str) -> ApiResult<()> {
-    let allowed = match (invite.target_kind.as_str(), &invite.target_id) {
+    let (allowed, role, place) = match (invite.target_kind.as_str(), &invite.target_id) {
         ("space", Some(id)) => {
-            spaces::model::load_for(c, id, caller)?.is_some_and(|s| s.allows(SpaceAction::Admin))
+            let space = spaces::model::load_for(c, id, caller)?;
+            let allowed = space.as_ref().is_some_and(|s| s.allows(SpaceAction::Admin));
+            (allowed, space.and_then(|s| s.role), format!("on space {id:?}"))
         }
-        ("collection", Some(id)) => collections::model::load_for(c, id, caller)?
-            .is_some_and(|col| col.allows(CollectionAction::Admin)),
-        _ => org.allows(OrgAction::Admin),
+        ("collection", Some(id)) => {
+            let col = collections::model::load_for(c, id, caller)?;
+            let allowed = col
+                .as_ref()
+                .is_some_and(|col| col.allows(CollectionAction::Admin));
+            (
+                allowed,
+                col.and_then(|col| col.role),
+                format!("on collection {id:?}"),
+            )
+        }
+        _ => (
+            org.allows(OrgAction::Admin),
+            org.standing.role(),
+            format!("in organization {:?}", org.org.id),
+        ),
     };
     if !allowed {
-        return Err(ApiError::forbidden(
-            "only admins of what an invite opens may manage it",
+        return Err(crate::permissions::role_forbidden(
+            "managing an invite link",
+            Role::Admin,
+            &place,
+            role,
         ));
     }
     Ok(())

@@ -117,16 +117,46 @@ pub enum OrgAction {
     ReadAgentInstructions,
 }
 
+impl OrgAction {
+    /// The weakest organization role that may do this; None for `View`, which any member or
+    /// guest may do.
+    pub fn needed(self) -> Option<Role> {
+        use OrgAction::*;
+        match self {
+            View => None,
+            Admin | ViewBilling | InstallIntegration => Some(Role::Admin),
+            CreateContent | CreateOpenApiSpec | IngestConversations => Some(Role::Create),
+            ListMembers | ListTeams | ListIntegrations | ListInstallations | ReadAgentInstructions => {
+                Some(Role::Read)
+            }
+        }
+    }
+
+    /// What the action is, in the API's words, for error messages.
+    pub fn describe(self) -> &'static str {
+        use OrgAction::*;
+        match self {
+            View => "seeing the organization",
+            Admin => "changing the organization's settings, members or invites",
+            CreateContent => "creating spaces and collections",
+            CreateOpenApiSpec => "creating OpenAPI specifications",
+            IngestConversations => "ingesting conversations",
+            ListMembers => "listing members",
+            ListTeams => "listing teams",
+            ListIntegrations => "listing integrations",
+            ListInstallations => "listing integration installations",
+            InstallIntegration => "installing integrations",
+            ViewBilling => "seeing billing",
+            ReadAgentInstructions => "reading agent instructions",
+        }
+    }
+}
+
 /// The one decision for organization actions.
 pub fn org_allows(standing: Standing, action: OrgAction) -> bool {
-    use OrgAction::*;
-    match action {
-        View => standing.is_member(),
-        Admin | ViewBilling | InstallIntegration => standing.at_least(Role::Admin),
-        CreateContent | CreateOpenApiSpec | IngestConversations => standing.at_least(Role::Create),
-        ListMembers | ListTeams | ListIntegrations | ListInstallations | ReadAgentInstructions => {
-            standing.at_least(Role::Read)
-        }
+    match action.needed() {
+        None => standing.is_member(),
+        Some(role) => standing.at_least(role),
     }
 }
 
@@ -137,11 +167,39 @@ pub fn require_org(standing: Standing, action: OrgAction, what: &str) -> Result<
         return Err(ApiError::not_found(format!("organization {what:?} not found")));
     }
     if !org_allows(standing, action) {
-        return Err(ApiError::forbidden(format!(
-            "your role in organization {what:?} does not allow this ({action:?})"
-        )));
+        let needed = action.needed().unwrap_or(Role::Read);
+        return Err(role_forbidden(
+            action.describe(),
+            needed,
+            &format!("in organization {what:?}"),
+            standing.role(),
+        ));
     }
     Ok(())
+}
+
+/// The message of a 403 refused for want of a role, naming the role needed and the caller's in
+/// the API's words: "reviewing change requests needs the `review` role or a stronger one on
+/// space "x"; your role there is `edit`". `place` says where, with its preposition.
+pub fn role_refusal(doing: &str, needed: Role, place: &str, has: Option<Role>) -> String {
+    let has = match has {
+        Some(role) => format!("your role there is `{}`", role.as_str()),
+        None => "you have no role there (a guest sees only what is shared with them)".to_string(),
+    };
+    let stronger = if needed == Role::Admin {
+        ""
+    } else {
+        " or a stronger one"
+    };
+    format!(
+        "{doing} needs the `{}` role{stronger} {place}; {has}",
+        needed.as_str()
+    )
+}
+
+/// A 403 with [`role_refusal`]'s message.
+pub fn role_forbidden(doing: &str, needed: Role, place: &str, has: Option<Role>) -> ApiError {
+    ApiError::forbidden(role_refusal(doing, needed, place, has))
 }
 
 /// Actions on a team.
@@ -171,15 +229,32 @@ pub enum MemberAction {
     MarkSso,
 }
 
+impl MemberAction {
+    /// The weakest organization role that may do this to another member.
+    pub fn needed(self) -> Role {
+        match self {
+            MemberAction::View => Role::Read,
+            MemberAction::ChangeRole | MemberAction::Remove | MemberAction::MarkSso => Role::Admin,
+        }
+    }
+
+    /// What the action is, in the API's words, for error messages.
+    pub fn describe(self) -> &'static str {
+        match self {
+            MemberAction::View => "seeing another member",
+            MemberAction::ChangeRole => "changing a member's role",
+            MemberAction::Remove => "removing another member",
+            MemberAction::MarkSso => "marking a member as signed in with SSO",
+        }
+    }
+}
+
 /// The one decision for membership actions; `is_self` when the caller is that member.
 pub fn member_allows(standing: Standing, is_self: bool, action: MemberAction) -> bool {
-    match action {
-        MemberAction::View => {
-            org_allows(standing, OrgAction::ListMembers) || (is_self && standing.is_member())
-        }
-        MemberAction::ChangeRole | MemberAction::MarkSso => standing.at_least(Role::Admin),
-        MemberAction::Remove => standing.at_least(Role::Admin) || (is_self && standing.is_member()),
-    }
+    // Members see their own membership and may leave, whatever their role.
+    let as_self =
+        is_self && standing.is_member() && matches!(action, MemberAction::View | MemberAction::Remove);
+    as_self || standing.at_least(action.needed())
 }
 
 /// The default access of organization members to a space or collection: inherited from the
@@ -276,6 +351,42 @@ pub enum SpaceAction {
     InstallIntegration,
 }
 
+impl SpaceAction {
+    /// The weakest role that may do this (on a live space; see [`space_allows`] for locked and
+    /// deleted ones).
+    pub fn needed(self) -> Role {
+        match self {
+            SpaceAction::View => Role::Read,
+            SpaceAction::Comment => Role::Comment,
+            SpaceAction::Edit | SpaceAction::Merge | SpaceAction::TriggerGitSync => Role::Edit,
+            SpaceAction::Review => Role::Review,
+            SpaceAction::Admin | SpaceAction::InstallIntegration => Role::Admin,
+        }
+    }
+
+    /// What the action is, in the API's words, for error messages.
+    pub fn describe(self) -> &'static str {
+        match self {
+            SpaceAction::View => "reading the space",
+            SpaceAction::Comment => "commenting",
+            SpaceAction::Edit => "editing content and change requests",
+            SpaceAction::Review => "reviewing change requests",
+            SpaceAction::Merge => "merging change requests",
+            SpaceAction::Admin => "changing the space's settings, access or invite links",
+            SpaceAction::TriggerGitSync => "triggering a Git sync",
+            SpaceAction::InstallIntegration => "installing integrations",
+        }
+    }
+
+    /// Whether the action changes content, which a locked space refuses whatever the role.
+    fn changes_content(self) -> bool {
+        matches!(
+            self,
+            SpaceAction::Edit | SpaceAction::Merge | SpaceAction::TriggerGitSync
+        )
+    }
+}
+
 /// Facts about a space that limit actions whatever the role.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct SpaceState {
@@ -290,15 +401,7 @@ pub fn space_allows(role: Option<Role>, state: SpaceState, action: SpaceAction) 
     if state.deleted {
         return role >= Role::Admin && matches!(action, SpaceAction::View | SpaceAction::Admin);
     }
-    match action {
-        SpaceAction::View => true,
-        SpaceAction::Comment => role >= Role::Comment,
-        SpaceAction::Edit | SpaceAction::Merge | SpaceAction::TriggerGitSync => {
-            role >= Role::Edit && !state.locked
-        }
-        SpaceAction::Review => role >= Role::Review,
-        SpaceAction::Admin | SpaceAction::InstallIntegration => role >= Role::Admin,
-    }
+    role >= action.needed() && !(state.locked && action.changes_content())
 }
 
 /// Actions on a collection.
@@ -311,14 +414,29 @@ pub enum CollectionAction {
     Admin,
 }
 
+impl CollectionAction {
+    /// The weakest role that may do this.
+    pub fn needed(self) -> Role {
+        match self {
+            CollectionAction::View => Role::Read,
+            CollectionAction::Create => Role::Create,
+            CollectionAction::Admin => Role::Admin,
+        }
+    }
+
+    /// What the action is, in the API's words, for error messages.
+    pub fn describe(self) -> &'static str {
+        match self {
+            CollectionAction::View => "reading the collection",
+            CollectionAction::Create => "creating spaces and collections in it",
+            CollectionAction::Admin => "changing, moving or deleting the collection or its access",
+        }
+    }
+}
+
 /// The one decision for collection actions.
 pub fn collection_allows(role: Option<Role>, action: CollectionAction) -> bool {
-    let Some(role) = role else { return false };
-    match action {
-        CollectionAction::View => true,
-        CollectionAction::Create => role >= Role::Create,
-        CollectionAction::Admin => role >= Role::Admin,
-    }
+    role.is_some_and(|role| role >= action.needed())
 }
 
 #[cfg(test)]

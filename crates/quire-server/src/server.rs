@@ -71,6 +71,7 @@ pub async fn start(args: &ServeArgs) -> Result<Running, String> {
         rate_limit: args.rate_limit,
         trust_proxy: args.trust_proxy,
         request_timeout: args.request_timeout,
+        cors_origins: args.cors_origins.clone(),
     };
     let blobs = args.storage.blob_store()?;
     let app = App::new(db.clone(), Urls::new(&public_url), settings, signing_key, blobs);

@@ -24,9 +24,12 @@ pub fn require_admin_of_both(c: &mut dyn Conn, source: &str, target: &str, user_
         ))
     })?;
     if !target_org.allows(OrgAction::Admin) {
-        return Err(ApiError::forbidden(format!(
-            "you must be an admin of organization {target:?} to transfer into it"
-        )));
+        return Err(crate::permissions::role_forbidden(
+            "transferring into an organization",
+            crate::permissions::Role::Admin,
+            &format!("in organization {target:?}"),
+            target_org.standing.role(),
+        ));
     }
     Ok(())
 }

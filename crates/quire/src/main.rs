@@ -174,6 +174,21 @@ enum TokenCommand {
         /// token may do whatever its user may.
         #[arg(long = "scope")]
         scopes: Vec<String>,
+        /// Make the token expire after this long (e.g. 30d, 12h); without it, it is valid until
+        /// revoked.
+        #[arg(long, value_parser = quire_server::config::parse_positive_duration)]
+        expires: Option<std::time::Duration>,
+    },
+    /// List a user's tokens (ids, not secrets), oldest first.
+    List {
+        /// Email of the user whose tokens to list.
+        #[arg(long)]
+        email: String,
+    },
+    /// Revoke a token by id (see `token list`): every server refuses it within a second.
+    Revoke {
+        /// The token's id.
+        id: String,
     },
 }
 
@@ -286,9 +301,7 @@ fn admin(storage: StorageArgs, create: bool, task: AdminTask) -> Result<String, 
         AdminCommand::Org {
             command: OrgCommand::Create { title, owner },
         } => quire_server::admin::create_org(&db, &title, &owner),
-        AdminCommand::Token {
-            command: TokenCommand::Create { email, scopes },
-        } => quire_server::admin::create_token(&db, &email, &scopes),
+        AdminCommand::Token { command } => token_command(&db, command),
         AdminCommand::Backup { to } => return backup::backup(&db, &storage, &to),
         AdminCommand::Import { space, dir } => {
             let blobs = storage.blob_store()?;
@@ -301,6 +314,50 @@ fn admin(storage: StorageArgs, create: bool, task: AdminTask) -> Result<String, 
         }
     };
     result.map_err(|e| e.message)
+}
+
+fn token_command(db: &Db, command: TokenCommand) -> Result<String, quire_server::error::ApiError> {
+    use quire_server::admin;
+    match command {
+        TokenCommand::Create {
+            email,
+            scopes,
+            expires,
+        } => admin::create_expiring_token(db, &email, &scopes, expires),
+        TokenCommand::List { email } => {
+            let tokens = admin::list_tokens(db, &email)?;
+            Ok(token_table(&tokens, quire_server::clock::now_ms()))
+        }
+        TokenCommand::Revoke { id } => {
+            admin::revoke_token(db, &id)?;
+            Ok(format!("revoked token {id}"))
+        }
+    }
+}
+
+/// One line per token: id, creation, expiry (or `never`, or `expired ...`), scopes, label.
+fn token_table(tokens: &[quire_server::tokens::Token], now: i64) -> String {
+    use quire_server::clock::format_ms;
+    let mut out = String::from("ID\tCREATED\tEXPIRES\tSCOPES\tLABEL");
+    for t in tokens {
+        let expires = match t.expires_at {
+            None => "never".to_string(),
+            Some(at) if t.is_expired(now) => format!("expired {}", format_ms(at)),
+            Some(at) => format_ms(at),
+        };
+        let scopes = if t.scopes.is_empty() {
+            "(all)".to_string()
+        } else {
+            t.scopes.join(",")
+        };
+        out += &format!(
+            "\n{}\t{}\t{expires}\t{scopes}\t{}",
+            t.id,
+            format_ms(t.created_at),
+            t.label.as_deref().unwrap_or("")
+        );
+    }
+    out
 }
 
 fn fail(message: &str) -> ExitCode {

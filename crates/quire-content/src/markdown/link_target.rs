@@ -87,6 +87,17 @@ pub fn normalize_link_target(current_file: &str, target: &str) -> Option<LinkTar
     })
 }
 
+/// Whether a `url` reference holds a path into the space's own files (`../nope.md`, `guide/`,
+/// `/setup.md`) rather than a URL (with a scheme, or protocol-relative) or an `#anchor`. Imports
+/// and markdown writes turn the paths they resolve into page and file references and keep the
+/// others as written, so such a URL matched nothing: it is a broken link.
+pub fn is_unresolved_path(url: &str) -> bool {
+    let url = url.trim();
+    !url.is_empty()
+        && !url.starts_with('#')
+        && !matches!(normalize_link_target("", url), Some(LinkTarget::External(_)))
+}
+
 fn strip_suffix_ignore_case<'s>(text: &'s str, suffix: &str) -> Option<&'s str> {
     let split = text.len().checked_sub(suffix.len())?;
     (text.is_char_boundary(split) && text[split..].eq_ignore_ascii_case(suffix)).then(|| &text[..split])

@@ -51,7 +51,7 @@ use crate::document::{ContentRef, Document};
 use crate::limits::{self, LimitError};
 
 pub use frontmatter::{FrontmatterError, LayoutVisibility, PageFrontmatter, PageLayout, split_frontmatter};
-pub use link_target::{LinkTarget, normalize_link_target, resolve_links};
+pub use link_target::{LinkTarget, is_unresolved_path, normalize_link_target, resolve_links};
 
 /// A markdown file: page metadata and content.
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -194,7 +194,12 @@ async fn update_change_request(
             // Changing a change request's subject or status is not a content change, so it is
             // allowed on locked spaces too.
             if space.role < Some(crate::permissions::Role::Edit) {
-                return Err(ApiError::forbidden("your role on this space does not allow changing change requests"));
+                return Err(crate::permissions::role_forbidden(
+                    "changing a change request",
+                    crate::permissions::Role::Edit,
+                    &format!("on space {space_id:?}"),
+                    space.role,
+                ));
             }
             let cr = model::load(c, &space_id, &cr_id)?;
             if cr.status == "merged" {

@@ -84,10 +84,12 @@ impl CollectionFor {
             return Err(not_found(&self.collection.id));
         }
         if !self.allows(action) {
-            return Err(ApiError::forbidden(format!(
-                "your role on collection {:?} does not allow this ({action:?})",
-                self.collection.id
-            )));
+            return Err(crate::permissions::role_forbidden(
+                action.describe(),
+                action.needed(),
+                &format!("on collection {:?}", self.collection.id),
+                self.role,
+            ));
         }
         Ok(())
     }

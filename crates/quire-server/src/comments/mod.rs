@@ -21,7 +21,7 @@ use crate::error::{ApiError, ApiResult};
 use crate::extract::{Json, Path, Query};
 use crate::members::{self, MemberJson};
 use crate::paging::{List, Page};
-use crate::permissions::SpaceAction;
+use crate::permissions::{Role, SpaceAction};
 use crate::spaces::{self, SpaceFor};
 use crate::{change_requests, clock, ids, params};
 use model::{BodyFormat, COMMENT_COLUMNS, Comment, CommentJson, REPLY_COLUMNS, Reply, ReplyJson, Scope};
@@ -482,7 +482,9 @@ impl Edit {
             if !model::permissions(&opened.space, caller, author).edit {
                 let what = if table == "comments" { "comment" } else { "reply" };
                 return Err(ApiError::forbidden(format!(
-                    "only the author of a {what} may edit it"
+                    "only the author of a {what} may edit it, whatever their role (yours on space {:?} is `{}`)",
+                    opened.space.space.id,
+                    opened.space.role.map_or("none", Role::as_str)
                 )));
             }
             c.execute(
@@ -559,7 +561,12 @@ async fn delete_comment(
                 return Ok(());
             };
             if !model::permissions(&opened.space, &caller.user_id, &comment.posted_by).delete {
-                return Err(ApiError::forbidden("only the author of a comment and space admins may delete it"));
+                return Err(crate::permissions::role_forbidden(
+                    "deleting another member's comment",
+                    Role::Admin,
+                    &format!("on space {:?}", opened.space.space.id),
+                    opened.space.role,
+                ));
             }
             c.execute(
                 "DELETE FROM comment_reactions WHERE target_id = ?1 OR target_id IN (SELECT id FROM comment_replies WHERE comment_id = ?1)",
@@ -732,8 +739,11 @@ async fn delete_reply(caller: Caller, State(app): State<App>, Path(params): Para
                 return Ok(());
             };
             if !model::permissions(&opened.space, &caller.user_id, &reply.posted_by).delete {
-                return Err(ApiError::forbidden(
-                    "only the author of a reply and space admins may delete it",
+                return Err(crate::permissions::role_forbidden(
+                    "deleting another member's reply",
+                    Role::Admin,
+                    &format!("on space {:?}", opened.space.space.id),
+                    opened.space.role,
                 ));
             }
             c.execute(

@@ -72,6 +72,12 @@ const MIGRATIONS: &[Migration] = &[
         sqlite: include_str!("../../migrations/0010_object_compression_sqlite.sql"),
         postgres: include_str!("../../migrations/0010_object_compression_postgres.sql"),
     },
+    Migration {
+        version: 11,
+        name: "relative url links are broken",
+        sqlite: include_str!("../../migrations/0011_relative_url_links.sql"),
+        postgres: include_str!("../../migrations/0011_relative_url_links.sql"),
+    },
 ];
 
 /// An arbitrary constant that names quire's migration lock among PostgreSQL advisory locks.

@@ -116,7 +116,8 @@ impl Target {
 
     /// Whether the target is absent from `tree`. Anchors are as broken as their page (headings
     /// are not checked); references to other spaces are never broken, as quire does not follow
-    /// them.
+    /// them. A URL is broken when it is a relative path (`../nope.md`): one that an import or a
+    /// markdown write could not resolve to a page or file and kept as written.
     pub fn is_broken(&self, tree: &Tree) -> bool {
         if self.space.is_some() {
             return false;
@@ -124,6 +125,7 @@ impl Target {
         match (self.kind, self.id.as_deref()) {
             (Kind::Page | Kind::Anchor, Some(id)) => !tree.pages.contains_key(id),
             (Kind::File, Some(id)) => !tree.files.contains_key(id),
+            (Kind::Url, _) => self.url.as_deref().is_some_and(quire_content::is_unresolved_path),
             _ => false,
         }
     }
@@ -407,5 +409,26 @@ mod tests {
         assert_eq!(Status::of(&url, false, "https://docs.test"), Status::InApp);
         assert_eq!(Status::of(&url, false, "https://docs.te"), Status::Ok);
         assert!(Target::of(&ContentRef::Space { space: "s".into() }, "p1", "s1").is_none());
+    }
+
+    #[test]
+    fn relative_paths_kept_as_urls_are_broken() {
+        let tree = Tree::default();
+        let url = |u: &str| Target::of(&ContentRef::url(u), "p1", "s1").unwrap();
+        for broken in ["../nope.md", "nope.md", "/guide/setup.md", "guide/", "img/a.png"] {
+            assert!(url(broken).is_broken(&tree), "{broken}");
+        }
+        for fine in [
+            "https://example.com/x.md",
+            "mailto:x@y.z",
+            "//cdn.test/a.png",
+            "#top",
+        ] {
+            assert!(!url(fine).is_broken(&tree), "{fine}");
+        }
+        assert_eq!(
+            Status::of(&url("../nope.md"), true, "https://docs.test"),
+            Status::Broken
+        );
     }
 }

@@ -43,10 +43,12 @@ pub fn require_member_action(
 ) -> ApiResult<()> {
     org.require(OrgAction::View)?;
     if !member_allows(org.standing, caller.user_id == user_id, action) {
-        return Err(ApiError::forbidden(format!(
-            "your role in organization {:?} does not allow this ({action:?} member)",
-            org.org.id
-        )));
+        return Err(crate::permissions::role_forbidden(
+            action.describe(),
+            action.needed(),
+            &format!("in organization {:?}", org.org.id),
+            org.standing.role(),
+        ));
     }
     Ok(())
 }

@@ -231,10 +231,12 @@ impl SpaceFor {
                 self.space.id
             )));
         }
-        Err(ApiError::forbidden(format!(
-            "your role on space {:?} does not allow this ({action:?})",
-            self.space.id
-        )))
+        Err(crate::permissions::role_forbidden(
+            action.describe(),
+            action.needed(),
+            &format!("on space {:?}", self.space.id),
+            self.role,
+        ))
     }
 }
 

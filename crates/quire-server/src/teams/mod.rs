@@ -19,7 +19,7 @@ use crate::extract::{Json, OptionalJson, Path, Query};
 use crate::members::{self, MemberJson};
 use crate::orgs::{self, OrgFor};
 use crate::paging::{List, Page};
-use crate::permissions::{OrgAction, TeamAction};
+use crate::permissions::{OrgAction, Role, TeamAction};
 use crate::{clock, ids, params, users, validate};
 pub use model::{Team, TeamJson, TeamMemberRole, TeamRole};
 
@@ -66,10 +66,13 @@ pub fn load(c: &mut dyn Conn, org: &OrgFor, team_id: &str, caller: &str) -> ApiR
 
 fn require_manage(org: &OrgFor, team: &Team) -> ApiResult<()> {
     if !team.allows(org.standing, TeamAction::Manage) {
-        return Err(ApiError::forbidden(format!(
-            "only organization admins and owners of team {:?} may change it",
-            team.id
-        )));
+        let refusal = crate::permissions::role_refusal(
+            &format!("changing team {:?}", team.id),
+            Role::Admin,
+            &format!("in organization {:?} (or ownership of the team)", org.org.id),
+            org.standing.role(),
+        );
+        return Err(ApiError::forbidden(refusal));
     }
     Ok(())
 }

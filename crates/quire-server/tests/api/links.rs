@@ -464,3 +464,97 @@ async fn file_backlinks_list_exactly_the_pages_that_embed_the_file() {
     let merged = app.get(&ann, &path).await.expect(200);
     assert_eq!(page_ids(&merged["items"]), sorted(vec![&two, &four]));
 }
+
+/// A link whose target is missing from an import, or from a markdown write, is a broken link:
+/// not an external URL with status `ok`.
+#[tokio::test]
+async fn links_to_missing_targets_of_an_import_are_broken() {
+    let app = TestApp::start().await;
+    let ann = app.user("Ann").await;
+    let org = app.org(&ann, "Acme").await;
+    let space = new_space(&app, &ann, &org, "Docs").await;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().to_path_buf();
+    std::fs::create_dir_all(root.join("guide")).unwrap();
+    std::fs::write(
+        root.join("SUMMARY.md"),
+        "# Table of contents\n\n* [Welcome](README.md)\n* [Setup](guide/setup.md)\n",
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("README.md"),
+        "# Welcome\n\nSee [setup](guide/setup.md) and [the site](https://example.com/docs).\n",
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("guide/setup.md"),
+        "# Setup\n\nOld notes: [gone](../nope.md). Home: [welcome](../README.md).\n",
+    )
+    .unwrap();
+    let (db, data, space_id) = (app.db.clone(), app.data_dir().to_path_buf(), space.clone());
+    let imported = tokio::task::spawn_blocking(move || {
+        let blobs = quire_server::files::BlobStore::local(&data.join("files")).unwrap();
+        quire_server::import::import_space(&db, &blobs, &space_id, &root)
+    })
+    .await
+    .unwrap()
+    .unwrap();
+    assert!(
+        imported.warnings.iter().any(|w| w.contains("../nope.md")),
+        "{:?}",
+        imported.warnings
+    );
+    let broken = app
+        .get(&ann, &format!("/v1/spaces/{space}/links?status=broken"))
+        .await
+        .expect(200);
+    assert_eq!(broken["count"], 1, "{broken}");
+    let item = &broken["items"][0];
+    assert_eq!(item["status"], "broken");
+    assert_eq!(item["targetReference"]["kind"], "url");
+    assert_eq!(item["targetReference"]["url"], "../nope.md");
+    let all = app
+        .get(&ann, &format!("/v1/spaces/{space}/links"))
+        .await
+        .expect(200);
+    assert_eq!(all["stats"]["broken"]["total"], 1, "{all}");
+    let ok = app
+        .get(&ann, &format!("/v1/spaces/{space}/links?status=ok"))
+        .await
+        .expect(200);
+    let ok_urls: Vec<&Value> = ok["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["targetReference"]["kind"] == "url")
+        .map(|i| &i["targetReference"]["url"])
+        .collect();
+    assert_eq!(ok_urls, [&json!("https://example.com/docs")]);
+
+    // The same through a markdown write: an unresolved relative link is broken.
+    write_main(
+        &app,
+        &ann,
+        &space,
+        vec![json!([
+            {"operation": "insert_page", "title": "Later",
+             "document": {"markdown": "See [the plan](./plan.md)."}}
+        ])],
+    )
+    .await;
+    let broken = app
+        .get(&ann, &format!("/v1/spaces/{space}/links?status=broken"))
+        .await
+        .expect(200);
+    let urls: Vec<&str> = broken["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["targetReference"]["url"].as_str().unwrap())
+        .collect();
+    assert_eq!(urls.len(), 2, "{broken}");
+    assert!(
+        urls.contains(&"../nope.md") && urls.iter().any(|u| u.contains("plan.md")),
+        "{urls:?}"
+    );
+}

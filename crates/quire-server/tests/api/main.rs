@@ -17,5 +17,8 @@ mod matrix;
 mod members;
 mod orgs;
 mod outsiders;
+mod refusals;
 mod search;
 mod spaces;
+mod surface;
+mod tokens;

@@ -4,7 +4,7 @@
 
 use serde_json::{Value, json};
 
-use crate::support::{TestApp, TestUser};
+use crate::support::{TestApp, TestUser, assert_role_refusal};
 
 /// Callers, in the order of the expected-status columns below.
 const ROLES: [&str; 9] = [
@@ -109,9 +109,15 @@ impl World {
         invite.expect(201)["id"].as_str().unwrap().to_string()
     }
 
+    /// Calls the operation; a 403 must also say which role it needs and which the caller has.
     async fn call(&self, caller: usize, method: &str, path: &str, body: Option<Value>) -> u16 {
         let token = (ROLES[caller] != "anonymous").then_some(self.callers[caller].token.as_str());
-        self.app.request(method, token, path, body).await.status
+        let resp = self.app.request(method, token, path, body).await;
+        if resp.status == 403 {
+            let message = resp.body["error"]["message"].as_str().unwrap_or_default();
+            assert_role_refusal(message, ROLES[caller]);
+        }
+        resp.status
     }
 
     /// Runs operation `op` as `caller` and returns the status.

@@ -41,12 +41,17 @@ use Expect::*;
 /// Every operation of the router with what an outsider may get. Checked against the router by
 /// [`the_sweep_covers_every_route_of_the_router`].
 const SWEEP: &[(&str, &str, Expect)] = &[
+    ("GET", "/", Own),
     ("GET", "/healthz", Own),
     ("GET", "/readyz", Own),
     ("GET", "/metrics", Own),
     ("GET", "/blobs/{spaceId}/{hash}/{name}", Hidden),
     // Users and organizations.
     ("GET", "/v1/user", Own),
+    // The caller's own tokens; another user's token id is as unknown as any.
+    ("GET", "/v1/user/tokens", Own),
+    ("GET", "/v1/user/tokens/{tokenId}", Hidden),
+    ("DELETE", "/v1/user/tokens/{tokenId}", Hidden),
     ("GET", "/v1/users/{userId}", PublicProfile),
     ("GET", "/v1/orgs", Own),
     ("POST", "/v1/orgs", Own),
@@ -724,6 +729,8 @@ async fn victim(app: &TestApp) -> Victim {
     // Both comment routes get the same ids: the space's comment is used under the change
     // request too, which a correct server refuses in any case.
     let (comment, reply) = comment_ids[0].clone();
+    let tokens = app.get(&owner, "/v1/user/tokens").await.expect(200);
+    let token = id(&tokens["items"][0]);
     let mut params = BTreeMap::new();
     params.insert("organizationId", org.clone());
     params.insert("spaceId", space.clone());
@@ -738,6 +745,7 @@ async fn victim(app: &TestApp) -> Victim {
     params.insert("commentId", comment);
     params.insert("commentReplyId", reply);
     params.insert("reviewId", review.clone());
+    params.insert("tokenId", token);
     params.insert("revisionId", revision.clone());
     params.insert("documentId", document.clone());
     // The victim has no reusable content (nothing in the API creates one): an unknown id.
@@ -809,6 +817,7 @@ async fn victim(app: &TestApp) -> Victim {
             comment_ids[1].0
         ),
         format!("/v1/spaces/{space}/links"),
+        "/v1/user/tokens".to_string(),
     ];
     Victim {
         owner,

@@ -18,6 +18,7 @@ pub struct TestApp {
     pub running: Option<Running>,
     pub db: Db,
     client: reqwest::Client,
+    /// Removed with the test app (a server started [`TestApp::beside`] another has an empty one).
     _dir: tempfile::TempDir,
     pg: Option<PgSchema>,
     storage: quire_server::config::StorageArgs,
@@ -139,6 +140,29 @@ impl TestApp {
             }
         }
         argv.extend(flags.iter().map(|f| f.to_string()));
+        TestApp::serve(argv, dir, pg).await
+    }
+
+    /// A second server on this one's storage (the same database and files), as another
+    /// process behind the same load balancer would be.
+    pub async fn beside(&self) -> TestApp {
+        let mut argv: Vec<String> = vec![
+            "serve".into(),
+            "--listen".into(),
+            "127.0.0.1:0".into(),
+            "--data-dir".into(),
+            self.data_dir().display().to_string(),
+            "--no-bootstrap".into(),
+        ];
+        if let Some(url) = &self.storage.database_url {
+            argv.extend(["--database-url".into(), url.clone()]);
+            argv.extend(["--database-max-connections".into(), "4".into()]);
+        }
+        // The first server keeps the data directory and the PostgreSQL schema.
+        TestApp::serve(argv, tempfile::tempdir().expect("temp dir"), None).await
+    }
+
+    async fn serve(argv: Vec<String>, dir: tempfile::TempDir, pg: Option<PgSchema>) -> TestApp {
         let args = ServeCli::parse_from(std::iter::once("test".to_string()).chain(argv)).args();
         let storage = args.storage.clone();
         let running = quire_server::server::start(&args).await.expect("server starts");
@@ -169,7 +193,7 @@ impl TestApp {
 
     /// The server's data directory.
     pub fn data_dir(&self) -> &std::path::Path {
-        self._dir.path()
+        &self.storage.data_dir
     }
 
     /// The running server's application state, to run its background work directly.
@@ -459,4 +483,19 @@ impl ServeCli {
             ServeCommand::Serve { args } => args,
         }
     }
+}
+
+/// Asserts that a 403's message names the role needed and the caller's role (`role` in the
+/// API's words, or `guest`), not an internal name.
+#[track_caller]
+pub fn assert_role_refusal(message: &str, role: &str) {
+    let has = if role == "guest" {
+        "you have no role there".to_string()
+    } else {
+        format!("your role there is `{role}`")
+    };
+    assert!(
+        message.contains("needs the `") && message.contains(&has),
+        "a 403 should name the role needed and `{role}`: {message}"
+    );
 }

@@ -1,0 +1,207 @@
+//! The caller's own API tokens: `GET /v1/user/tokens`, `GET` and `DELETE
+//! /v1/user/tokens/{tokenId}` (GitBook's API has no token endpoints; see docs/decisions.md), and
+//! the same listing and revocation for `quire admin token ...`.
+//!
+//! Revoking deletes the token's row: every process looks tokens up again within
+//! `TokenCache::TTL_MS` (see `auth`), so a revoked token is refused everywhere within a second.
+
+use axum::Router;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::routing::get;
+use serde::Serialize;
+
+use crate::app::App;
+use crate::auth::Caller;
+use crate::clock;
+use crate::db::{Args, Conn, DbError, Row};
+use crate::error::{ApiError, ApiResult};
+use crate::extract::{Path, Query};
+use crate::paging::{List, Page};
+use crate::params;
+use crate::urls::Urls;
+
+pub fn routes() -> Router<App> {
+    Router::new()
+        .route("/v1/user/tokens", get(list_tokens))
+        .route("/v1/user/tokens/{tokenId}", get(get_token).delete(revoke_token))
+}
+
+/// A token as stored, without its secret (which is never stored).
+#[derive(Clone, Debug)]
+pub struct Token {
+    pub id: String,
+    pub user_id: String,
+    pub label: Option<String>,
+    /// Empty: the token may do whatever its user may.
+    pub scopes: Vec<String>,
+    pub created_at: i64,
+    pub expires_at: Option<i64>,
+}
+
+const COLUMNS: &str = "id, user_id, label, scopes, created_at, expires_at";
+
+impl Token {
+    fn from_row(row: &Row) -> Result<Token, DbError> {
+        let scopes: String = row.get(3)?;
+        Ok(Token {
+            id: row.get(0)?,
+            user_id: row.get(1)?,
+            label: row.get(2)?,
+            scopes: scopes.split_whitespace().map(str::to_string).collect(),
+            created_at: row.get(4)?,
+            expires_at: row.get(5)?,
+        })
+    }
+
+    pub fn is_expired(&self, now: i64) -> bool {
+        self.expires_at.is_some_and(|at| at <= now)
+    }
+
+    fn to_json(&self, urls: &Urls, current_id: &str) -> TokenJson {
+        TokenJson {
+            object: "token",
+            id: self.id.clone(),
+            label: self.label.clone(),
+            scopes: self.scopes.clone(),
+            created_at: self.created_at,
+            expires_at: self.expires_at,
+            expired: self.is_expired(clock::now_ms()),
+            current: self.id == current_id,
+            urls: TokenUrls {
+                location: urls.api(&format!("/user/tokens/{}", self.id)),
+            },
+        }
+    }
+}
+
+#[derive(Serialize, Debug)]
+#[serde(rename_all = "camelCase")]
+struct TokenJson {
+    object: &'static str,
+    id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    label: Option<String>,
+    scopes: Vec<String>,
+    #[serde(with = "clock::ts")]
+    created_at: i64,
+    #[serde(with = "clock::ts::opt", skip_serializing_if = "Option::is_none")]
+    expires_at: Option<i64>,
+    expired: bool,
+    /// Whether this is the token the request came with.
+    current: bool,
+    urls: TokenUrls,
+}
+
+#[derive(Serialize, Debug)]
+struct TokenUrls {
+    location: String,
+}
+
+/// A user's tokens, oldest first, one page of them.
+fn list_page(c: &mut dyn Conn, user_id: &str, page: &Page) -> ApiResult<List<Token>> {
+    let mut args = Args::default();
+    let filter = format!(" WHERE user_id = {}", args.arg(user_id));
+    let count: i64 = c
+        .query_scalar(&format!("SELECT count(*) FROM api_tokens{filter}"), args.values())?
+        .unwrap_or(0);
+    let mut sql = format!("SELECT {COLUMNS} FROM api_tokens{filter}");
+    if let Some((created, id)) = page.after::<(i64, String)>()? {
+        sql += &format!(
+            " AND (created_at, id) > ({}, {})",
+            args.arg(created),
+            args.arg(id)
+        );
+    }
+    sql += &format!(" ORDER BY created_at, id LIMIT {}", args.arg(page.fetch()));
+    let tokens = c
+        .query(&sql, args.values())?
+        .iter()
+        .map(Token::from_row)
+        .collect::<Result<Vec<_>, DbError>>()?;
+    Ok(page.finish(tokens, u64::try_from(count).unwrap_or(0), |t| {
+        (t.created_at, t.id.clone())
+    }))
+}
+
+/// Every token of a user, oldest first (for `quire admin token list`).
+pub fn list_all(c: &mut dyn Conn, user_id: &str) -> Result<Vec<Token>, DbError> {
+    c.query(
+        &format!("SELECT {COLUMNS} FROM api_tokens WHERE user_id = ?1 ORDER BY created_at, id"),
+        params![user_id],
+    )?
+    .iter()
+    .map(Token::from_row)
+    .collect()
+}
+
+/// Loads a token by id; with `owner`, only if that user owns it.
+fn load(c: &mut dyn Conn, id: &str, owner: Option<&str>) -> Result<Option<Token>, DbError> {
+    let row = c.query_opt(
+        &format!("SELECT {COLUMNS} FROM api_tokens WHERE id = ?1"),
+        params![id],
+    )?;
+    let token = row.map(|r| Token::from_row(&r)).transpose()?;
+    Ok(token.filter(|t| owner.is_none_or(|o| o == t.user_id)))
+}
+
+/// Deletes a token (with `owner`, only that user's); answers its secret's hash when it was
+/// there, so that the caller can forget it from this process's cache.
+pub fn revoke(c: &mut dyn Conn, id: &str, owner: Option<&str>) -> Result<Option<String>, DbError> {
+    let row = match owner {
+        Some(owner) => c.query_opt(
+            "DELETE FROM api_tokens WHERE id = ?1 AND user_id = ?2 RETURNING secret_hash",
+            params![id, owner],
+        )?,
+        None => c.query_opt(
+            "DELETE FROM api_tokens WHERE id = ?1 RETURNING secret_hash",
+            params![id],
+        )?,
+    };
+    row.map(|r| r.get(0)).transpose()
+}
+
+fn not_found(id: &str) -> ApiError {
+    ApiError::not_found(format!("token {id:?} not found among your tokens"))
+}
+
+async fn list_tokens(
+    caller: Caller,
+    State(app): State<App>,
+    query: Query,
+) -> ApiResult<axum::Json<List<TokenJson>>> {
+    let page = Page::from_query(&query, "user-tokens")?;
+    let user_id = caller.user_id.clone();
+    let list = app.db.read(move |c| list_page(c, &user_id, &page)).await?;
+    Ok(axum::Json(list.map(|t| t.to_json(&app.urls, &caller.token_id))))
+}
+
+async fn get_token(
+    caller: Caller,
+    State(app): State<App>,
+    Path(token_id): Path<String>,
+) -> ApiResult<axum::Json<TokenJson>> {
+    let user_id = caller.user_id.clone();
+    let token = app
+        .db
+        .read(move |c| load(c, &token_id, Some(&user_id))?.ok_or_else(|| not_found(&token_id)))
+        .await?;
+    Ok(axum::Json(token.to_json(&app.urls, &caller.token_id)))
+}
+
+/// 204 also when there is no such token of the caller's (DELETE is idempotent, and another
+/// user's token id tells nothing).
+async fn revoke_token(
+    caller: Caller,
+    State(app): State<App>,
+    Path(token_id): Path<String>,
+) -> ApiResult<StatusCode> {
+    let revoked = app
+        .db
+        .write(move |c| Ok::<_, ApiError>(revoke(c, &token_id, Some(&caller.user_id))?))
+        .await?;
+    if let Some(hash) = revoked {
+        app.tokens.forget(&hash);
+    }
+    Ok(StatusCode::NO_CONTENT)
+}
