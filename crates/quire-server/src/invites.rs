@@ -188,27 +188,14 @@ async fn list_invites(
                 " WHERE organization_id = {} AND target_kind = 'organization'",
                 args.arg(&org_id)
             );
-            let count: i64 = c
-                .query_scalar(
-                    &format!("SELECT count(*) FROM invite_links{filter}"),
-                    args.values(),
-                )?
-                .unwrap_or(0);
-            let mut sql = format!("SELECT {COLUMNS}, created_at FROM invite_links{filter}");
-            if let Some((created, id)) = page.after::<(i64, String)>()? {
-                sql += &format!(
-                    " AND (created_at, id) > ({}, {})",
-                    args.arg(created),
-                    args.arg(id)
-                );
-            }
-            sql += &format!(" ORDER BY created_at, id LIMIT {}", args.arg(page.fetch()));
-            let rows = c.query(&sql, args.values())?;
-            let invites = rows
-                .iter()
-                .map(|r| Ok((Invite::from_row(r)?, r.get::<i64>(5)?)))
-                .collect::<Result<Vec<_>, crate::db::DbError>>()?;
-            let list = page.finish(invites, count as u64, |(i, created)| (*created, i.id.clone()));
+            let list = crate::paging::by_creation(
+                c,
+                &page,
+                ("invite_links", &format!("{COLUMNS}, created_at")),
+                (filter, args),
+                |r| Ok((Invite::from_row(r)?, r.get::<i64>(5)?)),
+                |(i, created)| (*created, i.id.clone()),
+            )?;
             let mut items = Vec::with_capacity(list.items.len());
             for (invite, _) in &list.items {
                 items.push(render(c, &app2, invite, &caller.user_id)?);

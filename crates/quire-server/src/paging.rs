@@ -9,6 +9,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
+use crate::db::{Args, Conn, DbError, Row};
 use crate::error::ApiError;
 use crate::extract::Query;
 
@@ -95,6 +96,37 @@ impl Page {
             items: rows,
         }
     }
+}
+
+/// One page of the rows of `table` that `filter` (` WHERE ...`, its parameters in `args`) keeps,
+/// oldest first (keyset on `created_at, id`), with their total count. `columns` are selected and
+/// read by `row`; `key` gives an item's `(created_at, id)`.
+pub fn by_creation<T>(
+    c: &mut dyn Conn,
+    page: &Page,
+    (table, columns): (&str, &str),
+    (filter, mut args): (String, Args),
+    row: impl Fn(&Row) -> Result<T, DbError>,
+    key: impl Fn(&T) -> (i64, String),
+) -> Result<List<T>, ApiError> {
+    let count: i64 = c
+        .query_scalar(&format!("SELECT count(*) FROM {table}{filter}"), args.values())?
+        .unwrap_or(0);
+    let mut sql = format!("SELECT {columns} FROM {table}{filter}");
+    if let Some((created, id)) = page.after::<(i64, String)>()? {
+        sql += &format!(
+            " AND (created_at, id) > ({}, {})",
+            args.arg(created),
+            args.arg(id)
+        );
+    }
+    sql += &format!(" ORDER BY created_at, id LIMIT {}", args.arg(page.fetch()));
+    let rows = c
+        .query(&sql, args.values())?
+        .iter()
+        .map(&row)
+        .collect::<Result<Vec<_>, DbError>>()?;
+    Ok(page.finish(rows, u64::try_from(count).unwrap_or(0), key))
 }
 
 fn encode<K: Serialize>(scope: &str, key: &K) -> String {

@@ -102,26 +102,14 @@ struct TokenUrls {
 fn list_page(c: &mut dyn Conn, user_id: &str, page: &Page) -> ApiResult<List<Token>> {
     let mut args = Args::default();
     let filter = format!(" WHERE user_id = {}", args.arg(user_id));
-    let count: i64 = c
-        .query_scalar(&format!("SELECT count(*) FROM api_tokens{filter}"), args.values())?
-        .unwrap_or(0);
-    let mut sql = format!("SELECT {COLUMNS} FROM api_tokens{filter}");
-    if let Some((created, id)) = page.after::<(i64, String)>()? {
-        sql += &format!(
-            " AND (created_at, id) > ({}, {})",
-            args.arg(created),
-            args.arg(id)
-        );
-    }
-    sql += &format!(" ORDER BY created_at, id LIMIT {}", args.arg(page.fetch()));
-    let tokens = c
-        .query(&sql, args.values())?
-        .iter()
-        .map(Token::from_row)
-        .collect::<Result<Vec<_>, DbError>>()?;
-    Ok(page.finish(tokens, u64::try_from(count).unwrap_or(0), |t| {
-        (t.created_at, t.id.clone())
-    }))
+    crate::paging::by_creation(
+        c,
+        page,
+        ("api_tokens", COLUMNS),
+        (filter, args),
+        Token::from_row,
+        |t| (t.created_at, t.id.clone()),
+    )
 }
 
 /// Every token of a user, oldest first (for `quire admin token list`).

@@ -20,21 +20,26 @@ async fn org_with(app: &TestApp, roles: &[&str]) -> (TestUser, String, Vec<TestU
     (ann, org, members)
 }
 
+/// A new change request of `space` by `user`; its id.
+async fn change_request(app: &TestApp, user: &TestUser, space: &str) -> String {
+    let cr = app
+        .post(
+            user,
+            &format!("/v1/spaces/{space}/change-requests"),
+            json!({"subject": "Fix"}),
+        )
+        .await
+        .expect(201);
+    cr["id"].as_str().unwrap().to_string()
+}
+
 #[tokio::test]
 async fn a_review_by_an_edit_member_names_review_and_edit() {
     let app = TestApp::start().await;
     let (ann, org, members) = org_with(&app, &["edit"]).await;
     let editor = &members[0];
     let space = new_space(&app, &ann, &org, "Docs").await;
-    let cr = app
-        .post(
-            &ann,
-            &format!("/v1/spaces/{space}/change-requests"),
-            json!({"subject": "Fix"}),
-        )
-        .await
-        .expect(201);
-    let cr = cr["id"].as_str().unwrap();
+    let cr = &change_request(&app, &ann, &space).await;
     let message = app
         .post(
             editor,
@@ -71,15 +76,7 @@ async fn space_and_change_request_refusals_name_both_roles() {
     assert_role_refusal(&message, "read");
     assert!(message.contains("`edit`"), "{message}");
     // Changing a change request needs `edit`.
-    let cr = app
-        .post(
-            &ann,
-            &format!("/v1/spaces/{space}/change-requests"),
-            json!({"subject": "Fix"}),
-        )
-        .await
-        .expect(201);
-    let cr = cr["id"].as_str().unwrap();
+    let cr = &change_request(&app, &ann, &space).await;
     let message = app
         .patch(
             reader,
