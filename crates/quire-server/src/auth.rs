@@ -127,7 +127,7 @@ pub struct TokenCache {
 }
 
 impl TokenCache {
-    pub const TTL_MS: i64 = 500;
+    const TTL_MS: i64 = 500;
 
     fn get(&self, hash: &str, now: i64) -> Option<Arc<KnownToken>> {
         self.known

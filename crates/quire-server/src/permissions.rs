@@ -524,6 +524,46 @@ mod tests {
     }
 
     #[test]
+    fn refusals_name_the_role_needed_and_the_callers() {
+        assert_eq!(
+            role_refusal(
+                SpaceAction::Review.describe(),
+                SpaceAction::Review.needed(),
+                "on space \"s1\"",
+                Some(Role::Edit)
+            ),
+            "reviewing change requests needs the `review` role or a stronger one on space \"s1\"; \
+             your role there is `edit`"
+        );
+        let guest = role_refusal("listing members", Role::Read, "in organization \"o\"", None);
+        assert!(guest.contains("you have no role there"), "{guest}");
+        let admin = role_refusal(
+            "changing a member's role",
+            Role::Admin,
+            "in organization \"o\"",
+            Some(Role::Create),
+        );
+        assert!(
+            admin.starts_with("changing a member's role needs the `admin` role in"),
+            "{admin}"
+        );
+        // What a refusal names is what the decision uses.
+        for role in Role::ALL {
+            for action in [
+                SpaceAction::Comment,
+                SpaceAction::Edit,
+                SpaceAction::Review,
+                SpaceAction::Admin,
+            ] {
+                assert_eq!(
+                    space_allows(Some(role), SpaceState::default(), action),
+                    role >= action.needed()
+                );
+            }
+        }
+    }
+
+    #[test]
     fn guests_see_but_do_not_list() {
         assert!(org_allows(Standing::Guest, OrgAction::View));
         assert!(!org_allows(Standing::Guest, OrgAction::ListMembers));
