@@ -138,16 +138,7 @@ pub fn reserve(
         .map(|h| h.to_string())
         .collect();
     let added: u64 = new.iter().filter_map(|h| blobs.get(h.as_str())).sum();
-    if added > 0 {
-        if let Some(quota) = &quotas.space {
-            let used = space_bytes(c, space_id)?;
-            check(quota, "space", space_id, used, added)?;
-        }
-        if let Some(quota) = &quotas.org {
-            let used = org_bytes(c, org_id)?;
-            check(quota, "organization", org_id, used, added)?;
-        }
-    }
+    check_room(c, quotas, space_id, org_id, added)?;
     for (hash, size) in &blobs {
         let changed = c.execute(
             "INSERT INTO file_blobs (space_id, hash, size, touched_at) VALUES (?1, ?2, ?3, ?4)
@@ -160,6 +151,29 @@ pub fn reserve(
         }
     }
     Ok(new)
+}
+
+/// Whether `added` more bytes fit in the storage quotas of the space and of its organization
+/// (413 naming the quota when not).
+pub fn check_room(
+    c: &mut dyn Conn,
+    quotas: &Quotas,
+    space_id: &str,
+    org_id: &str,
+    added: u64,
+) -> ApiResult<()> {
+    if added == 0 {
+        return Ok(());
+    }
+    if let Some(quota) = &quotas.space {
+        let used = space_bytes(c, space_id)?;
+        check(quota, "space", space_id, used, added)?;
+    }
+    if let Some(quota) = &quotas.org {
+        let used = org_bytes(c, org_id)?;
+        check(quota, "organization", org_id, used, added)?;
+    }
+    Ok(())
 }
 
 /// After a batch failed before its transaction (a later file could not be fetched or did not
@@ -267,8 +281,7 @@ pub fn confirm(c: &mut dyn Conn, space_id: &str, hashes: &[String], now: i64) ->
     Ok(())
 }
 
-/// Records blobs stored outside an upload batch (a duplicated space, an import), without
-/// quota checks.
+/// Records blobs stored outside an upload batch (an operator's import), without quota checks.
 pub fn record_stored(c: &mut dyn Conn, space_id: &str, blobs: &[(String, u64)], now: i64) -> ApiResult<()> {
     reserve(c, &Quotas::default(), space_id, "", blobs, now).map(drop)
 }

@@ -467,9 +467,14 @@ async fn duplicate_space(
     Path(space_id): Path<String>,
 ) -> ApiResult<impl IntoResponse> {
     // The copy gets the content of the source's revision as it is now; its file bytes are
-    // copied first, so the new space never references bytes it does not have.
+    // copied first, so the new space never references bytes it does not have. Who may create
+    // the copy, and whether its bytes fit in the storage quotas, is checked before any byte is
+    // copied, and again in the transaction that creates it.
     let app2 = app.clone();
     let user = caller.user_id.clone();
+    let id = ids::new_id();
+    let new_id = id.clone();
+    let quotas = crate::file_blobs::Quotas::of(&app);
     let (source, revision, blobs) = app
         .db
         .read_blocking(move |c| {
@@ -479,6 +484,7 @@ async fn duplicate_space(
                     "a deleted space cannot be duplicated: restore it first",
                 ));
             }
+            require_create_in(c, &source.space.org_id, source.space.parent.as_deref(), &user)?;
             let revision = source
                 .space
                 .revision
@@ -491,19 +497,56 @@ async fn duplicate_space(
                 .values()
                 .map(|f| (f.blob.clone(), f.size))
                 .collect();
+            let bytes = blobs.iter().map(|(_, size)| size).sum();
+            crate::file_blobs::check_room(c, &quotas, &new_id, &source.space.org_id, bytes)?;
             Ok::<_, ApiError>((source, revision, blobs))
         })
         .await?;
-    let id = ids::new_id();
-    for (blob, _) in &blobs {
-        app.blobs.copy(&source.space.id, &id, blob).await?;
+    let created = create_copy(&app, &caller, &source, &revision, &id, &blobs).await;
+    let space = match created {
+        Ok(space) => space,
+        Err(e) => {
+            // The copy does not exist: its bytes go too (best effort; nothing references them).
+            if let Err(cleanup) = app.blobs.delete_space(&id).await {
+                tracing::warn!(space = %id, error = %cleanup, "cannot remove the bytes of a failed duplicate");
+            }
+            return Err(e);
+        }
+    };
+    let json = space.to_json(&app.urls);
+    Ok((
+        StatusCode::CREATED,
+        [(header::LOCATION, json.urls.location.clone())],
+        axum::Json(json),
+    ))
+}
+
+/// Copies the source's file bytes to the new space `id`, then creates it with the source's
+/// content and grants.
+async fn create_copy(
+    app: &App,
+    caller: &Caller,
+    source: &model::SpaceFor,
+    revision: &str,
+    id: &str,
+    blobs: &[(String, u64)],
+) -> ApiResult<model::SpaceFor> {
+    for (blob, _) in blobs {
+        app.blobs.copy(&source.space.id, id, blob).await?;
     }
-    let app2 = app.clone();
-    let space = app
-        .db
+    let (app2, source, revision, id, blobs, user) = (
+        app.clone(),
+        source.clone(),
+        revision.to_string(),
+        id.to_string(),
+        blobs.to_vec(),
+        caller.user_id.clone(),
+    );
+    let quotas = crate::file_blobs::Quotas::of(app);
+    app.db
         .write(move |c| {
             let s = &source.space;
-            require_create_in(c, &s.org_id, s.parent.as_deref(), &caller.user_id)?;
+            require_create_in(c, &s.org_id, s.parent.as_deref(), &user)?;
             let now = clock::now_ms();
             let title: String = format!("{} (copy)", s.title).chars().take(TITLE_MAX).collect();
             c.execute(
@@ -519,20 +562,14 @@ async fn duplicate_space(
                  SELECT organization_id, target_kind, ?2, user_id, team_id, role, ?3 FROM grants WHERE target_id = ?1",
                 params![s.id.clone(), id.clone(), now],
             )?;
-            crate::content::init::copy_content(c, &app2.content, &s.id, &revision, &id, &caller.user_id)?;
-            crate::file_blobs::record_stored(c, &id, &blobs, now)?;
+            crate::content::init::copy_content(c, &app2.content, &s.id, &revision, &id, &user)?;
+            crate::file_blobs::reserve(c, &quotas, &id, &s.org_id, &blobs, now)?;
             let after = siblings::Pointer { kind: Kind::Space, space: Some(s.id.clone()), collection: None };
             let position = siblings::Position { before: None, after: Some(after) };
             siblings::place(c, &s.org_id, s.parent.as_deref(), (Kind::Space, &id), Some(&position))?;
-            model::load_visible(c, &id, &caller.user_id)
+            model::load_visible(c, &id, &user)
         })
-        .await?;
-    let json = space.to_json(&app.urls);
-    Ok((
-        StatusCode::CREATED,
-        [(header::LOCATION, json.urls.location.clone())],
-        axum::Json(json),
-    ))
+        .await
 }
 
 async fn move_space(

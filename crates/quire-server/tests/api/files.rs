@@ -474,3 +474,59 @@ async fn the_org_storage_quota_counts_every_space_of_the_organization() {
     .await
     .expect(200);
 }
+
+#[tokio::test]
+async fn duplicating_a_space_checks_the_role_and_the_quota_before_copying_bytes() {
+    let app = TestApp::start_with(&["--org-storage-quota", "12KB"]).await;
+    let ann = app.user("Ann").await;
+    let (org, space, cr) = space_with_cr(&app, &ann).await;
+    app.post(
+        &ann,
+        &format!("/v1/spaces/{space}/change-requests/{cr}/content"),
+        insert(vec![file("a.bin", 1, 5_000)]),
+    )
+    .await
+    .expect(200);
+    app.post(
+        &ann,
+        &format!("/v1/spaces/{space}/change-requests/{cr}/merge"),
+        json!({}),
+    )
+    .await
+    .expect(200);
+    let reader = app.user("Rita").await;
+    app.add_member(&ann, &org, &reader, Some("read")).await;
+    let duplicate = format!("/v1/spaces/{space}/duplicate");
+    let (files_before, spaces_before) = (app.stored_files(), space_count(&app, &ann, &org).await);
+    // A reader sees the space but may not create one: refused before any byte is copied.
+    app.post(&reader, &duplicate, json!({})).await.expect_error(403);
+    assert_eq!(
+        app.stored_files(),
+        files_before,
+        "a refused duplicate copied bytes"
+    );
+    // The first copy fits in the organization's quota (10 KB of 12 KB); a second would not.
+    app.post(&ann, &duplicate, json!({})).await.expect(201);
+    let files_before = app.stored_files();
+    assert_eq!(files_before.1, 10_000);
+    let message = app.post(&ann, &duplicate, json!({})).await.expect_error(413);
+    assert!(
+        message.contains("organization storage quota of 12KB (12000 bytes)"),
+        "{message}"
+    );
+    assert_eq!(
+        app.stored_files(),
+        files_before,
+        "a refused duplicate copied bytes"
+    );
+    assert_eq!(
+        space_count(&app, &ann, &org).await,
+        spaces_before + 1,
+        "a refused duplicate made a space"
+    );
+}
+
+async fn space_count(app: &TestApp, user: &TestUser, org: &str) -> usize {
+    let list = app.get(user, &format!("/v1/orgs/{org}/spaces")).await.expect(200);
+    list["items"].as_array().map_or(0, Vec::len)
+}
