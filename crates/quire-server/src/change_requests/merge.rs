@@ -403,7 +403,12 @@ pub async fn update_change_request(
             app.db
                 .read_blocking(move |c| precompute(c, &app2, &space_id, &cr_id, &user, SpaceAction::Edit))
                 .await?
-                .map(Arc::new)
+                .map(|mut p| {
+                    // An update indexes nothing: its parsed documents would only be freed
+                    // inside the write transaction, which holds SQLite's writer.
+                    quire_content::parallel::drop_later(std::mem::take(&mut p.outcome.parsed));
+                    Arc::new(p)
+                })
         };
         let cost = started.elapsed();
         let (app2, space_id, cr_id, user) = (

@@ -441,18 +441,16 @@ pub fn owned_documents(
     for ((hash, _), document) in bodies.iter().zip(parsed) {
         read.insert(hash, document.map_err(|e| decode_error("document", e))?);
     }
+    let missing = |hash: &str| ApiError::internal(format!("document {hash} is missing"));
     hashes
         .iter()
         .zip(cached)
-        .map(|(hash, cached)| match cached {
+        .enumerate()
+        .map(|(i, (hash, cached))| match cached {
             Some(doc) => Ok(doc.document.clone()),
-            // A hash asked for twice gets a copy the second time.
-            None => match read.get(hash) {
-                Some(doc) if hashes.iter().filter(|h| *h == hash).count() > 1 => Ok(doc.clone()),
-                _ => read
-                    .remove(hash)
-                    .ok_or_else(|| ApiError::internal(format!("document {hash} is missing"))),
-            },
+            // A hash asked for again later is copied; its last answer takes the parsed one.
+            None if hashes[i + 1..].contains(hash) => read.get(hash).cloned().ok_or_else(|| missing(hash)),
+            None => read.remove(hash).ok_or_else(|| missing(hash)),
         })
         .collect()
 }
