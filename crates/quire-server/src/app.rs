@@ -243,13 +243,15 @@ async fn healthz() -> impl IntoResponse {
 
 async fn readyz(State(app): State<App>) -> Response {
     let ping = app.db.read_blocking(|c| c.query("SELECT 1", &[]).map(drop)).await;
-    match ping {
-        Ok(()) => axum::Json(serde_json::json!({ "status": "ready" })).into_response(),
-        Err(e) => {
-            tracing::warn!(error = %e, "readiness check failed");
-            error_response(StatusCode::SERVICE_UNAVAILABLE, "the database is not reachable")
-        }
+    if let Err(e) = ping {
+        tracing::warn!(error = %e, "readiness check failed");
+        return error_response(StatusCode::SERVICE_UNAVAILABLE, "the database is not reachable");
     }
+    // A process whose bucket is down would answer every file read and upload 503.
+    if app.blobs.check().await.is_err() {
+        return error_response(StatusCode::SERVICE_UNAVAILABLE, "the file store is not reachable");
+    }
+    axum::Json(serde_json::json!({ "status": "ready" })).into_response()
 }
 
 async fn metrics(State(app): State<App>) -> impl IntoResponse {

@@ -20,9 +20,16 @@ pub struct StorageArgs {
     pub database_url: Option<String>,
 
     /// Object store for file bytes: s3://bucket/prefix (credentials and endpoint from the
-    /// AWS_* variables). Default: the directory DATA_DIR/files.
+    /// AWS_* variables; endpoint, region, allow_http, skip_signature and
+    /// virtual_hosted_style_request may also be given as URL options, ?endpoint=http://...).
+    /// Default: the directory DATA_DIR/files.
     #[arg(long, global = true, env = "QUIRE_OBJECT_STORE_URL")]
     pub object_store_url: Option<String>,
+
+    /// The longest one call to the object store may take, retries included; past it the
+    /// request is answered 503 and changes nothing (e.g. 10s, 500ms).
+    #[arg(long, global = true, env = "QUIRE_OBJECT_STORE_TIMEOUT", default_value = "10s", value_parser = parse_positive_duration)]
+    pub object_store_timeout: Duration,
 
     /// Maximum PostgreSQL connections this process opens.
     #[arg(
@@ -79,7 +86,7 @@ impl StorageArgs {
     /// Where file bytes live.
     pub fn blob_store(&self) -> Result<crate::files::BlobStore, String> {
         match self.object_store_url.as_deref().filter(|u| !u.is_empty()) {
-            Some(url) => crate::files::BlobStore::s3(url),
+            Some(url) => crate::files::BlobStore::s3(url, self.object_store_timeout),
             None => crate::files::BlobStore::local(&self.data_dir.join("files")),
         }
     }
@@ -360,6 +367,7 @@ mod tests {
             data_dir: "./data".into(),
             database_url: None,
             object_store_url: None,
+            object_store_timeout: quire_blobs::BlobStore::CALL_BUDGET,
             database_max_connections: 1,
         }
         .absolute()

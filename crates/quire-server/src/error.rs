@@ -6,6 +6,7 @@ use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 
 use crate::db::{DbError, RetryHint};
+use quire_store::{ErrorKind, StoreError};
 
 #[derive(Debug)]
 pub struct ApiError {
@@ -73,24 +74,37 @@ impl std::fmt::Display for ApiError {
     }
 }
 
-impl From<DbError> for ApiError {
-    fn from(e: DbError) -> ApiError {
-        let (status, message) = match e {
-            DbError::Busy(_) | DbError::Retry(_) => (
-                StatusCode::SERVICE_UNAVAILABLE,
-                "the database is busy, retry shortly",
-            ),
-            DbError::Deadline => (
-                StatusCode::SERVICE_UNAVAILABLE,
-                "the request ran past its deadline and was stopped: nothing was written, retry shortly",
-            ),
-            _ => (StatusCode::INTERNAL_SERVER_ERROR, "internal server error"),
+/// The one place where the domain's errors become statuses.
+impl From<StoreError> for ApiError {
+    fn from(e: StoreError) -> ApiError {
+        let status = match e.kind {
+            ErrorKind::Invalid => StatusCode::BAD_REQUEST,
+            ErrorKind::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            ErrorKind::Forbidden => StatusCode::FORBIDDEN,
+            ErrorKind::NotFound => StatusCode::NOT_FOUND,
+            ErrorKind::Conflict => StatusCode::CONFLICT,
+            ErrorKind::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
+            ErrorKind::Internal => StatusCode::INTERNAL_SERVER_ERROR,
+        };
+        // A fault's own words go to the log; the client gets the envelope's generic message.
+        let (message, source) = match (e.kind, e.source) {
+            (ErrorKind::Internal, None) => {
+                tracing::error!(error = %e.message, "internal error");
+                ("internal server error".to_string(), None)
+            }
+            (_, source) => (e.message, source),
         };
         ApiError {
             status,
-            message: message.into(),
-            source: Some(e),
+            message,
+            source,
         }
+    }
+}
+
+impl From<DbError> for ApiError {
+    fn from(e: DbError) -> ApiError {
+        StoreError::from(e).into()
     }
 }
 

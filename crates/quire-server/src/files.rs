@@ -3,7 +3,6 @@
 //! public URLs for `insert_files` without ever reaching private networks.
 
 use std::net::IpAddr;
-use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
@@ -14,8 +13,6 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use bytes::Bytes;
 use futures_util::StreamExt;
-use object_store::path::Path as StorePath;
-use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 use quire_content::buckets::content_hash;
 use quire_content::tree::{Dimensions, FileEntry};
 
@@ -32,118 +29,7 @@ pub const MAX_FETCH_BYTES: usize = 25 * 1024 * 1024;
 /// How long a download URL works.
 const URL_LIFETIME_SECS: i64 = 3600;
 
-/// Where file bytes live.
-#[derive(Clone)]
-pub struct BlobStore {
-    store: Arc<dyn ObjectStore>,
-}
-
-impl BlobStore {
-    /// A local directory, created if missing.
-    pub fn local(dir: &std::path::Path) -> Result<BlobStore, String> {
-        std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-        let store = object_store::local::LocalFileSystem::new_with_prefix(dir).map_err(|e| e.to_string())?;
-        Ok(BlobStore {
-            store: Arc::new(store),
-        })
-    }
-
-    /// An S3-compatible bucket (`s3://bucket/prefix`), with credentials and endpoint from the
-    /// standard `AWS_*` environment variables.
-    pub fn s3(url: &str) -> Result<BlobStore, String> {
-        let store = object_store::aws::AmazonS3Builder::from_env()
-            .with_url(url)
-            .build()
-            .map_err(|e| e.to_string())?;
-        let prefix = url::Url::parse(url)
-            .map(|u| u.path().trim_matches('/').to_string())
-            .unwrap_or_default();
-        let store: Arc<dyn ObjectStore> = if prefix.is_empty() {
-            Arc::new(store)
-        } else {
-            Arc::new(object_store::prefix::PrefixStore::new(store, prefix))
-        };
-        Ok(BlobStore { store })
-    }
-
-    /// Blobs live under their space, so that purging a space removes its bytes without any
-    /// reference counting across spaces (and without its races).
-    fn path(space_id: &str, hash: &str) -> StorePath {
-        StorePath::from(format!("spaces/{space_id}/blobs/{hash}"))
-    }
-
-    /// Stores bytes of a space under their hash (idempotent) and returns the hash.
-    pub async fn put(&self, space_id: &str, bytes: Bytes) -> ApiResult<String> {
-        let hash = content_hash(&bytes);
-        self.put_hashed(space_id, &hash, bytes).await?;
-        Ok(hash)
-    }
-
-    /// Stores bytes of a space under `hash`, their [`content_hash`] (idempotent).
-    pub async fn put_hashed(&self, space_id: &str, hash: &str, bytes: Bytes) -> ApiResult<()> {
-        let path = Self::path(space_id, hash);
-        if self.store.head(&path).await.is_ok() {
-            return Ok(());
-        }
-        self.store
-            .put(&path, PutPayload::from(bytes))
-            .await
-            .map_err(|e| {
-                tracing::error!(error = %e, "object store write failed");
-                ApiError::internal("cannot store the file")
-            })?;
-        Ok(())
-    }
-
-    /// Deletes one blob of a space (idempotent).
-    pub async fn delete(&self, space_id: &str, hash: &str) -> ApiResult<()> {
-        match self.store.delete(&Self::path(space_id, hash)).await {
-            Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
-            Err(e) => Err(ApiError::internal(format!("cannot delete blob {hash}: {e}"))),
-        }
-    }
-
-    pub async fn get(&self, space_id: &str, hash: &str) -> ApiResult<object_store::GetResult> {
-        self.store
-            .get(&Self::path(space_id, hash))
-            .await
-            .map_err(|e| match e {
-                object_store::Error::NotFound { .. } => ApiError::not_found("file not found"),
-                e => {
-                    tracing::error!(error = %e, "object store read failed");
-                    ApiError::internal("cannot read the file")
-                }
-            })
-    }
-
-    /// Copies a blob to another space (duplicating a space).
-    pub async fn copy(&self, from_space: &str, to_space: &str, hash: &str) -> ApiResult<()> {
-        self.store
-            .copy(&Self::path(from_space, hash), &Self::path(to_space, hash))
-            .await
-            .map_err(|e| ApiError::internal(format!("cannot copy blob {hash}: {e}")))
-    }
-
-    /// Deletes every blob of a space.
-    pub async fn delete_space(&self, space_id: &str) -> ApiResult<()> {
-        let prefix = StorePath::from(format!("spaces/{space_id}"));
-        let mut listing = self.store.list(Some(&prefix));
-        while let Some(meta) = listing.next().await {
-            let meta =
-                meta.map_err(|e| ApiError::internal(format!("cannot list blobs of space {space_id}: {e}")))?;
-            match self.store.delete(&meta.location).await {
-                Ok(()) | Err(object_store::Error::NotFound { .. }) => {}
-                Err(e) => {
-                    return Err(ApiError::internal(format!(
-                        "cannot delete {}: {e}",
-                        meta.location
-                    )));
-                }
-            }
-        }
-        Ok(())
-    }
-}
+pub use quire_blobs::BlobStore;
 
 pub fn routes() -> Router<App> {
     Router::new().route("/blobs/{spaceId}/{hash}/{name}", get(download))

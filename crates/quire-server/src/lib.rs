@@ -3,19 +3,19 @@
 //! Layout: one module per resource group (routes, handlers and queries together), beside the
 //! shared infrastructure (`db`, `auth`, `permissions`, `paging`, `error`, `extract`, `jobs`).
 
+pub use quire_store::{clock, db, ids, params};
+
 pub mod access;
 pub mod admin;
 pub mod app;
 pub mod auth;
 pub mod change_requests;
-pub mod clock;
 pub mod collections;
 pub mod comments;
 pub mod config;
 pub mod connections;
 pub mod content;
 pub mod cors;
-pub mod db;
 mod encoding;
 pub mod error;
 pub mod extract;
@@ -23,7 +23,6 @@ pub mod file_blobs;
 pub mod files;
 pub mod grants;
 mod home;
-pub mod ids;
 pub mod import;
 pub mod invites;
 pub mod jobs;

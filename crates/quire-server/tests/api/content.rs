@@ -579,14 +579,8 @@ async fn an_imported_folder_with_a_summary_yields_its_tree_and_working_links() {
         base64::engine::general_purpose::STANDARD.decode(PNG).unwrap(),
     )
     .unwrap();
-    let (db, data, space_id, dir_path) = (
-        app.db.clone(),
-        app.data_dir().to_path_buf(),
-        space.clone(),
-        root.to_path_buf(),
-    );
+    let (db, blobs, space_id, dir_path) = (app.db.clone(), app.blobs(), space.clone(), root.to_path_buf());
     let imported = tokio::task::spawn_blocking(move || {
-        let blobs = quire_server::files::BlobStore::local(&data.join("files")).unwrap();
         quire_server::import::import_space(&db, &blobs, &space_id, &dir_path)
     })
     .await

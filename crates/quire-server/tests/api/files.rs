@@ -80,7 +80,7 @@ async fn rejected_file_batches_store_nothing() {
     let seven: Vec<Value> = (0..7).map(|i| file(&format!("f{i}.bin"), i, 200_000)).collect();
     let batch = insert(seven);
     let path = format!("/v1/spaces/{space}/change-requests/{cr}/content");
-    let before = app.stored_files();
+    let before = app.stored_files().await;
     for user in [&outsider, &removed] {
         let message = app.post(user, &path, batch.clone()).await.expect_error(404);
         assert!(message.contains(&space), "{message}");
@@ -131,10 +131,10 @@ async fn rejected_file_batches_store_nothing() {
     ]});
     let message = app.post(&ann, &path, unfetchable).await.expect_error(400);
     assert!(message.contains("changes[1].files[0]"), "{message}");
-    assert_eq!(app.stored_files(), before, "a rejected batch stored bytes");
+    assert_eq!(app.stored_files().await, before, "a rejected batch stored bytes");
     // The same batch by an editor is stored.
     app.post(&ann, &path, batch).await.expect(200);
-    let after = app.stored_files();
+    let after = app.stored_files().await;
     assert_eq!(after.0, before.0 + 7);
     assert_eq!(after.1, before.1 + 7 * 200_000);
 }
@@ -212,7 +212,7 @@ async fn unreferenced_file_bytes_are_collected_after_the_retention() {
     ]});
     app.post(&ann, &content(&open), failing).await.expect_error(400);
     let all: std::collections::BTreeSet<String> = (1..=5).map(|s| hash(s, LEN)).collect();
-    assert_eq!(app.stored_blobs(&space), all);
+    assert_eq!(app.stored_blobs(&space).await, all);
 
     // Within the retention nothing goes.
     let now = quire_server::clock::now_ms();
@@ -220,7 +220,7 @@ async fn unreferenced_file_bytes_are_collected_after_the_retention() {
         .await
         .unwrap();
     assert_eq!(done.blobs, 0);
-    assert_eq!(app.stored_blobs(&space), all);
+    assert_eq!(app.stored_blobs(&space).await, all);
 
     // After it, the archived change request's and the failed batch's bytes go, once.
     let later = now + 3 * 86_400_000 + 60_000;
@@ -230,7 +230,7 @@ async fn unreferenced_file_bytes_are_collected_after_the_retention() {
     assert_eq!(done.blobs, 2, "{done:?}");
     assert_eq!(done.bytes, 2 * LEN as u64);
     let kept: std::collections::BTreeSet<String> = [1, 3, 5].iter().map(|s| hash(*s, LEN)).collect();
-    assert_eq!(app.stored_blobs(&space), kept);
+    assert_eq!(app.stored_blobs(&space).await, kept);
     let again = quire_server::file_blobs::collect(app.server(), later)
         .await
         .unwrap();
@@ -261,7 +261,7 @@ async fn unreferenced_file_bytes_are_collected_after_the_retention() {
     )
     .await
     .expect(200);
-    assert!(app.stored_blobs(&space).contains(&hash(2, LEN)));
+    assert!(app.stored_blobs(&space).await.contains(&hash(2, LEN)));
     let done = quire_server::file_blobs::collect(app.server(), later + 60_000)
         .await
         .unwrap();
@@ -375,14 +375,14 @@ async fn files_of_revisions_written_before_the_index_are_indexed_before_collecti
         .await
         .unwrap();
     assert_eq!(done.blobs, 0, "{done:?}");
-    assert_eq!(app.stored_blobs(&space).len(), 3);
+    assert_eq!(app.stored_blobs(&space).await.len(), 3);
     let later = now + 3 * 86_400_000 + 60_000;
     let done = quire_server::file_blobs::collect(app.server(), later)
         .await
         .unwrap();
     assert_eq!(done.blobs, 1, "{done:?}");
     let kept: std::collections::BTreeSet<String> = [1, 3].iter().map(|s| hash(*s, LEN)).collect();
-    assert_eq!(app.stored_blobs(&space), kept);
+    assert_eq!(app.stored_blobs(&space).await, kept);
 }
 
 #[tokio::test]
@@ -398,7 +398,7 @@ async fn the_space_storage_quota_refuses_uploads_beyond_it() {
     )
     .await
     .expect(200);
-    let before = app.stored_files();
+    let before = app.stored_files().await;
     let message = app
         .post(&ann, &path, insert(vec![file("c.bin", 3, 5_000)]))
         .await
@@ -413,12 +413,12 @@ async fn the_space_storage_quota_refuses_uploads_beyond_it() {
     app.post(&ann, &path, insert(files.clone()))
         .await
         .expect_error(413);
-    assert_eq!(app.stored_files(), before, "a refused upload stored bytes");
+    assert_eq!(app.stored_files().await, before, "a refused upload stored bytes");
     // Bytes the space holds already cost nothing more; what fits is stored.
     files.truncate(1);
     files.push(file("a-again.bin", 1, 5_000));
     app.post(&ann, &path, insert(files)).await.expect(200);
-    assert_eq!(app.stored_files().1, before.1 + 1_000);
+    assert_eq!(app.stored_files().await.1, before.1 + 1_000);
     // Another space has room of its own.
     let other = new_space(&app, &ann, &org).await;
     let other_cr = new_cr(&app, &ann, &other).await;
@@ -445,7 +445,7 @@ async fn the_org_storage_quota_counts_every_space_of_the_organization() {
     .expect(200);
     let other = new_space(&app, &ann, &org).await;
     let other_cr = new_cr(&app, &ann, &other).await;
-    let before = app.stored_files();
+    let before = app.stored_files().await;
     let path = format!("/v1/spaces/{other}/change-requests/{other_cr}/content");
     // Bytes are stored per space: the same file in another space counts again.
     for seed in [1, 3] {
@@ -459,7 +459,7 @@ async fn the_org_storage_quota_counts_every_space_of_the_organization() {
         );
         assert!(message.contains(&org), "{message}");
     }
-    assert_eq!(app.stored_files(), before, "a refused upload stored bytes");
+    assert_eq!(app.stored_files().await, before, "a refused upload stored bytes");
     app.post(&ann, &path, insert(vec![file("small.bin", 4, 2_000)]))
         .await
         .expect(200);
@@ -497,17 +497,17 @@ async fn duplicating_a_space_checks_the_role_and_the_quota_before_copying_bytes(
     let reader = app.user("Rita").await;
     app.add_member(&ann, &org, &reader, Some("read")).await;
     let duplicate = format!("/v1/spaces/{space}/duplicate");
-    let (files_before, spaces_before) = (app.stored_files(), space_count(&app, &ann, &org).await);
+    let (files_before, spaces_before) = (app.stored_files().await, space_count(&app, &ann, &org).await);
     // A reader sees the space but may not create one: refused before any byte is copied.
     app.post(&reader, &duplicate, json!({})).await.expect_error(403);
     assert_eq!(
-        app.stored_files(),
+        app.stored_files().await,
         files_before,
         "a refused duplicate copied bytes"
     );
     // The first copy fits in the organization's quota (10 KB of 12 KB); a second would not.
     app.post(&ann, &duplicate, json!({})).await.expect(201);
-    let files_before = app.stored_files();
+    let files_before = app.stored_files().await;
     assert_eq!(files_before.1, 10_000);
     let message = app.post(&ann, &duplicate, json!({})).await.expect_error(413);
     assert!(
@@ -515,7 +515,7 @@ async fn duplicating_a_space_checks_the_role_and_the_quota_before_copying_bytes(
         "{message}"
     );
     assert_eq!(
-        app.stored_files(),
+        app.stored_files().await,
         files_before,
         "a refused duplicate copied bytes"
     );

@@ -491,9 +491,8 @@ async fn links_to_missing_targets_of_an_import_are_broken() {
         "# Setup\n\nOld notes: [gone](../nope.md). Home: [welcome](../README.md).\n",
     )
     .unwrap();
-    let (db, data, space_id) = (app.db.clone(), app.data_dir().to_path_buf(), space.clone());
+    let (db, blobs, space_id) = (app.db.clone(), app.blobs(), space.clone());
     let imported = tokio::task::spawn_blocking(move || {
-        let blobs = quire_server::files::BlobStore::local(&data.join("files")).unwrap();
         quire_server::import::import_space(&db, &blobs, &space_id, &root)
     })
     .await

@@ -15,6 +15,7 @@ mod limits;
 mod links;
 mod matrix;
 mod members;
+mod object_store;
 mod orgs;
 mod outsiders;
 mod refusals;

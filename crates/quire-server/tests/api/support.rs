@@ -1,6 +1,8 @@
 //! The test harness: a real quire server on an ephemeral port with a fresh database (SQLite in a
 //! temporary directory, or a fresh schema of the PostgreSQL database named by
-//! `QUIRE_TEST_DATABASE_URL`), and a small HTTP client.
+//! `QUIRE_TEST_DATABASE_URL`), fresh file storage (the data directory, or a fresh prefix of the
+//! S3-compatible bucket named by `QUIRE_TEST_OBJECT_STORE_URL`, reached with the `AWS_*`
+//! variables), and a small HTTP client.
 
 // A shared harness: helpers arrive before every test that uses them.
 #![allow(dead_code)]
@@ -139,6 +141,15 @@ impl TestApp {
                 });
             }
         }
+        let own_store = flags.contains(&"--object-store-url");
+        if let Some(bucket) = std::env::var("QUIRE_TEST_OBJECT_STORE_URL")
+            .ok()
+            .filter(|u| !u.is_empty() && !own_store)
+        {
+            let prefix = format!("t_{}", quire_server::ids::random_base62(16).to_lowercase());
+            argv.push("--object-store-url".into());
+            argv.push(format!("{}/{prefix}", bucket.trim_end_matches('/')));
+        }
         argv.extend(flags.iter().map(|f| f.to_string()));
         TestApp::serve(argv, dir, pg).await
     }
@@ -157,6 +168,9 @@ impl TestApp {
         if let Some(url) = &self.storage.database_url {
             argv.extend(["--database-url".into(), url.clone()]);
             argv.extend(["--database-max-connections".into(), "4".into()]);
+        }
+        if let Some(url) = &self.storage.object_store_url {
+            argv.extend(["--object-store-url".into(), url.clone()]);
         }
         // The first server keeps the data directory and the PostgreSQL schema.
         TestApp::serve(argv, tempfile::tempdir().expect("temp dir"), None).await
@@ -201,39 +215,30 @@ impl TestApp {
         self.running.as_ref().expect("server running").app()
     }
 
-    /// How many files the local object store holds and their total size in bytes (everything
-    /// under the data directory's `files`).
-    pub fn stored_files(&self) -> (u64, u64) {
-        fn walk(dir: &std::path::Path, total: &mut (u64, u64)) {
-            let Ok(entries) = std::fs::read_dir(dir) else {
-                return;
-            };
-            for entry in entries.flatten() {
-                let Ok(meta) = entry.metadata() else { continue };
-                if meta.is_dir() {
-                    walk(&entry.path(), total);
-                } else {
-                    total.0 += 1;
-                    total.1 += meta.len();
-                }
-            }
-        }
-        let mut total = (0, 0);
-        walk(&self.data_dir().join("files"), &mut total);
-        total
+    /// How many files the server's object store holds and their total size in bytes.
+    pub async fn stored_files(&self) -> (u64, u64) {
+        let objects = self.server().blobs.list("").await.expect("list stored files");
+        (objects.len() as u64, objects.iter().map(|(_, size)| size).sum())
     }
 
-    /// The hashes of the blobs a space stores in the local object store.
-    pub fn stored_blobs(&self, space_id: &str) -> std::collections::BTreeSet<String> {
-        let dir = self.data_dir().join("files/spaces").join(space_id).join("blobs");
-        std::fs::read_dir(dir)
-            .map(|entries| {
-                entries
-                    .flatten()
-                    .map(|e| e.file_name().to_string_lossy().into_owned())
-                    .collect()
-            })
-            .unwrap_or_default()
+    /// The hashes of the blobs a space stores.
+    pub async fn stored_blobs(&self, space_id: &str) -> std::collections::BTreeSet<String> {
+        let prefix = format!("spaces/{space_id}/blobs");
+        let objects = self
+            .server()
+            .blobs
+            .list(&prefix)
+            .await
+            .expect("list stored blobs");
+        objects
+            .into_iter()
+            .filter_map(|(path, _)| path.rsplit('/').next().map(str::to_owned))
+            .collect()
+    }
+
+    /// The server's file storage, for work done beside it (an import).
+    pub fn blobs(&self) -> quire_server::files::BlobStore {
+        self.server().blobs.clone()
     }
 
     pub fn is_postgres(&self) -> bool {
