@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 use crate::support::{TestApp, TestUser};
 
 /// A 1x1 PNG.
-const PNG: &str =
+pub const PNG: &str =
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
 
 pub async fn space_with_cr(app: &TestApp, user: &TestUser) -> (String, String, String) {

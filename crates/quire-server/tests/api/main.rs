@@ -18,6 +18,7 @@ mod members;
 mod object_store;
 mod orgs;
 mod outsiders;
+mod processes;
 mod refusals;
 mod search;
 mod spaces;
