@@ -7,6 +7,7 @@ mod support;
 mod change_requests;
 mod comments;
 mod content;
+mod counts;
 mod deadlines;
 mod files;
 mod foundation;
