@@ -440,7 +440,13 @@ fn backfill_space(c: &mut dyn Conn, cache: &ContentCache, space_id: &str, now: i
     for id in revisions {
         let tree = store::load_tree(c, cache, space_id, &id)?;
         let base = match tree.meta.parents.first() {
-            Some(parent) => store::load_tree(c, cache, space_id, parent).ok(),
+            // A parent in another space (the one this space was duplicated from) is not found
+            // here, and then every file counts as introduced; any other failure is an error.
+            Some(parent) => match store::load_tree(c, cache, space_id, parent) {
+                Ok(base) => Some(base),
+                Err(e) if e.status == axum::http::StatusCode::NOT_FOUND => None,
+                Err(e) => return Err(e),
+            },
             None => None,
         };
         record_refs(
