@@ -20,5 +20,6 @@ mod outsiders;
 mod refusals;
 mod search;
 mod spaces;
+mod stored;
 mod surface;
 mod tokens;
