@@ -68,6 +68,15 @@ struct ReviewerRow {
 }
 
 crate::columns! {
+    /// A contributor to a change request.
+    struct ContributorCols of "change_request_contributors" {
+        user: "user_id",
+        last_at: "last_at",
+        edits: "edits",
+    }
+}
+
+crate::columns! {
     /// The columns of a [`ReviewerRow`].
     struct ReviewerCols of "change_request_reviewers" {
         user: "user_id",
@@ -591,7 +600,8 @@ pub async fn list_contributors(
                 .unwrap_or(0);
             let mut args = Args::default();
             let mut sql = format!(
-                "SELECT user_id, last_at, edits FROM change_request_contributors WHERE change_request_id = {}",
+                "SELECT {} FROM change_request_contributors WHERE change_request_id = {}",
+                ContributorCols::SQL,
                 args.arg(&cr.id)
             );
             if let Some(after) = page.after::<String>()? {
@@ -601,7 +611,10 @@ pub async fn list_contributors(
             let rows: Vec<(String, i64, i64)> = c
                 .query(&sql, args.values())?
                 .iter()
-                .map(|r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+                .map(|r| {
+                    const C: ContributorCols = ContributorCols::AT;
+                    Ok((r.col(C.user)?, r.col(C.last_at)?, r.col(C.edits)?))
+                })
                 .collect::<Result<_, crate::db::DbError>>()?;
             let ids: Vec<&str> = rows.iter().map(|r| r.0.as_str()).collect();
             let users = users::load_many(c, &ids)?;

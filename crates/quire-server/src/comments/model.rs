@@ -299,6 +299,26 @@ struct Location {
 /// A reaction as stored: (emoji, user id, when).
 type ReactionRow = (String, String, i64);
 
+crate::columns! {
+    /// A reaction to a comment or reply.
+    struct ReactionCols of "comment_reactions" {
+        target: "target_id",
+        emoji: "emoji",
+        user: "user_id",
+        reacted_at: "reacted_at",
+    }
+}
+
+crate::columns! {
+    /// The replies of one replier to one comment, aggregated.
+    struct ReplierCols of "comment_replies" {
+        comment: "comment_id",
+        user: "posted_by",
+        count: "count(*)",
+        last_at: "max(posted_at)",
+    }
+}
+
 /// Reactions of many comments or replies, by target id, in reaction order.
 fn load_reactions(c: &mut dyn Conn, targets: &[&str]) -> ApiResult<HashMap<String, Vec<ReactionRow>>> {
     let mut out: HashMap<String, Vec<ReactionRow>> = HashMap::new();
@@ -306,13 +326,17 @@ fn load_reactions(c: &mut dyn Conn, targets: &[&str]) -> ApiResult<HashMap<Strin
         let mut args = Args::default();
         let list = args.list(chunk.iter().copied());
         let sql = format!(
-            "SELECT target_id, emoji, user_id, reacted_at FROM comment_reactions WHERE target_id IN ({list})
-             ORDER BY reacted_at, emoji, user_id"
+            "SELECT {} FROM comment_reactions WHERE target_id IN ({list})
+             ORDER BY reacted_at, emoji, user_id",
+            ReactionCols::SQL
         );
+        const R: ReactionCols = ReactionCols::AT;
         for r in c.query(&sql, args.values())? {
-            out.entry(r.get(0)?)
-                .or_default()
-                .push((r.get(1)?, r.get(2)?, r.get(3)?));
+            out.entry(r.col(R.target)?).or_default().push((
+                r.col(R.emoji)?,
+                r.col(R.user)?,
+                r.col(R.reacted_at)?,
+            ));
         }
     }
     Ok(out)
@@ -377,14 +401,17 @@ pub fn render_comments(
         let mut args = Args::default();
         let list = args.list(chunk.iter().copied());
         let sql = format!(
-            "SELECT comment_id, posted_by, count(*), max(posted_at) FROM comment_replies WHERE comment_id IN ({list})
-             GROUP BY comment_id, posted_by ORDER BY max(posted_at)"
+            "SELECT {} FROM comment_replies WHERE comment_id IN ({list})
+             GROUP BY comment_id, posted_by ORDER BY max(posted_at)",
+            ReplierCols::SQL
         );
+        const R: ReplierCols = ReplierCols::AT;
         for r in c.query(&sql, args.values())? {
-            repliers
-                .entry(r.get(0)?)
-                .or_default()
-                .push((r.get(1)?, r.get(2)?, r.get(3)?));
+            repliers.entry(r.col(R.comment)?).or_default().push((
+                r.col(R.user)?,
+                r.col(R.count)?,
+                r.col(R.last_at)?,
+            ));
         }
     }
     let reactions = load_reactions(c, &ids)?;
