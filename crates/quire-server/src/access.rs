@@ -12,6 +12,27 @@ use crate::permissions::{ContentAccess, DefaultLevel, Role, Standing, content_ro
 /// Deepest collection nesting followed; deeper chains (which quire never creates) are cut.
 const MAX_DEPTH: usize = 64;
 
+crate::columns! {
+    /// A collection as a node of the tree that roles are inherited through.
+    struct NodeCols of "collections" {
+        id: "id",
+        parent: "parent_id",
+        default_level: "default_level",
+    }
+}
+
+crate::columns! {
+    /// A grant to the caller or one of their teams.
+    struct GrantCols of "grants" {
+        kind: "target_kind",
+        target: "target_id",
+        role: "role",
+    }
+}
+
+const NODE: NodeCols = NodeCols::AT;
+const GRANT: GrantCols = GrantCols::AT;
+
 #[derive(Clone, Debug)]
 struct CollectionNode {
     parent: Option<String>,
@@ -56,15 +77,17 @@ impl AccessContext {
             return Ok(ctx);
         }
         for row in c.query(
-            "SELECT id, parent_id, default_level FROM collections WHERE organization_id = ?1",
+            &format!(
+                "SELECT {} FROM collections WHERE organization_id = ?1",
+                NodeCols::SQL
+            ),
             params![org_id],
         )? {
-            let default: Option<String> = row.get(2)?;
             ctx.collections.insert(
-                row.get(0)?,
+                row.col(NODE.id)?,
                 CollectionNode {
-                    parent: row.get(1)?,
-                    default_level: DefaultLevel::from_column(default.as_deref()),
+                    parent: row.col(NODE.parent)?,
+                    default_level: row.col(NODE.default_level)?,
                 },
             );
         }
@@ -101,56 +124,71 @@ impl AccessContext {
         }
         if let Some(parent) = parent {
             let rows = c.query(
-                "WITH RECURSIVE chain (id, parent_id, default_level, depth) AS (
-                     SELECT id, parent_id, default_level, 0 FROM collections WHERE id = ?1
-                     UNION ALL
-                     SELECT p.id, p.parent_id, p.default_level, chain.depth + 1
-                     FROM collections p JOIN chain ON p.id = chain.parent_id
-                     WHERE chain.depth < ?2
-                 )
-                 SELECT id, parent_id, default_level FROM chain",
+                &format!(
+                    "WITH RECURSIVE chain (id, parent_id, default_level, depth) AS (
+                         SELECT id, parent_id, default_level, 0 FROM collections WHERE id = ?1
+                         UNION ALL
+                         SELECT p.id, p.parent_id, p.default_level, chain.depth + 1
+                         FROM collections p JOIN chain ON p.id = chain.parent_id
+                         WHERE chain.depth < ?2
+                     )
+                     SELECT {} FROM chain",
+                    NodeCols::SQL
+                ),
                 params![parent, MAX_DEPTH],
             )?;
             for row in rows {
-                let default: Option<String> = row.get(2)?;
                 ctx.collections.insert(
-                    row.get(0)?,
+                    row.col(NODE.id)?,
                     CollectionNode {
-                        parent: row.get(1)?,
-                        default_level: DefaultLevel::from_column(default.as_deref()),
+                        parent: row.col(NODE.parent)?,
+                        default_level: row.col(NODE.default_level)?,
                     },
                 );
             }
         }
         for item in grants.unwrap_or("").split(' ').filter(|i| !i.is_empty()) {
             let mut parts = item.splitn(3, ':');
-            if let (Some(kind), Some(target), Some(role)) = (parts.next(), parts.next(), parts.next()) {
-                ctx.add_grant(kind, target.to_string(), Role::parse(role));
-            }
+            let (Some(kind), Some(target), Some(role)) = (parts.next(), parts.next(), parts.next()) else {
+                return Err(DbError::stored(
+                    "a grant",
+                    format!("{item:?} is not kind:target:role"),
+                ));
+            };
+            let role = Role::parse(role).ok_or_else(|| {
+                DbError::stored(
+                    format_args!("the grant on {kind} {target:?}"),
+                    format!("unknown role {role:?}"),
+                )
+            })?;
+            ctx.add_grant(kind, target.to_string(), role);
         }
         Ok(ctx)
     }
 
     fn load_grants(&mut self, c: &mut dyn Conn, org_id: &str, user_id: &str) -> Result<(), DbError> {
         let rows = c.query(
-            "SELECT target_kind, target_id, role FROM grants
+            &format!(
+                "SELECT {} FROM grants
              WHERE organization_id = ?1
                AND (user_id = ?2 OR team_id IN (SELECT team_id FROM team_members WHERE user_id = ?2))",
+                GrantCols::SQL
+            ),
             params![org_id, user_id],
         )?;
         for row in rows {
-            let kind: String = row.get(0)?;
-            self.add_grant(&kind, row.get(1)?, Role::from_column(row.get(2)?));
+            let kind: String = row.col(GRANT.kind)?;
+            self.add_grant(&kind, row.col(GRANT.target)?, row.col(GRANT.role)?);
         }
         Ok(())
     }
 
-    fn add_grant(&mut self, kind: &str, target: String, role: Option<Role>) {
+    fn add_grant(&mut self, kind: &str, target: String, role: Role) {
         if kind == "space" {
             self.space_grants.insert(target.clone());
         }
         let entry = self.grants.entry(target).or_insert(Role::Read);
-        *entry = (*entry).max(role.unwrap_or(Role::Read));
+        *entry = (*entry).max(role);
     }
 
     /// The collections from `start` upwards.

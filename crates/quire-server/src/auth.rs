@@ -13,6 +13,7 @@ use crate::app::App;
 use crate::db::{Conn, DbError};
 use crate::error::ApiError;
 use crate::params;
+use crate::users::UserCols;
 
 /// Prefix of every token, so that leaked tokens are easy to recognise and scan for.
 pub const TOKEN_PREFIX: &str = "quire_";
@@ -87,26 +88,38 @@ pub struct KnownToken {
     fetched_at: i64,
 }
 
+crate::columns! {
+    /// What a token lookup reads of the token, after its user's [`UserCols`].
+    struct TokenCols of "api_tokens" {
+        scopes: "t.scopes",
+        expires_at: "t.expires_at",
+        id: "t.id",
+    }
+}
+
 fn lookup(c: &mut dyn Conn, hash: &str) -> Result<Option<KnownToken>, DbError> {
-    let Some(row) = c.query_opt(
-        "SELECT u.id, u.email, u.display_name, u.photo_url, t.scopes, t.expires_at, t.id
-         FROM api_tokens t JOIN users u ON u.id = t.user_id
-         WHERE t.secret_hash = ?1",
-        params![hash],
-    )?
-    else {
+    static SQL: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+        format!(
+            "SELECT {}, {} FROM api_tokens t JOIN users u ON u.id = t.user_id WHERE t.secret_hash = ?1",
+            UserCols::SQL,
+            TokenCols::SQL
+        )
+    });
+    const USER: UserCols = UserCols::AT;
+    const TOKEN: TokenCols = TokenCols::at(UserCols::COUNT);
+    let Some(row) = c.query_opt(&SQL, params![hash])? else {
         return Ok(None);
     };
     Ok(Some(KnownToken {
         caller: Caller {
-            user_id: row.get(0)?,
-            token_id: row.get(6)?,
-            email: row.get(1)?,
-            display_name: row.get(2)?,
-            photo_url: row.get(3)?,
+            user_id: row.col(USER.id)?,
+            token_id: row.col(TOKEN.id)?,
+            email: row.col(USER.email)?,
+            display_name: row.col(USER.display_name)?,
+            photo_url: row.col(USER.photo_url)?,
         },
-        scopes: row.get(4)?,
-        expires_at: row.get(5)?,
+        scopes: row.col(TOKEN.scopes)?,
+        expires_at: row.col(TOKEN.expires_at)?,
         fetched_at: crate::clock::now_ms(),
     }))
 }

@@ -71,6 +71,15 @@ pub fn record_refs(
     Ok(())
 }
 
+crate::columns! {
+    /// A stored blob that the collection may remove.
+    struct BlobCols of "file_blobs" {
+        space_id: "space_id",
+        hash: "hash",
+        size: "size",
+    }
+}
+
 fn busy(hash: &str) -> ApiError {
     ApiError::new(
         StatusCode::SERVICE_UNAVAILABLE,
@@ -329,13 +338,19 @@ pub async fn collect(app: &App, now: i64) -> ApiResult<Collected> {
     );
     let mut done = Collected::default();
     for _ in 0..10_000 {
-        let sql = format!("SELECT space_id, hash, size FROM file_blobs WHERE {collectable} LIMIT {ROUND}");
+        let sql = format!(
+            "SELECT {} FROM file_blobs WHERE {collectable} LIMIT {ROUND}",
+            BlobCols::SQL
+        );
         let candidates: Vec<(String, String, u64)> = app
             .db
             .read_blocking(move |c| {
                 c.query(&sql, params![cutoff, stale])?
                     .iter()
-                    .map(|r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+                    .map(|r| {
+                        const B: BlobCols = BlobCols::AT;
+                        Ok((r.col(B.space_id)?, r.col(B.hash)?, r.col(B.size)?))
+                    })
                     .collect::<Result<Vec<_>, crate::db::DbError>>()
             })
             .await?;
@@ -440,7 +455,13 @@ fn backfill_space(c: &mut dyn Conn, cache: &ContentCache, space_id: &str, now: i
     for id in revisions {
         let tree = store::load_tree(c, cache, space_id, &id)?;
         let base = match tree.meta.parents.first() {
-            Some(parent) => store::load_tree(c, cache, space_id, parent).ok(),
+            // A parent in another space (the one this space was duplicated from) is not found
+            // here, and then every file counts as introduced; any other failure is an error.
+            Some(parent) => match store::load_tree(c, cache, space_id, parent) {
+                Ok(base) => Some(base),
+                Err(e) if e.status == axum::http::StatusCode::NOT_FOUND => None,
+                Err(e) => return Err(e),
+            },
             None => None,
         };
         record_refs(

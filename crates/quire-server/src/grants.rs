@@ -19,7 +19,7 @@ use crate::permissions::{CollectionAction, Role, SpaceAction};
 use crate::siblings::Kind;
 use crate::spaces;
 use crate::teams::{self, TeamJson};
-use crate::users::{USER_COLUMNS, User, UserJson};
+use crate::users::{User, UserCols, UserJson};
 use crate::{clock, orgs, params};
 
 pub fn routes() -> Router<App> {
@@ -308,6 +308,13 @@ struct TeamPermission {
     team: TeamJson,
 }
 
+crate::columns! {
+    /// The role a grant gives, selected after the grantee's columns.
+    struct GrantCols of "grants" {
+        role: "g.role",
+    }
+}
+
 async fn list_users(
     kind: Kind,
     caller: Caller,
@@ -329,7 +336,9 @@ async fn list_users(
                 .query_scalar(&format!("SELECT count(*) FROM grants g{filter}"), args.values())?
                 .unwrap_or(0);
             let mut sql = format!(
-                "SELECT {USER_COLUMNS}, g.role FROM grants g JOIN users u ON u.id = g.user_id{filter}"
+                "SELECT {}, {} FROM grants g JOIN users u ON u.id = g.user_id{filter}",
+                UserCols::SQL,
+                GrantCols::SQL
             );
             if let Some(after) = page.after::<String>()? {
                 sql += &format!(" AND g.user_id > {}", args.arg(after));
@@ -340,8 +349,8 @@ async fn list_users(
                 .iter()
                 .map(|r| {
                     Ok((
-                        User::from_row(r, 0)?,
-                        Role::from_column(r.get(4)?).unwrap_or(Role::Read),
+                        User::from_row(r, UserCols::AT)?,
+                        r.col(GrantCols::at(UserCols::COUNT).role)?,
                     ))
                 })
                 .collect::<Result<Vec<_>, crate::db::DbError>>()?;
@@ -375,7 +384,10 @@ async fn list_teams(
                 .query_scalar(&format!("SELECT count(*) FROM teams t{filter}"), args.values())?
                 .unwrap_or(0);
             let me = args.arg(&caller.user_id);
-            let mut sql = format!("{}{filter}", teams::model::select(&me, ", g.role"));
+            let mut sql = format!(
+                "{}{filter}",
+                teams::model::select(&me, &format!(", {}", GrantCols::SQL))
+            );
             if let Some(after) = page.after::<String>()? {
                 sql += &format!(" AND t.id > {}", args.arg(after));
             }
@@ -384,7 +396,7 @@ async fn list_teams(
                 .query(&sql, args.values())?
                 .iter()
                 .map(|r| {
-                    let role = Role::from_column(r.get(teams::model::TEAM_COLUMNS)?).unwrap_or(Role::Read);
+                    let role = r.col(GrantCols::at(teams::model::TeamCols::COUNT).role)?;
                     Ok((teams::Team::from_row(r)?, role))
                 })
                 .collect::<Result<Vec<_>, crate::db::DbError>>()?;

@@ -51,16 +51,29 @@ struct Invite {
     role: Option<Role>,
 }
 
-const COLUMNS: &str = "id, organization_id, target_kind, target_id, role";
+crate::columns! {
+    /// The columns [`Invite::from_row`] reads.
+    struct InviteCols of "invite_links" {
+        id: "id",
+        org_id: "organization_id",
+        target_kind: "target_kind",
+        target_id: "target_id",
+        role: "role",
+        created_at: "created_at",
+    }
+}
+
+const COLUMNS: &str = InviteCols::SQL;
+const C: InviteCols = InviteCols::AT;
 
 impl Invite {
     fn from_row(row: &Row) -> Result<Invite, crate::db::DbError> {
         Ok(Invite {
-            id: row.get(0)?,
-            org_id: row.get(1)?,
-            target_kind: row.get(2)?,
-            target_id: row.get(3)?,
-            role: Role::from_column(row.get(4)?),
+            id: row.col(C.id)?,
+            org_id: row.col(C.org_id)?,
+            target_kind: row.col(C.target_kind)?,
+            target_id: row.col(C.target_id)?,
+            role: row.col(C.role)?,
         })
     }
 }
@@ -191,9 +204,9 @@ async fn list_invites(
             let list = crate::paging::by_creation(
                 c,
                 &page,
-                ("invite_links", &format!("{COLUMNS}, created_at")),
+                ("invite_links", COLUMNS),
                 (filter, args),
-                |r| Ok((Invite::from_row(r)?, r.get::<i64>(5)?)),
+                |r| Ok((Invite::from_row(r)?, r.col::<i64>(C.created_at)?)),
                 |(i, created)| (*created, i.id.clone()),
             )?;
             let mut items = Vec::with_capacity(list.items.len());
@@ -405,11 +418,11 @@ async fn join_with_invite(
                 Some(target) => {
                     members::join(c, &org_id, &caller.user_id, None)?;
                     let role = invite.role.unwrap_or(Role::Read);
-                    let current: Option<String> = c.query_scalar(
+                    let current: Option<Role> = c.query_scalar(
                         "SELECT role FROM grants WHERE target_id = ?1 AND user_id = ?2",
                         params![target.clone(), caller.user_id.clone()],
                     )?;
-                    if Role::from_column(current) < Some(role) {
+                    if current < Some(role) {
                         c.execute(
                             "INSERT INTO grants (organization_id, target_kind, target_id, user_id, role, created_at)
                              VALUES (?1, ?2, ?3, ?4, ?5, ?6)

@@ -7,7 +7,7 @@ use std::time::Duration;
 use tokio::sync::watch;
 
 use crate::app::App;
-use crate::db::{Conn, Dialect};
+use crate::db::{Conn, DbError, Dialect};
 use crate::error::ApiError;
 use crate::{clock, ids, params};
 
@@ -22,7 +22,10 @@ const MAX_ATTEMPTS: i64 = 10;
 pub struct Job {
     pub id: String,
     pub kind: String,
-    pub payload: serde_json::Value,
+    /// The payload, or why the stored one does not decode: the job is still claimed, so that
+    /// it fails (and is retried, then dropped, with the error logged) instead of running on
+    /// a default payload or jamming the queue.
+    pub payload: Result<serde_json::Value, String>,
     pub attempts: i64,
 }
 
@@ -89,6 +92,16 @@ pub fn cancel(c: &mut dyn Conn, dedupe_key: &str) -> Result<(), ApiError> {
     Ok(())
 }
 
+crate::columns! {
+    /// The columns of a job that [`claim`] reads.
+    struct JobCols of "jobs" {
+        id: "id",
+        kind: "kind",
+        payload: "payload",
+        attempts: "attempts",
+    }
+}
+
 /// Claims the next due job, if any.
 pub fn claim(c: &mut dyn Conn, now: i64) -> Result<Option<Job>, ApiError> {
     let lock = if c.dialect() == Dialect::Postgres {
@@ -97,24 +110,26 @@ pub fn claim(c: &mut dyn Conn, now: i64) -> Result<Option<Job>, ApiError> {
         ""
     };
     let sql = format!(
-        "SELECT id, kind, payload, attempts FROM jobs
+        "SELECT {} FROM jobs
          WHERE run_at <= ?1 AND (lease_until IS NULL OR lease_until < ?1)
-         ORDER BY run_at LIMIT 1 {lock}"
+         ORDER BY run_at LIMIT 1 {lock}",
+        JobCols::SQL
     );
     let Some(row) = c.query_opt(&sql, params![now])? else {
         return Ok(None);
     };
-    let id: String = row.get(0)?;
+    const J: JobCols = JobCols::AT;
+    let id: String = row.col(J.id)?;
     c.execute(
         "UPDATE jobs SET lease_until = ?2, attempts = attempts + 1 WHERE id = ?1",
         params![id.clone(), now + LEASE_MS],
     )?;
-    let payload: String = row.get(2)?;
+    let payload: String = row.col(J.payload)?;
     Ok(Some(Job {
         id,
-        kind: row.get(1)?,
-        payload: serde_json::from_str(&payload).unwrap_or_default(),
-        attempts: row.get::<i64>(3)? + 1,
+        kind: row.col(J.kind)?,
+        payload: serde_json::from_str(&payload).map_err(|e| e.to_string()),
+        attempts: row.col::<i64>(J.attempts)? + 1,
     }))
 }
 
@@ -208,8 +223,12 @@ pub async fn run_one(app: &App) -> Result<bool, ApiError> {
 
 /// Runs a job; Some(time) asks to run it again at that time (Unix ms).
 async fn execute(app: &App, job: &Job) -> Result<Option<i64>, ApiError> {
+    let payload = job
+        .payload
+        .as_ref()
+        .map_err(|e| DbError::stored(format_args!("payload of job {:?} ({})", job.id, job.kind), e))?;
     match job.kind.as_str() {
-        crate::spaces::lifecycle::PURGE_JOB => crate::spaces::lifecycle::run_purge(app, &job.payload)
+        crate::spaces::lifecycle::PURGE_JOB => crate::spaces::lifecycle::run_purge(app, payload)
             .await
             .map(|()| None),
         crate::file_blobs::COLLECT_JOB => crate::file_blobs::run_collect_job(app).await.map(Some),

@@ -72,8 +72,10 @@ impl MergeRules {
         serde_json::to_string(self).unwrap_or_else(|_| "{\"type\":\"none\"}".into())
     }
 
-    pub fn from_json_text(text: &str) -> MergeRules {
-        serde_json::from_str(text).unwrap_or(MergeRules::None)
+    /// Reads stored rules; an error when they do not decode, never "no rules": rules that
+    /// cannot be read must not let every change request merge.
+    pub fn from_json_text(text: &str) -> Result<MergeRules, serde_json::Error> {
+        serde_json::from_str(text)
     }
 }
 
@@ -105,6 +107,6 @@ mod tests {
             .is_err()
         );
         let text = rules.to_json_text();
-        assert_eq!(MergeRules::from_json_text(&text), rules);
+        assert_eq!(MergeRules::from_json_text(&text).unwrap(), rules);
     }
 }

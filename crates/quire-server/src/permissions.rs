@@ -5,6 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::db::FromValue;
 use crate::error::ApiError;
 
 /// Roles, weakest to strongest, so that `>=` reads "at least".
@@ -44,11 +45,6 @@ impl Role {
         Role::ALL.into_iter().find(|r| r.as_str() == text)
     }
 
-    /// Parses a stored role column (NULL for guests).
-    pub fn from_column(value: Option<String>) -> Option<Role> {
-        value.as_deref().and_then(Role::parse)
-    }
-
     /// Parses a role given by a client, naming the field when it is unknown.
     pub fn parse_field(field: &str, text: &str) -> Result<Role, ApiError> {
         Role::parse(text).ok_or_else(|| {
@@ -56,6 +52,25 @@ impl Role {
                 "`{field}` must be one of admin, create, review, edit, comment, read, not {text:?}"
             ))
         })
+    }
+}
+
+/// A stored role: a role the server does not know is a decode error, never a weaker role or a
+/// guest. NULL (a guest) reads as `Option<Role>`.
+impl FromValue for Role {
+    fn from_value(value: &crate::db::Value) -> Result<Role, String> {
+        match value {
+            crate::db::Value::Text(text) => {
+                Role::parse(text).ok_or_else(|| format!("expected a role, found {text:?}"))
+            }
+            other => Err(format!("expected a role, found {other:?}")),
+        }
+    }
+}
+
+impl From<Role> for crate::db::Value {
+    fn from(role: Role) -> crate::db::Value {
+        crate::db::Value::Text(role.as_str().to_string())
     }
 }
 
@@ -266,16 +281,20 @@ pub enum DefaultLevel {
     NoAccess,
 }
 
-impl DefaultLevel {
-    /// From the stored column: 'inherit', a role, or NULL.
-    pub fn from_column(value: Option<&str>) -> DefaultLevel {
+/// The stored column: 'inherit', a role, or NULL; anything else is a decode error.
+impl FromValue for DefaultLevel {
+    fn from_value(value: &crate::db::Value) -> Result<DefaultLevel, String> {
         match value {
-            None => DefaultLevel::NoAccess,
-            Some("inherit") => DefaultLevel::Inherit,
-            Some(r) => Role::parse(r).map_or(DefaultLevel::Inherit, DefaultLevel::Role),
+            crate::db::Value::Null => Ok(DefaultLevel::NoAccess),
+            crate::db::Value::Text(text) if text == "inherit" => Ok(DefaultLevel::Inherit),
+            other => Role::from_value(other)
+                .map(DefaultLevel::Role)
+                .map_err(|_| format!("expected a role, \"inherit\" or NULL, found {other:?}")),
         }
     }
+}
 
+impl DefaultLevel {
     pub fn to_column(self) -> Option<&'static str> {
         match self {
             DefaultLevel::Inherit => Some("inherit"),

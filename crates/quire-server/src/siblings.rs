@@ -72,6 +72,18 @@ struct Sibling {
     key: String,
 }
 
+crate::columns! {
+    /// A space or collection among its siblings, after the literal kind of its table.
+    struct SiblingCols of "spaces, collections" {
+        id: "id",
+        key: "position",
+    }
+}
+
+/// The kind each branch of the UNION in [`siblings`] selects first, as a literal.
+const KIND: crate::db::Col = crate::columns::extra("spaces, collections", "kind", 0);
+const SIBLING: SiblingCols = SiblingCols::at(1);
+
 /// The siblings under `parent` (top level when None) in order, active spaces only.
 fn siblings(c: &mut dyn Conn, org_id: &str, parent: Option<&str>) -> ApiResult<Vec<Sibling>> {
     let mut args = Args::default();
@@ -81,24 +93,25 @@ fn siblings(c: &mut dyn Conn, org_id: &str, parent: Option<&str>) -> ApiResult<V
         None => "IS NULL".to_string(),
     };
     let sql = format!(
-        "SELECT 'space', id, position FROM spaces
+        "SELECT 'space', {columns} FROM spaces
          WHERE organization_id = {org} AND parent_id {under} AND deleted_at IS NULL
          UNION ALL
-         SELECT 'collection', id, position FROM collections WHERE organization_id = {org} AND parent_id {under}"
+         SELECT 'collection', {columns} FROM collections WHERE organization_id = {org} AND parent_id {under}",
+        columns = SiblingCols::SQL
     );
     let mut items = c
         .query(&sql, args.values())?
         .iter()
         .map(|r| {
-            let kind: String = r.get(0)?;
+            let kind: String = r.col(KIND)?;
             Ok(Sibling {
-                kind: if kind == "space" {
+                kind: if kind == Kind::Space.name() {
                     Kind::Space
                 } else {
                     Kind::Collection
                 },
-                id: r.get(1)?,
-                key: r.get(2)?,
+                id: r.col(SIBLING.id)?,
+                key: r.col(SIBLING.key)?,
             })
         })
         .collect::<Result<Vec<_>, crate::db::DbError>>()?;

@@ -39,18 +39,31 @@ pub struct Token {
     pub expires_at: Option<i64>,
 }
 
-const COLUMNS: &str = "id, user_id, label, scopes, created_at, expires_at";
+crate::columns! {
+    /// The columns [`Token::from_row`] reads.
+    struct TokenCols of "api_tokens" {
+        id: "id",
+        user_id: "user_id",
+        label: "label",
+        scopes: "scopes",
+        created_at: "created_at",
+        expires_at: "expires_at",
+    }
+}
+
+const COLUMNS: &str = TokenCols::SQL;
+const C: TokenCols = TokenCols::AT;
 
 impl Token {
     fn from_row(row: &Row) -> Result<Token, DbError> {
-        let scopes: String = row.get(3)?;
+        let scopes: String = row.col(C.scopes)?;
         Ok(Token {
-            id: row.get(0)?,
-            user_id: row.get(1)?,
-            label: row.get(2)?,
+            id: row.col(C.id)?,
+            user_id: row.col(C.user_id)?,
+            label: row.col(C.label)?,
             scopes: scopes.split_whitespace().map(str::to_string).collect(),
-            created_at: row.get(4)?,
-            expires_at: row.get(5)?,
+            created_at: row.col(C.created_at)?,
+            expires_at: row.col(C.expires_at)?,
         })
     }
 

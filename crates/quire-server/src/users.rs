@@ -30,17 +30,27 @@ pub struct User {
     pub photo_url: Option<String>,
 }
 
-/// Columns to select for [`User::from_row`], with the table aliased `u`.
-pub const USER_COLUMNS: &str = "u.id, u.email, u.display_name, u.photo_url";
+crate::columns! {
+    /// The columns [`User::from_row`] reads, with the table aliased `u`.
+    pub struct UserCols of "users" {
+        id: "u.id",
+        email: "u.email",
+        display_name: "u.display_name",
+        photo_url: "u.photo_url",
+    }
+}
+
+/// [`UserCols::SQL`], for the SELECTs that start with a user.
+pub const USER_COLUMNS: &str = UserCols::SQL;
 
 impl User {
-    /// Reads a user from four columns starting at `at`, in the order of [`USER_COLUMNS`].
-    pub fn from_row(row: &Row, at: usize) -> Result<User, DbError> {
+    /// Reads a user from the columns of `at` (`UserCols::AT` when it is selected first).
+    pub fn from_row(row: &Row, at: UserCols) -> Result<User, DbError> {
         Ok(User {
-            id: row.get(at)?,
-            email: row.get(at + 1)?,
-            display_name: row.get(at + 2)?,
-            photo_url: row.get(at + 3)?,
+            id: row.col(at.id)?,
+            email: row.col(at.email)?,
+            display_name: row.col(at.display_name)?,
+            photo_url: row.col(at.photo_url)?,
         })
     }
 
@@ -103,7 +113,7 @@ pub fn load_many(c: &mut dyn Conn, ids: &[&str]) -> Result<HashMap<String, User>
         );
         let params: Vec<Value> = chunk.iter().map(|id| Value::from(*id)).collect();
         for row in c.query(&sql, &params)? {
-            let user = User::from_row(&row, 0)?;
+            let user = User::from_row(&row, UserCols::AT)?;
             out.insert(user.id.clone(), user);
         }
     }
@@ -125,7 +135,7 @@ pub fn load(c: &mut dyn Conn, id: &str) -> Result<Option<User>, DbError> {
         &format!("SELECT {USER_COLUMNS} FROM users u WHERE u.id = ?1"),
         params![id],
     )?;
-    row.map(|r| User::from_row(&r, 0)).transpose()
+    row.map(|r| User::from_row(&r, UserCols::AT)).transpose()
 }
 
 async fn get_authenticated_user(caller: Caller, State(app): State<App>) -> ApiResult<axum::Json<UserJson>> {

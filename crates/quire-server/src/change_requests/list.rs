@@ -2,7 +2,7 @@
 
 use axum::extract::State;
 
-use super::model::{COLUMNS, ChangeRequest, FROM};
+use super::model::{COLUMNS, ChangeRequest, FROM, Status};
 use super::{ChangeRequestJson, render};
 use crate::access::AccessContext;
 use crate::app::App;
@@ -13,8 +13,6 @@ use crate::extract::{Order, Path, Query};
 use crate::orgs;
 use crate::paging::{List, Page};
 use crate::spaces;
-
-pub const STATUSES: &[&str] = &["draft", "open", "archived", "merged"];
 
 /// The filters of both listings.
 struct Filters {
@@ -35,10 +33,10 @@ impl Filters {
             statuses.push("open".to_string());
         }
         for s in &statuses {
-            if !STATUSES.contains(&s.as_str()) {
+            if Status::parse(s).is_none() {
                 return Err(ApiError::bad_request(format!(
                     "query parameter `status` must be one of {}, not {s:?}",
-                    STATUSES.join(", ")
+                    Status::list()
                 )));
             }
         }

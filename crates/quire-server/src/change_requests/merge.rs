@@ -10,13 +10,14 @@ use quire_content::merge::{MergeInput, MergeOutcome, merge};
 use serde::Serialize;
 use serde_json::Value;
 
-use super::model::{self, ChangeRequest};
+use super::model::{self, ChangeRequest, Status};
+use super::reviews::ReviewStatus;
 use crate::app::App;
 use crate::auth::Caller;
 use crate::content::attempts::Attempts;
 use crate::content::store::{self, NewRevision, StoredTree};
 use crate::content::{main, write::lock_change_request};
-use crate::db::{Conn, for_update};
+use crate::db::{Conn, DbError, for_update};
 use crate::error::{ApiError, ApiResult};
 use crate::extract::Path;
 use crate::merge_rules::{MergeRule, MergeRules};
@@ -24,10 +25,20 @@ use crate::permissions::SpaceAction;
 use crate::spaces::{self, SpaceFor};
 use crate::{clock, ids, params, users};
 
+crate::wire_enum::wire_enum! {
+    /// What a merge or an update did: `merge` (main moved), `update` (main was brought into
+    /// the change request), `conflicts` (nothing merged, or an update left conflicts).
+    pub enum MergeResultKind {
+        Merge = "merge",
+        Update = "update",
+        Conflicts = "conflicts",
+    }
+}
+
 #[derive(Serialize)]
 pub struct MergeResult {
     revision: String,
-    result: &'static str,
+    result: MergeResultKind,
     #[serde(skip_serializing_if = "Option::is_none")]
     conflicts: Option<Value>,
 }
@@ -84,8 +95,7 @@ fn precompute(
     let Some(main_rev) = space.space.revision.clone() else {
         return Ok(None);
     };
-    let refused = matches!(cr.status.as_str(), "merged" | "archived")
-        || (action == SpaceAction::Merge && cr.conflicts.is_some());
+    let refused = !cr.status.is_writable() || (action == SpaceAction::Merge && cr.conflicts.is_some());
     if refused || main_rev == cr.base_revision() {
         return Ok(None);
     }
@@ -325,7 +335,7 @@ fn merge_in(
             // Nothing is written: main stays as it is.
             return Ok(Some(MergeResult {
                 revision: main_rev.clone(),
-                result: "conflicts",
+                result: MergeResultKind::Conflicts,
                 conflicts: Some(describe_conflicts(outcome, base, &main_tree, &change)),
             }));
         }
@@ -356,7 +366,7 @@ fn merge_in(
     )?;
     Ok(Some(MergeResult {
         revision: written.id().to_string(),
-        result: "merge",
+        result: MergeResultKind::Merge,
         conflicts: None,
     }))
 }
@@ -368,17 +378,17 @@ fn lock_for_merge(c: &mut dyn Conn, space_id: &str, cr_id: &str) -> ApiResult<Ch
     let lock = format!("SELECT id FROM change_requests WHERE id = ?1{}", for_update(c));
     c.query(&lock, params![cr.id.clone()])?;
     let cr = model::load(c, space_id, &cr.id)?;
-    match cr.status.as_str() {
-        "merged" => Err(ApiError::conflict(format!(
+    match cr.status {
+        Status::Merged => Err(ApiError::conflict(format!(
             "change request #{} is already merged (revision {})",
             cr.number,
             cr.revision_merged.clone().unwrap_or_default()
         ))),
-        "archived" => Err(ApiError::conflict(format!(
+        Status::Archived => Err(ApiError::conflict(format!(
             "change request #{} is archived: reopen it to merge",
             cr.number
         ))),
-        _ => Ok(cr),
+        Status::Draft | Status::Open => Ok(cr),
     }
 }
 
@@ -452,9 +462,9 @@ fn update_in(
         return Ok(Some(MergeResult {
             revision: cr.revision.clone(),
             result: if conflicts.is_some() {
-                "conflicts"
+                MergeResultKind::Conflicts
             } else {
-                "update"
+                MergeResultKind::Update
             },
             conflicts,
         }));
@@ -510,9 +520,9 @@ fn update_in(
     Ok(Some(MergeResult {
         revision: written.id().to_string(),
         result: if conflicts.is_some() {
-            "conflicts"
+            MergeResultKind::Conflicts
         } else {
-            "update"
+            MergeResultKind::Update
         },
         conflicts,
     }))
@@ -523,11 +533,20 @@ fn update_in(
 fn check_merge_rules(c: &mut dyn Conn, space: &SpaceFor, cr: &ChangeRequest, actor: &str) -> ApiResult<()> {
     let rules = match &space.space.merge_rules {
         MergeRules::Inherit => {
-            let text: Option<String> = c.query_scalar(
-                "SELECT merge_rules FROM organizations WHERE id = ?1",
-                params![space.space.org_id.clone()],
-            )?;
-            MergeRules::from_json_text(&text.unwrap_or_default())
+            let org = &space.space.org_id;
+            let text: String = c
+                .query_scalar(
+                    "SELECT merge_rules FROM organizations WHERE id = ?1",
+                    params![org],
+                )?
+                .ok_or_else(|| {
+                    DbError::Other(format!(
+                        "organization {org:?} of space {:?} not found",
+                        space.space.id
+                    ))
+                })?;
+            MergeRules::from_json_text(&text)
+                .map_err(|e| DbError::stored(format_args!("merge rules of organization {org:?}"), e))?
         }
         other => other.clone(),
     };
@@ -541,7 +560,7 @@ fn check_merge_rules(c: &mut dyn Conn, space: &SpaceFor, cr: &ChangeRequest, act
         return Ok(());
     }
     let approvals = super::reviews::current_approvals(c, cr)?;
-    let approved = |u: &str| approvals.get(u).is_some_and(|s| s == "approved");
+    let approved = |u: &str| approvals.get(u) == Some(&ReviewStatus::Approved);
     let mut failures: Vec<String> = Vec::new();
     for rule in &rules {
         match rule {
@@ -573,14 +592,14 @@ fn check_merge_rules(c: &mut dyn Conn, space: &SpaceFor, cr: &ChangeRequest, act
                 }
             }
             MergeRule::RequireAtLeastOneApprovedReview => {
-                if !approvals.values().any(|s| s == "approved") {
+                if !approvals.values().any(|s| *s == ReviewStatus::Approved) {
                     failures.push("at least one approving review of the current revision".into());
                 }
             }
             MergeRule::RequireAllReviewsApproved => {
                 let blocking: Vec<&str> = approvals
                     .iter()
-                    .filter(|(_, s)| *s != "approved")
+                    .filter(|(_, s)| **s != ReviewStatus::Approved)
                     .map(|(u, _)| u.as_str())
                     .collect();
                 if !blocking.is_empty() {
@@ -601,10 +620,12 @@ fn check_merge_rules(c: &mut dyn Conn, space: &SpaceFor, cr: &ChangeRequest, act
                 }
             }
             MergeRule::RequireChangeRequestDescription => {
+                // A description that is JSON but not a document quire reads (the API accepts
+                // any `nodes`) has no text quire can see, as before; one that is not JSON is
+                // corrupt, and an error.
                 let empty = cr
-                    .description
-                    .as_deref()
-                    .and_then(|d| serde_json::from_str::<Document>(d).ok())
+                    .stored_description()?
+                    .and_then(|d| serde_json::from_value::<Document>(d).ok())
                     .is_none_or(|d| quire_content::plain_text(&d).trim().is_empty());
                 if empty {
                     failures.push("a description".into());

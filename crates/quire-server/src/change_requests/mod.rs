@@ -22,7 +22,7 @@ use crate::extract::{OptionalJson, Path};
 use crate::permissions::SpaceAction;
 use crate::spaces;
 use crate::{clock, ids, params, users, validate};
-pub use model::{ChangeRequest, ChangeRequestJson};
+pub use model::{ChangeRequest, ChangeRequestJson, Status};
 
 pub fn routes() -> Router<App> {
     let cr = "/v1/spaces/{spaceId}/change-requests/{changeRequestId}";
@@ -68,7 +68,10 @@ pub fn render(c: &mut dyn Conn, app: &App, crs: &[ChangeRequest]) -> ApiResult<V
         .flat_map(|cr| std::iter::once(cr.created_by.as_str()).chain(cr.merged_by.as_deref()))
         .collect();
     let users = users::load_many(c, &ids)?;
-    Ok(crs.iter().map(|cr| cr.to_json(&app.urls, &users)).collect())
+    Ok(crs
+        .iter()
+        .map(|cr| cr.to_json(&app.urls, &users))
+        .collect::<Result<_, _>>()?)
 }
 
 #[derive(Deserialize, Default)]
@@ -92,12 +95,14 @@ async fn create_change_request(
     let body = body.unwrap_or_default();
     let subject = body.subject.unwrap_or_default();
     validate::name("subject", &subject, SUBJECT_MAX)?;
-    let status = body.status.unwrap_or_else(|| "draft".to_string());
-    if !matches!(status.as_str(), "draft" | "open") {
-        return Err(ApiError::bad_request(format!(
-            "`status` of a new change request is draft or open, not {status:?}"
-        )));
-    }
+    let status = match body.status.as_deref() {
+        None => Status::Draft,
+        Some(text) => Status::parse(text).filter(|s| s.is_writable()).ok_or_else(|| {
+            ApiError::bad_request(format!(
+                "`status` of a new change request is draft or open, not {text:?}"
+            ))
+        })?,
+    };
     let template = body
         .template
         .map(|t| crate::content::template::TemplateRequest::parse(t, "template"))
@@ -129,7 +134,7 @@ async fn create_change_request(
                     id.clone(),
                     space_id.clone(),
                     number,
-                    status.clone(),
+                    status,
                     subject.clone(),
                     caller.user_id.clone(),
                     now,
@@ -172,13 +177,17 @@ async fn update_change_request(
     if let Some(s) = &body.subject {
         validate::name("subject", s, SUBJECT_MAX)?;
     }
-    if let Some(s) = &body.status {
-        if !matches!(s.as_str(), "draft" | "open" | "archived") {
-            return Err(ApiError::bad_request(format!(
-                "`status` must be draft, open or archived, not {s:?}"
-            )));
-        }
-    }
+    let new_status = body
+        .status
+        .as_deref()
+        .map(|text| {
+            Status::parse(text)
+                .filter(|s| *s != Status::Merged)
+                .ok_or_else(|| {
+                    ApiError::bad_request(format!("`status` must be draft, open or archived, not {text:?}"))
+                })
+        })
+        .transpose()?;
     let description = match body.description {
         crate::extract::Patch::Value(d) => {
             Some(Some(crate::richtext::validate("description", d)?.to_string()))
@@ -202,11 +211,11 @@ async fn update_change_request(
                 ));
             }
             let cr = model::load(c, &space_id, &cr_id)?;
-            if cr.status == "merged" {
+            if cr.status == Status::Merged {
                 return Err(ApiError::conflict(format!("change request #{} is merged and can no longer change", cr.number)));
             }
             let subject = body.subject.clone().unwrap_or(cr.subject.clone());
-            let status = body.status.clone().unwrap_or(cr.status.clone());
+            let status = new_status.unwrap_or(cr.status);
             let description = description.clone().unwrap_or(cr.description.clone());
             c.execute(
                 "UPDATE change_requests SET subject = ?2, status = ?3, description = ?4, updated_at = ?5 WHERE id = ?1",

@@ -16,7 +16,7 @@ pub struct ChangeRequest {
     pub space_id: String,
     pub org_id: String,
     pub number: i64,
-    pub status: String,
+    pub status: Status,
     pub subject: String,
     pub description: Option<String>,
     pub created_by: String,
@@ -35,14 +35,53 @@ pub struct ChangeRequest {
     pub issues_cluster: Option<String>,
 }
 
-/// The columns [`ChangeRequest::from_row`] reads, with `change_requests cr` joined to `spaces s`.
-pub const COLUMNS: &str = "cr.id, cr.space_id, s.organization_id, cr.number, cr.status, cr.subject, cr.description,
-     cr.created_by, cr.created_at, cr.updated_at, cr.revision_initial, cr.revision, cr.revision_merged_ancestor,
-     cr.revision_merged, cr.merged_by, cr.merged_at, cr.conflicts, s.revision_id,
-     (SELECT count(*) FROM comments x WHERE x.change_request_id = cr.id AND x.status = 'open'),
-     cr.conversations_issues_cluster";
+crate::wire_enum::wire_enum! {
+    /// Where a change request is in its life.
+    pub enum Status {
+        Draft = "draft",
+        Open = "open",
+        Archived = "archived",
+        Merged = "merged",
+    }
+}
 
-pub const CR_COLUMNS: usize = 20;
+impl Status {
+    /// Whether content may still be written to it.
+    pub fn is_writable(self) -> bool {
+        matches!(self, Status::Draft | Status::Open)
+    }
+}
+
+crate::columns! {
+    /// The columns [`ChangeRequest::from_row`] reads, with `change_requests cr` joined to
+    /// `spaces s` (see [`FROM`]).
+    pub struct ChangeRequestCols of "change_requests" {
+        id: "cr.id",
+        space_id: "cr.space_id",
+        org_id: "s.organization_id",
+        number: "cr.number",
+        status: "cr.status",
+        subject: "cr.subject",
+        description: "cr.description",
+        created_by: "cr.created_by",
+        created_at: "cr.created_at",
+        updated_at: "cr.updated_at",
+        revision_initial: "cr.revision_initial",
+        revision: "cr.revision",
+        revision_merged_ancestor: "cr.revision_merged_ancestor",
+        revision_merged: "cr.revision_merged",
+        merged_by: "cr.merged_by",
+        merged_at: "cr.merged_at",
+        conflicts: "cr.conflicts",
+        space_revision: "s.revision_id",
+        comments: "(SELECT count(*) FROM comments x WHERE x.change_request_id = cr.id AND x.status = 'open')",
+        issues_cluster: "cr.conversations_issues_cluster",
+    }
+}
+
+/// The columns [`ChangeRequest::from_row`] reads.
+pub const COLUMNS: &str = ChangeRequestCols::SQL;
+const C: ChangeRequestCols = ChangeRequestCols::AT;
 
 /// The FROM clause matching [`COLUMNS`].
 pub const FROM: &str = "change_requests cr JOIN spaces s ON s.id = cr.space_id";
@@ -50,15 +89,24 @@ pub const FROM: &str = "change_requests cr JOIN spaces s ON s.id = cr.space_id";
 impl ChangeRequest {
     /// The conflicts recorded by its last update, as stored (a JSON list); an error, not
     /// none, when they cannot be read.
-    pub fn stored_conflicts(&self) -> Result<Option<Vec<serde_json::Value>>, crate::error::ApiError> {
+    pub fn stored_conflicts(&self) -> Result<Option<Vec<serde_json::Value>>, DbError> {
         self.conflicts
             .as_deref()
             .map(|text| {
                 serde_json::from_str(text).map_err(|e| {
-                    crate::error::ApiError::internal(format!(
-                        "change request {}: unreadable conflicts: {e}",
-                        self.id
-                    ))
+                    DbError::stored(format_args!("conflicts of change request {:?}", self.id), e)
+                })
+            })
+            .transpose()
+    }
+
+    /// The description as stored (a JSON document), if any; an error when it cannot be read.
+    pub fn stored_description(&self) -> Result<Option<serde_json::Value>, DbError> {
+        self.description
+            .as_deref()
+            .map(|text| {
+                serde_json::from_str(text).map_err(|e| {
+                    DbError::stored(format_args!("description of change request {:?}", self.id), e)
                 })
             })
             .transpose()
@@ -66,26 +114,26 @@ impl ChangeRequest {
 
     pub fn from_row(row: &Row) -> Result<ChangeRequest, DbError> {
         Ok(ChangeRequest {
-            id: row.get(0)?,
-            space_id: row.get(1)?,
-            org_id: row.get(2)?,
-            number: row.get(3)?,
-            status: row.get(4)?,
-            subject: row.get(5)?,
-            description: row.get(6)?,
-            created_by: row.get(7)?,
-            created_at: row.get(8)?,
-            updated_at: row.get(9)?,
-            revision_initial: row.get(10)?,
-            revision: row.get(11)?,
-            revision_merged_ancestor: row.get(12)?,
-            revision_merged: row.get(13)?,
-            merged_by: row.get(14)?,
-            merged_at: row.get(15)?,
-            conflicts: row.get(16)?,
-            space_revision: row.get(17)?,
-            comments: row.get(18)?,
-            issues_cluster: row.get(19)?,
+            id: row.col(C.id)?,
+            space_id: row.col(C.space_id)?,
+            org_id: row.col(C.org_id)?,
+            number: row.col(C.number)?,
+            status: row.col(C.status)?,
+            subject: row.col(C.subject)?,
+            description: row.col(C.description)?,
+            created_by: row.col(C.created_by)?,
+            created_at: row.col(C.created_at)?,
+            updated_at: row.col(C.updated_at)?,
+            revision_initial: row.col(C.revision_initial)?,
+            revision: row.col(C.revision)?,
+            revision_merged_ancestor: row.col(C.revision_merged_ancestor)?,
+            revision_merged: row.col(C.revision_merged)?,
+            merged_by: row.col(C.merged_by)?,
+            merged_at: row.col(C.merged_at)?,
+            conflicts: row.col(C.conflicts)?,
+            space_revision: row.col(C.space_revision)?,
+            comments: row.col(C.comments)?,
+            issues_cluster: row.col(C.issues_cluster)?,
         })
     }
 
@@ -99,7 +147,7 @@ impl ChangeRequest {
 
     /// True exactly when main has moved past the revision the change request is based on.
     pub fn outdated(&self) -> bool {
-        self.status != "merged"
+        self.status != Status::Merged
             && self
                 .space_revision
                 .as_deref()
@@ -107,31 +155,29 @@ impl ChangeRequest {
     }
 
     pub fn is_writable(&self) -> bool {
-        matches!(self.status.as_str(), "draft" | "open")
+        self.status.is_writable()
     }
 
     pub fn location(&self, urls: &Urls) -> String {
         urls.api(&format!("/spaces/{}/change-requests/{}", self.space_id, self.id))
     }
 
-    /// The wire object; `users` holds the creator and merger.
-    pub fn to_json(&self, urls: &Urls, users: &HashMap<String, User>) -> ChangeRequestJson {
+    /// The wire object; `users` holds the creator and merger. An error when the stored
+    /// description or conflicts do not decode.
+    pub fn to_json(&self, urls: &Urls, users: &HashMap<String, User>) -> Result<ChangeRequestJson, DbError> {
         let user = |id: &str| {
             users
                 .get(id)
                 .map(|u| u.to_json(urls, true))
                 .unwrap_or_else(|| deleted_user(urls, id))
         };
-        ChangeRequestJson {
+        Ok(ChangeRequestJson {
             object: "change-request",
             id: self.id.clone(),
             number: self.number,
-            status: self.status.clone(),
+            status: self.status,
             subject: self.subject.clone(),
-            description: self
-                .description
-                .as_deref()
-                .and_then(|d| serde_json::from_str(d).ok()),
+            description: self.stored_description()?,
             created_by: user(&self.created_by),
             created_at: self.created_at,
             updated_at: self.updated_at,
@@ -144,10 +190,7 @@ impl ChangeRequest {
             revision_merged: self.revision_merged.clone(),
             comments: self.comments,
             outdated: self.outdated(),
-            conflicts: self
-                .conflicts
-                .as_deref()
-                .and_then(|c| serde_json::from_str(c).ok()),
+            conflicts: self.stored_conflicts()?.map(serde_json::Value::Array),
             conversations_issues_cluster: self.issues_cluster.clone(),
             urls: ChangeRequestUrls {
                 app: urls.app(&format!(
@@ -156,7 +199,7 @@ impl ChangeRequest {
                 )),
                 location: self.location(urls),
             },
-        }
+        })
     }
 }
 
@@ -190,7 +233,7 @@ pub struct ChangeRequestJson {
     pub object: &'static str,
     pub id: String,
     pub number: i64,
-    pub status: String,
+    pub status: Status,
     pub subject: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<serde_json::Value>,

@@ -67,6 +67,37 @@ struct ReviewerRow {
     created_at: i64,
 }
 
+crate::columns! {
+    /// A contributor to a change request.
+    struct ContributorCols of "change_request_contributors" {
+        user: "user_id",
+        last_at: "last_at",
+        edits: "edits",
+    }
+}
+
+crate::columns! {
+    /// The columns of a [`ReviewerRow`].
+    struct ReviewerCols of "change_request_reviewers" {
+        user: "user_id",
+        requested_by: "requested_by",
+        revision: "revision",
+        created_at: "created_at",
+    }
+}
+
+impl ReviewerRow {
+    fn from_row(r: &Row) -> Result<ReviewerRow, crate::db::DbError> {
+        const C: ReviewerCols = ReviewerCols::AT;
+        Ok(ReviewerRow {
+            user: r.col(C.user)?,
+            requested_by: r.col(C.requested_by)?,
+            revision: r.col(C.revision)?,
+            created_at: r.col(C.created_at)?,
+        })
+    }
+}
+
 fn render_reviewers(c: &mut dyn Conn, app: &App, rows: &[ReviewerRow]) -> ApiResult<Vec<RequestedReviewer>> {
     let ids: Vec<&str> = rows
         .iter()
@@ -99,11 +130,15 @@ pub async fn list_requested_reviewers(
         .read(move |c| {
             let (_, cr) = open(c, &space_id, &cr_id, &caller.user_id)?;
             let count: i64 = c
-                .query_scalar("SELECT count(*) FROM change_request_reviewers WHERE change_request_id = ?1", params![cr.id.clone()])?
+                .query_scalar(
+                    "SELECT count(*) FROM change_request_reviewers WHERE change_request_id = ?1",
+                    params![cr.id.clone()],
+                )?
                 .unwrap_or(0);
             let mut args = Args::default();
             let mut sql = format!(
-                "SELECT user_id, requested_by, revision, created_at FROM change_request_reviewers WHERE change_request_id = {}",
+                "SELECT {} FROM change_request_reviewers WHERE change_request_id = {}",
+                ReviewerCols::SQL,
                 args.arg(&cr.id)
             );
             if let Some(after) = page.after::<String>()? {
@@ -113,11 +148,15 @@ pub async fn list_requested_reviewers(
             let rows = c
                 .query(&sql, args.values())?
                 .iter()
-                .map(|r| Ok(ReviewerRow { user: r.get(0)?, requested_by: r.get(1)?, revision: r.get(2)?, created_at: r.get(3)? }))
+                .map(ReviewerRow::from_row)
                 .collect::<Result<Vec<_>, crate::db::DbError>>()?;
             let list = page.finish(rows, count as u64, |r| r.user.clone());
             let items = render_reviewers(c, &app2, &list.items)?;
-            Ok::<_, ApiError>(List { next: list.next, count: list.count, items })
+            Ok::<_, ApiError>(List {
+                next: list.next,
+                count: list.count,
+                items,
+            })
         })
         .await?;
     Ok(axum::Json(list))
@@ -158,7 +197,7 @@ pub async fn request_reviewers(
         .write(move |c| {
             let (space, cr) = open(c, &space_id, &cr_id, &caller.user_id)?;
             space.require(SpaceAction::Edit)?;
-            if cr.status == "merged" || cr.status == "archived" {
+            if !cr.is_writable() {
                 return Err(ApiError::conflict(format!("change request #{} is {}", cr.number, cr.status)));
             }
             let now = clock::now_ms();
@@ -219,26 +258,48 @@ struct Review {
     cr_id: String,
     reviewer: String,
     requested_by: Option<String>,
-    status: String,
+    status: ReviewStatus,
     revision: String,
     created_at: i64,
     updated_at: i64,
 }
 
-const REVIEW_COLUMNS: &str =
-    "id, change_request_id, reviewer, requested_by, status, revision, created_at, updated_at";
+crate::wire_enum::wire_enum! {
+    /// What a review says of the revision it reviewed.
+    pub enum ReviewStatus {
+        Approved = "approved",
+        ChangesRequested = "changes-requested",
+    }
+}
+
+crate::columns! {
+    /// The columns of a review, as [`Review::from_row`] reads them and as they are inserted.
+    struct ReviewCols of "change_request_reviews" {
+        id: "id",
+        cr_id: "change_request_id",
+        reviewer: "reviewer",
+        requested_by: "requested_by",
+        status: "status",
+        revision: "revision",
+        created_at: "created_at",
+        updated_at: "updated_at",
+    }
+}
+
+const REVIEW_COLUMNS: &str = ReviewCols::SQL;
+const REVIEW: ReviewCols = ReviewCols::AT;
 
 impl Review {
     fn from_row(r: &Row) -> Result<Review, crate::db::DbError> {
         Ok(Review {
-            id: r.get(0)?,
-            cr_id: r.get(1)?,
-            reviewer: r.get(2)?,
-            requested_by: r.get(3)?,
-            status: r.get(4)?,
-            revision: r.get(5)?,
-            created_at: r.get(6)?,
-            updated_at: r.get(7)?,
+            id: r.col(REVIEW.id)?,
+            cr_id: r.col(REVIEW.cr_id)?,
+            reviewer: r.col(REVIEW.reviewer)?,
+            requested_by: r.col(REVIEW.requested_by)?,
+            status: r.col(REVIEW.status)?,
+            revision: r.col(REVIEW.revision)?,
+            created_at: r.col(REVIEW.created_at)?,
+            updated_at: r.col(REVIEW.updated_at)?,
         })
     }
 }
@@ -252,7 +313,7 @@ pub struct ReviewJson {
     reviewer: UserJson,
     #[serde(skip_serializing_if = "Option::is_none")]
     requested_by: Option<UserJson>,
-    status: String,
+    status: ReviewStatus,
     outdated: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     comment: Option<crate::comments::model::CommentJson>,
@@ -333,7 +394,7 @@ fn render_reviews(
                 revision: r.revision.clone(),
                 reviewer: user_json(app, &users, &r.reviewer),
                 requested_by: r.requested_by.as_deref().map(|u| user_json(app, &users, u)),
-                status: r.status.clone(),
+                status: r.status,
                 outdated: superseded || r.revision != cr.revision,
                 comment,
                 created_at: r.created_at,
@@ -437,12 +498,12 @@ pub async fn submit_review(
     Path((space_id, cr_id)): Path<(String, String)>,
     Json(body): Json<SubmitReview>,
 ) -> ApiResult<impl IntoResponse> {
-    if !matches!(body.status.as_str(), "approved" | "changes-requested") {
-        return Err(ApiError::bad_request(format!(
+    let status = ReviewStatus::parse(&body.status).ok_or_else(|| {
+        ApiError::bad_request(format!(
             "`status` must be approved or changes-requested, not {:?}",
             body.status
-        )));
-    }
+        ))
+    })?;
     let comment = match body.comment {
         None | Some(DocumentInput::Empty) => None,
         Some(DocumentInput::Markdown(md)) => {
@@ -477,7 +538,7 @@ pub async fn submit_review(
             let now = clock::now_ms().max(last.map_or(0, |t| t + 1));
             c.execute(
                 &format!("INSERT INTO change_request_reviews ({REVIEW_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7)"),
-                params![id.clone(), cr.id.clone(), caller.user_id.clone(), requested_by, body.status.clone(), cr.revision.clone(), now],
+                params![id.clone(), cr.id.clone(), caller.user_id.clone(), requested_by, status, cr.revision.clone(), now],
             )?;
             if let Some(document) = &comment {
                 c.execute(
@@ -539,7 +600,8 @@ pub async fn list_contributors(
                 .unwrap_or(0);
             let mut args = Args::default();
             let mut sql = format!(
-                "SELECT user_id, last_at, edits FROM change_request_contributors WHERE change_request_id = {}",
+                "SELECT {} FROM change_request_contributors WHERE change_request_id = {}",
+                ContributorCols::SQL,
                 args.arg(&cr.id)
             );
             if let Some(after) = page.after::<String>()? {
@@ -549,7 +611,10 @@ pub async fn list_contributors(
             let rows: Vec<(String, i64, i64)> = c
                 .query(&sql, args.values())?
                 .iter()
-                .map(|r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+                .map(|r| {
+                    const C: ContributorCols = ContributorCols::AT;
+                    Ok((r.col(C.user)?, r.col(C.last_at)?, r.col(C.edits)?))
+                })
                 .collect::<Result<_, crate::db::DbError>>()?;
             let ids: Vec<&str> = rows.iter().map(|r| r.0.as_str()).collect();
             let users = users::load_many(c, &ids)?;
@@ -566,7 +631,7 @@ pub async fn list_contributors(
 }
 
 /// Latest review status of each reviewer on the change request's current revision.
-pub fn current_approvals(c: &mut dyn Conn, cr: &ChangeRequest) -> ApiResult<HashMap<String, String>> {
+pub fn current_approvals(c: &mut dyn Conn, cr: &ChangeRequest) -> ApiResult<HashMap<String, ReviewStatus>> {
     let mut out = HashMap::new();
     for r in all_reviews(c, &cr.id)? {
         if r.revision == cr.revision {

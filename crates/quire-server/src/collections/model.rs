@@ -20,23 +20,45 @@ pub struct Collection {
     pub created_at: i64,
 }
 
+crate::columns! {
+    /// The columns [`Collection::from_row`] reads, with the table aliased `c`.
+    pub struct CollectionCols of "collections" {
+        id: "c.id",
+        org_id: "c.organization_id",
+        parent: "c.parent_id",
+        title: "c.title",
+        description: "c.description",
+        default_level: "c.default_level",
+        position: "c.position",
+        created_at: "c.created_at",
+    }
+}
+
+crate::columns! {
+    /// The caller's membership of the collection's organization, after its [`CollectionCols`].
+    struct CollectionCallerCols of "members" {
+        member: "m.user_id",
+        role: "m.role",
+        disabled: "m.disabled",
+    }
+}
+
 /// The columns [`Collection::from_row`] reads, with the table aliased `c`.
-pub const COLUMNS: &str =
-    "c.id, c.organization_id, c.parent_id, c.title, c.description, c.default_level, c.position, c.created_at";
-pub const COLLECTION_COLUMNS: usize = 8;
+pub const COLUMNS: &str = CollectionCols::SQL;
+const COLLECTION: CollectionCols = CollectionCols::AT;
+const CALLER: CollectionCallerCols = CollectionCallerCols::at(CollectionCols::COUNT);
 
 impl Collection {
     pub fn from_row(row: &Row) -> Result<Collection, DbError> {
-        let default_level: Option<String> = row.get(5)?;
         Ok(Collection {
-            id: row.get(0)?,
-            org_id: row.get(1)?,
-            parent: row.get(2)?,
-            title: row.get(3)?,
-            description: row.get(4)?,
-            default_level: DefaultLevel::from_column(default_level.as_deref()),
-            position: row.get(6)?,
-            created_at: row.get(7)?,
+            id: row.col(COLLECTION.id)?,
+            org_id: row.col(COLLECTION.org_id)?,
+            parent: row.col(COLLECTION.parent)?,
+            title: row.col(COLLECTION.title)?,
+            description: row.col(COLLECTION.description)?,
+            default_level: row.col(COLLECTION.default_level)?,
+            position: row.col(COLLECTION.position)?,
+            created_at: row.col(COLLECTION.created_at)?,
         })
     }
 
@@ -110,20 +132,20 @@ pub fn load_for(
     user_id: &str,
 ) -> Result<Option<CollectionFor>, DbError> {
     let sql = format!(
-        "SELECT {COLUMNS}, m.user_id, m.role, m.disabled FROM collections c
+        "SELECT {}, {} FROM collections c
          LEFT JOIN members m ON m.organization_id = c.organization_id AND m.user_id = ?2
-         WHERE c.id = ?1"
+         WHERE c.id = ?1",
+        CollectionCols::SQL,
+        CollectionCallerCols::SQL
     );
     let Some(row) = c.query_opt(&sql, crate::params![collection_id, user_id])? else {
         return Ok(None);
     };
     let collection = Collection::from_row(&row)?;
-    let member: Option<String> = row.get(COLLECTION_COLUMNS)?;
-    let disabled: Option<bool> = row.get(COLLECTION_COLUMNS + 2)?;
+    let member: Option<String> = row.col(CALLER.member)?;
+    let disabled: Option<bool> = row.col(CALLER.disabled)?;
     let standing = match member {
-        Some(_) if disabled != Some(true) => {
-            Standing::from_membership(Some(Role::from_column(row.get(COLLECTION_COLUMNS + 1)?)))
-        }
+        Some(_) if disabled != Some(true) => Standing::from_membership(Some(row.col(CALLER.role)?)),
         _ => Standing::Outsider,
     };
     let ctx = AccessContext::for_item(

@@ -24,7 +24,9 @@ use crate::paging::{List, Page};
 use crate::permissions::{Role, SpaceAction};
 use crate::spaces::{self, SpaceFor};
 use crate::{change_requests, clock, ids, params};
-use model::{BodyFormat, COMMENT_COLUMNS, Comment, CommentJson, REPLY_COLUMNS, Reply, ReplyJson, Scope};
+use model::{
+    BodyFormat, COMMENT_COLUMNS, Comment, CommentJson, CommentStatus, REPLY_COLUMNS, Reply, ReplyJson, Scope,
+};
 
 pub fn routes() -> Router<App> {
     let routes = |base: &str| {
@@ -220,8 +222,9 @@ async fn list_comments(
             let opened = open(c, &params, &caller.user_id)?;
             let mut args = Args::default();
             let mut filter = scope_sql(&opened.scope, &mut args);
-            if status != "all" {
-                filter += &format!(" AND c.status = {}", args.arg(status));
+            let wanted = CommentStatus::parse(status);
+            if let Some(wanted) = wanted {
+                filter += &format!(" AND c.status = {}", args.arg(wanted));
             }
             if let Some(p) = &page_filter {
                 filter += &format!(" AND c.page_id = {}", args.arg(p));
@@ -236,11 +239,13 @@ async fn list_comments(
                 &opened.scope.change_request,
                 &page_filter,
                 authors.is_empty(),
-                status,
+                wanted,
             ) {
-                (None, None, true, "all") => counters.comments_total,
-                (None, None, true, "open") => counters.comments,
-                (None, None, true, _) => counters.comments_total - counters.comments,
+                (None, None, true, None) => counters.comments_total,
+                (None, None, true, Some(CommentStatus::Open)) => counters.comments,
+                (None, None, true, Some(CommentStatus::Resolved)) => {
+                    counters.comments_total - counters.comments
+                }
                 _ => c
                     .query_scalar(
                         &format!("SELECT count(*) FROM comments c WHERE {filter}"),
@@ -526,7 +531,7 @@ async fn update_comment(
                 require(&opened, SpaceAction::Comment)?;
             }
             match update.resolved {
-                Some(true) if comment.status != "resolved" => {
+                Some(true) if comment.status != CommentStatus::Resolved => {
                     c.execute(
                         "UPDATE comments SET status = 'resolved', resolved_at = ?2, resolved_by = ?3 WHERE id = ?1",
                         params![comment.id.clone(), clock::now_ms(), caller.user_id.clone()],

@@ -48,33 +48,63 @@ pub struct Comment {
     pub posted_at: i64,
     pub edited_at: Option<i64>,
     pub body: String,
-    pub status: String,
+    pub status: CommentStatus,
     pub resolved_at: Option<i64>,
     pub resolved_by: Option<String>,
 }
 
-pub const COMMENT_COLUMNS: &str = "c.id, c.space_id, c.change_request_id, c.review_id, c.page_id, c.node_id, c.table_record,
-     c.table_definition, c.revision_id, c.posted_by, c.posted_at, c.edited_at, c.body, c.status, c.resolved_at, c.resolved_by";
+crate::wire_enum::wire_enum! {
+    /// Whether a comment's thread is still open.
+    pub enum CommentStatus {
+        Open = "open",
+        Resolved = "resolved",
+    }
+}
+
+crate::columns! {
+    /// The columns [`Comment::from_row`] reads, with the table aliased `c`.
+    pub struct CommentCols of "comments" {
+        id: "c.id",
+        space_id: "c.space_id",
+        change_request: "c.change_request_id",
+        review: "c.review_id",
+        page: "c.page_id",
+        node: "c.node_id",
+        table_record: "c.table_record",
+        table_definition: "c.table_definition",
+        revision: "c.revision_id",
+        posted_by: "c.posted_by",
+        posted_at: "c.posted_at",
+        edited_at: "c.edited_at",
+        body: "c.body",
+        status: "c.status",
+        resolved_at: "c.resolved_at",
+        resolved_by: "c.resolved_by",
+    }
+}
+
+pub const COMMENT_COLUMNS: &str = CommentCols::SQL;
+const COMMENT: CommentCols = CommentCols::AT;
 
 impl Comment {
     pub fn from_row(r: &Row) -> Result<Comment, DbError> {
         Ok(Comment {
-            id: r.get(0)?,
-            space_id: r.get(1)?,
-            change_request: r.get(2)?,
-            review: r.get(3)?,
-            page: r.get(4)?,
-            node: r.get(5)?,
-            table_record: r.get(6)?,
-            table_definition: r.get(7)?,
-            revision: r.get(8)?,
-            posted_by: r.get(9)?,
-            posted_at: r.get(10)?,
-            edited_at: r.get(11)?,
-            body: r.get(12)?,
-            status: r.get(13)?,
-            resolved_at: r.get(14)?,
-            resolved_by: r.get(15)?,
+            id: r.col(COMMENT.id)?,
+            space_id: r.col(COMMENT.space_id)?,
+            change_request: r.col(COMMENT.change_request)?,
+            review: r.col(COMMENT.review)?,
+            page: r.col(COMMENT.page)?,
+            node: r.col(COMMENT.node)?,
+            table_record: r.col(COMMENT.table_record)?,
+            table_definition: r.col(COMMENT.table_definition)?,
+            revision: r.col(COMMENT.revision)?,
+            posted_by: r.col(COMMENT.posted_by)?,
+            posted_at: r.col(COMMENT.posted_at)?,
+            edited_at: r.col(COMMENT.edited_at)?,
+            body: r.col(COMMENT.body)?,
+            status: r.col(COMMENT.status)?,
+            resolved_at: r.col(COMMENT.resolved_at)?,
+            resolved_by: r.col(COMMENT.resolved_by)?,
         })
     }
 }
@@ -89,17 +119,30 @@ pub struct Reply {
     pub body: String,
 }
 
-pub const REPLY_COLUMNS: &str = "r.id, r.comment_id, r.posted_by, r.posted_at, r.edited_at, r.body";
+crate::columns! {
+    /// The columns [`Reply::from_row`] reads, with the table aliased `r`.
+    pub struct ReplyCols of "comment_replies" {
+        id: "r.id",
+        comment_id: "r.comment_id",
+        posted_by: "r.posted_by",
+        posted_at: "r.posted_at",
+        edited_at: "r.edited_at",
+        body: "r.body",
+    }
+}
+
+pub const REPLY_COLUMNS: &str = ReplyCols::SQL;
+const REPLY: ReplyCols = ReplyCols::AT;
 
 impl Reply {
     pub fn from_row(r: &Row) -> Result<Reply, DbError> {
         Ok(Reply {
-            id: r.get(0)?,
-            comment_id: r.get(1)?,
-            posted_by: r.get(2)?,
-            posted_at: r.get(3)?,
-            edited_at: r.get(4)?,
-            body: r.get(5)?,
+            id: r.col(REPLY.id)?,
+            comment_id: r.col(REPLY.comment_id)?,
+            posted_by: r.col(REPLY.posted_by)?,
+            posted_at: r.col(REPLY.posted_at)?,
+            edited_at: r.col(REPLY.edited_at)?,
+            body: r.col(REPLY.body)?,
         })
     }
 }
@@ -141,14 +184,17 @@ pub enum Body {
     Document { document: Document },
 }
 
-fn body_json(body: &str, format: BodyFormat) -> Body {
-    let document: Document = serde_json::from_str(body).unwrap_or_default();
-    match format {
+/// The body of the comment or reply `what` ("comment \"x\""), as sent; an error when the
+/// stored document does not decode, never an empty body.
+fn body_json(what: std::fmt::Arguments<'_>, body: &str, format: BodyFormat) -> Result<Body, DbError> {
+    let document: Document =
+        serde_json::from_str(body).map_err(|e| DbError::stored(format_args!("body of {what}"), e))?;
+    Ok(match format {
         BodyFormat::Markdown => Body::Markdown {
             markdown: document_to_markdown(&document, &|_| None),
         },
         BodyFormat::Document => Body::Document { document },
-    }
+    })
 }
 
 /// What a comment is about.
@@ -220,7 +266,7 @@ pub struct CommentJson {
     repliers: Vec<Replier>,
     body: Body,
     target: Target,
-    status: String,
+    status: CommentStatus,
     #[serde(with = "clock::ts::opt", skip_serializing_if = "Option::is_none")]
     resolved_at: Option<i64>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -253,6 +299,26 @@ struct Location {
 /// A reaction as stored: (emoji, user id, when).
 type ReactionRow = (String, String, i64);
 
+crate::columns! {
+    /// A reaction to a comment or reply.
+    struct ReactionCols of "comment_reactions" {
+        target: "target_id",
+        emoji: "emoji",
+        user: "user_id",
+        reacted_at: "reacted_at",
+    }
+}
+
+crate::columns! {
+    /// The replies of one replier to one comment, aggregated.
+    struct ReplierCols of "comment_replies" {
+        comment: "comment_id",
+        user: "posted_by",
+        count: "count(*)",
+        last_at: "max(posted_at)",
+    }
+}
+
 /// Reactions of many comments or replies, by target id, in reaction order.
 fn load_reactions(c: &mut dyn Conn, targets: &[&str]) -> ApiResult<HashMap<String, Vec<ReactionRow>>> {
     let mut out: HashMap<String, Vec<ReactionRow>> = HashMap::new();
@@ -260,13 +326,17 @@ fn load_reactions(c: &mut dyn Conn, targets: &[&str]) -> ApiResult<HashMap<Strin
         let mut args = Args::default();
         let list = args.list(chunk.iter().copied());
         let sql = format!(
-            "SELECT target_id, emoji, user_id, reacted_at FROM comment_reactions WHERE target_id IN ({list})
-             ORDER BY reacted_at, emoji, user_id"
+            "SELECT {} FROM comment_reactions WHERE target_id IN ({list})
+             ORDER BY reacted_at, emoji, user_id",
+            ReactionCols::SQL
         );
+        const R: ReactionCols = ReactionCols::AT;
         for r in c.query(&sql, args.values())? {
-            out.entry(r.get(0)?)
-                .or_default()
-                .push((r.get(1)?, r.get(2)?, r.get(3)?));
+            out.entry(r.col(R.target)?).or_default().push((
+                r.col(R.emoji)?,
+                r.col(R.user)?,
+                r.col(R.reacted_at)?,
+            ));
         }
     }
     Ok(out)
@@ -331,14 +401,17 @@ pub fn render_comments(
         let mut args = Args::default();
         let list = args.list(chunk.iter().copied());
         let sql = format!(
-            "SELECT comment_id, posted_by, count(*), max(posted_at) FROM comment_replies WHERE comment_id IN ({list})
-             GROUP BY comment_id, posted_by ORDER BY max(posted_at)"
+            "SELECT {} FROM comment_replies WHERE comment_id IN ({list})
+             GROUP BY comment_id, posted_by ORDER BY max(posted_at)",
+            ReplierCols::SQL
         );
+        const R: ReplierCols = ReplierCols::AT;
         for r in c.query(&sql, args.values())? {
-            repliers
-                .entry(r.get(0)?)
-                .or_default()
-                .push((r.get(1)?, r.get(2)?, r.get(3)?));
+            repliers.entry(r.col(R.comment)?).or_default().push((
+                r.col(R.user)?,
+                r.col(R.count)?,
+                r.col(R.last_at)?,
+            ));
         }
     }
     let reactions = load_reactions(c, &ids)?;
@@ -347,7 +420,7 @@ pub fn render_comments(
     user_ids.extend(repliers.values().flatten().map(|(u, _, _)| u.as_str()));
     user_ids.extend(reactions.values().flatten().map(|(_, u, _)| u.as_str()));
     let users = users::load_many(c, &user_ids)?;
-    Ok(comments
+    let json = comments
         .iter()
         .map(|x| {
             let list = repliers.get(&x.id).map(Vec::as_slice).unwrap_or(&[]);
@@ -370,7 +443,7 @@ pub fn render_comments(
                 space_id: x.space_id.clone(),
                 change_request: x.change_request.clone(),
             };
-            CommentJson {
+            Ok(CommentJson {
                 object: "comment",
                 id: x.id.clone(),
                 posted_by: user_json(app, &users, &x.posted_by),
@@ -390,18 +463,19 @@ pub fn render_comments(
                         user: user_json(app, &users, u),
                     })
                     .collect(),
-                body: body_json(&x.body, format),
+                body: body_json(format_args!("comment {:?}", x.id), &x.body, format)?,
                 target,
-                status: x.status.clone(),
+                status: x.status,
                 resolved_at: x.resolved_at,
                 resolved_by: x.resolved_by.as_deref().map(|u| user_json(app, &users, u)),
                 urls: Location {
                     location: scope.location(&app.urls, &format!("/{}", x.id)),
                 },
                 permissions: permissions(space, caller, &x.posted_by),
-            }
+            })
         })
-        .collect())
+        .collect::<Result<_, DbError>>()?;
+    Ok(json)
 }
 
 /// Renders replies of one comment.
@@ -419,24 +493,27 @@ pub fn render_replies(
     let mut user_ids: Vec<&str> = replies.iter().map(|r| r.posted_by.as_str()).collect();
     user_ids.extend(reactions.values().flatten().map(|(_, u, _)| u.as_str()));
     let users = users::load_many(c, &user_ids)?;
-    Ok(replies
+    let json = replies
         .iter()
-        .map(|r| ReplyJson {
-            object: "comment-reply",
-            id: r.id.clone(),
-            posted_by: user_json(app, &users, &r.posted_by),
-            posted_at: r.posted_at,
-            edited_at: r.edited_at,
-            reactions: group_reactions(
-                reactions.get(&r.id).map(Vec::as_slice).unwrap_or(&[]),
-                &users,
-                app,
-            ),
-            body: body_json(&r.body, format),
-            urls: Location {
-                location: scope.location(&app.urls, &format!("/{}/replies/{}", r.comment_id, r.id)),
-            },
-            permissions: permissions(space, caller, &r.posted_by),
+        .map(|r| {
+            Ok(ReplyJson {
+                object: "comment-reply",
+                id: r.id.clone(),
+                posted_by: user_json(app, &users, &r.posted_by),
+                posted_at: r.posted_at,
+                edited_at: r.edited_at,
+                reactions: group_reactions(
+                    reactions.get(&r.id).map(Vec::as_slice).unwrap_or(&[]),
+                    &users,
+                    app,
+                ),
+                body: body_json(format_args!("reply {:?}", r.id), &r.body, format)?,
+                urls: Location {
+                    location: scope.location(&app.urls, &format!("/{}/replies/{}", r.comment_id, r.id)),
+                },
+                permissions: permissions(space, caller, &r.posted_by),
+            })
         })
-        .collect())
+        .collect::<Result<_, DbError>>()?;
+    Ok(json)
 }

@@ -99,7 +99,7 @@ impl Opened {
             urls: &app.urls,
             org_id: &self.space.space.org_id,
             space_id: &self.space.space.id,
-            visibility: &self.space.space.visibility,
+            visibility: self.space.space.visibility,
             signing_key: &app.signing_key,
         }
     }

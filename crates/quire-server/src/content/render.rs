@@ -13,6 +13,7 @@ use super::store::StoredTree;
 use crate::clock;
 use crate::error::ApiError;
 use crate::extract::Query;
+use crate::spaces::Visibility;
 use crate::urls::Urls;
 
 /// Where rendered content lives, for its URLs.
@@ -20,7 +21,7 @@ pub struct Context<'a> {
     pub urls: &'a Urls,
     pub org_id: &'a str,
     pub space_id: &'a str,
-    pub visibility: &'a str,
+    pub visibility: Visibility,
     pub signing_key: &'a [u8],
 }
 
@@ -32,7 +33,8 @@ impl Context<'_> {
     }
 
     fn published_url(&self, path: &str) -> Option<String> {
-        (self.visibility != "private").then(|| self.urls.app(&format!("/s/{}{path}", self.space_id)))
+        (self.visibility != Visibility::Private)
+            .then(|| self.urls.app(&format!("/s/{}{path}", self.space_id)))
     }
 }
 
@@ -466,7 +468,7 @@ pub fn revision(
         urls: RevisionUrls {
             app: ctx.app_url(&format!("/revisions/{}", stored.meta.id)),
             published: ctx.published_url(""),
-            public: (ctx.visibility == "public")
+            public: (ctx.visibility == Visibility::Public)
                 .then(|| ctx.published_url(""))
                 .flatten(),
         },

@@ -12,7 +12,7 @@ use quire_content::buckets::{self, Root};
 use quire_content::tree::{Tree, TreeIndex};
 use quire_content::{Document, changes};
 
-use crate::db::{Args, Conn};
+use crate::db::{Args, Conn, DbError};
 use crate::error::{ApiError, ApiResult};
 use crate::{clock, ids, params};
 
@@ -124,7 +124,7 @@ impl From<Document> for CachedDocument {
 impl CachedDocument {
     /// Parses a document's stored JSON.
     pub fn parse(json: &[u8]) -> ApiResult<CachedDocument> {
-        let document = serde_json::from_slice(json).map_err(|e| decode_error("document", e))?;
+        let document = serde_json::from_slice(json).map_err(|e| decode_error("a stored document", e))?;
         Ok(CachedDocument {
             document,
             bytes: json.len(),
@@ -295,8 +295,23 @@ impl ContentCache {
     }
 }
 
-fn decode_error(what: &str, e: impl std::fmt::Display) -> ApiError {
-    ApiError::internal(format!("stored {what} is unreadable: {e}"))
+/// A 500 whose log line names what is unreadable; the client learns nothing of it.
+fn decode_error(what: impl std::fmt::Display, e: impl std::fmt::Display) -> ApiError {
+    DbError::stored(what, e).into()
+}
+
+crate::columns! {
+    /// The columns of a revision that [`load_tree`] reads.
+    struct RevisionCols of "revisions" {
+        id: "id",
+        space_id: "space_id",
+        kind: "kind",
+        parents: "parents",
+        root: "root",
+        change_request: "change_request_id",
+        merged_from: "merged_from",
+        created_at: "created_at",
+    }
 }
 
 /// Loads a revision of a space (404 when the space has no such revision).
@@ -311,25 +326,30 @@ pub fn load_tree(
             return Ok(tree);
         }
     }
+    static SQL: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+        format!(
+            "SELECT {} FROM revisions WHERE id = ?1 AND space_id = ?2",
+            RevisionCols::SQL
+        )
+    });
+    const R: RevisionCols = RevisionCols::AT;
     let row = c
-        .query_opt(
-            "SELECT id, space_id, kind, parents, root, change_request_id, merged_from, created_at
-             FROM revisions WHERE id = ?1 AND space_id = ?2",
-            params![revision_id, space_id],
-        )?
+        .query_opt(&SQL, params![revision_id, space_id])?
         .ok_or_else(|| ApiError::not_found(format!("revision {revision_id:?} not found in this space")))?;
-    let parents: String = row.get(3)?;
-    let root_text: String = row.get(4)?;
+    let parents: String = row.col(R.parents)?;
+    let root_text: String = row.col(R.root)?;
     let meta = RevisionMeta {
-        id: row.get(0)?,
-        space_id: row.get(1)?,
-        kind: row.get(2)?,
-        parents: serde_json::from_str(&parents).map_err(|e| decode_error("revision", e))?,
-        change_request: row.get(5)?,
-        merged_from: row.get(6)?,
-        created_at: row.get(7)?,
+        id: row.col(R.id)?,
+        space_id: row.col(R.space_id)?,
+        kind: row.col(R.kind)?,
+        parents: serde_json::from_str(&parents)
+            .map_err(|e| decode_error(format_args!("parents of revision {revision_id:?}"), e))?,
+        change_request: row.col(R.change_request)?,
+        merged_from: row.col(R.merged_from)?,
+        created_at: row.col(R.created_at)?,
     };
-    let root = Root::from_bytes(root_text.as_bytes()).map_err(|e| decode_error("revision root", e))?;
+    let root = Root::from_bytes(root_text.as_bytes())
+        .map_err(|e| decode_error(format_args!("root of revision {revision_id:?}"), e))?;
     let hashes: Vec<&str> = root.bucket_hashes().collect();
     let bodies: std::collections::HashMap<String, String> =
         load_objects(c, space_id, &hashes)?.into_iter().collect();
@@ -337,10 +357,11 @@ pub fn load_tree(
     for h in &hashes {
         let body = bodies
             .get(*h)
-            .ok_or_else(|| ApiError::internal(format!("bucket {h} of revision {revision_id} is missing")))?;
+            .ok_or_else(|| DbError::Other(format!("bucket {h} of revision {revision_id:?} is missing")))?;
         ordered.push(body.as_bytes());
     }
-    let tree = buckets::load(&root, ordered).map_err(|e| decode_error("bucket", e))?;
+    let tree = buckets::load(&root, ordered)
+        .map_err(|e| decode_error(format_args!("buckets of revision {revision_id:?}"), e))?;
     tracing::debug!(
         revision = revision_id,
         pages = tree.pages.len(),
@@ -410,8 +431,9 @@ fn read_document(c: &mut dyn Conn, space_id: &str, hash: &str) -> ApiResult<(Doc
             "SELECT body FROM objects WHERE space_id = ?1 AND hash = ?2",
             params![space_id, hash],
         )?
-        .ok_or_else(|| ApiError::internal(format!("document {hash} is missing")))?;
-    let document = serde_json::from_str(&body).map_err(|e| decode_error("document", e))?;
+        .ok_or_else(|| DbError::Other(format!("document {hash} of space {space_id:?} is missing")))?;
+    let document = serde_json::from_str(&body)
+        .map_err(|e| decode_error(format_args!("document {hash} of space {space_id:?}"), e))?;
     Ok((document, body.len()))
 }
 
@@ -439,9 +461,16 @@ pub fn owned_documents(
     let parsed = parse_all(&bodies.iter().map(|(_, body)| body.as_str()).collect::<Vec<_>>());
     let mut read: std::collections::HashMap<&str, Document> = std::collections::HashMap::new();
     for ((hash, _), document) in bodies.iter().zip(parsed) {
-        read.insert(hash, document.map_err(|e| decode_error("document", e))?);
+        read.insert(
+            hash,
+            document.map_err(|e| decode_error(format_args!("document {hash} of space {space_id:?}"), e))?,
+        );
     }
-    let missing = |hash: &str| ApiError::internal(format!("document {hash} is missing"));
+    let missing = |hash: &str| {
+        ApiError::from(DbError::Other(format!(
+            "document {hash} of space {space_id:?} is missing"
+        )))
+    };
     hashes
         .iter()
         .zip(cached)
@@ -488,7 +517,8 @@ pub fn load_documents(
     missing.sort_unstable();
     missing.dedup();
     for (hash, body) in load_objects(c, space_id, &missing)? {
-        let document: Document = serde_json::from_str(&body).map_err(|e| decode_error("document", e))?;
+        let document: Document = serde_json::from_str(&body)
+            .map_err(|e| decode_error(format_args!("document {hash} of space {space_id:?}"), e))?;
         let doc = Arc::new(CachedDocument {
             document,
             bytes: body.len(),

@@ -193,12 +193,9 @@ fn apply(
     let mut new_id = ids::new_id;
     let mut new_key = || ids::random_base62(12);
     let files = HashMap::new();
-    let conn = std::cell::RefCell::new(c);
-    let document = |hash: &str| {
-        store::load_document(&mut **conn.borrow_mut(), &app.content, space_id, hash)
-            .ok()
-            .map(|d| d.document.clone())
-    };
+    // A document that cannot be read fails the template instead of passing for an empty page.
+    let loader = store::Loader::new(c, &app.content, space_id);
+    let document = |hash: &str| loader.document(hash);
     let mut ctx = BatchContext {
         now: clock::now_ms(),
         new_id: &mut new_id,
@@ -208,7 +205,9 @@ fn apply(
         revision: &|_| None,
         files: &files,
     };
-    changes::apply_batch(&base.tree, template.changes()?, &mut ctx)
+    let outcome = changes::apply_batch(&base.tree, template.changes()?, &mut ctx);
+    loader
+        .finish(outcome)?
         .map_err(|e| ApiError::internal(e.to_string()))
 }
 

@@ -487,7 +487,7 @@ fn write_batch(
         urls: &app.urls,
         org_id: &space.space.org_id,
         space_id,
-        visibility: &space.space.visibility,
+        visibility: space.space.visibility,
         signing_key: &app.signing_key,
     };
     let page_ref = |id: &str| {

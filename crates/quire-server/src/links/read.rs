@@ -11,7 +11,7 @@ use crate::app::App;
 use crate::auth::Caller;
 use crate::content::store::{self, StoredTree};
 use crate::content::{Opened, open_path};
-use crate::db::{Args, Conn, like_prefix};
+use crate::db::{Args, Conn, DbError, like_prefix};
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{Path, PathParams, Query, param};
 use crate::paging::{List, Page};
@@ -59,6 +59,20 @@ fn status_sql(args: &mut Args, status: Status, base: &str) -> String {
     }
 }
 
+crate::columns! {
+    /// A link target of a space, grouped over the pages that link to it.
+    struct TargetCols of "link_refs" {
+        key: "target_key",
+        kind: "MIN(kind)",
+        space: "MIN(target_space)",
+        id: "MIN(target_id)",
+        anchor: "MIN(anchor)",
+        url: "MIN(url)",
+        depends: "MAX(depends)",
+        broken: "MAX(broken)",
+    }
+}
+
 /// `GET /v1/spaces/{spaceId}/links`: the links of main, one item per target, in target order.
 pub async fn space_links(
     caller: Caller,
@@ -100,27 +114,28 @@ pub async fn space_links(
             }
             let rows = c.query(
                 &format!(
-                    "SELECT target_key, MIN(kind), MIN(target_space), MIN(target_id), MIN(anchor), MIN(url),
-                            MAX(depends), MAX(broken)
-                     FROM link_refs WHERE {filter}
+                    "SELECT {} FROM link_refs WHERE {filter}
                      GROUP BY target_key ORDER BY target_key LIMIT {}",
+                    TargetCols::SQL,
                     args.arg(page.fetch())
                 ),
                 args.values(),
             )?;
             let mut targets = Vec::with_capacity(rows.len());
             for row in rows {
-                let kind: String = row.get(1)?;
+                const T: TargetCols = TargetCols::AT;
+                let key: String = row.col(T.key)?;
+                let kind: String = row.col(T.kind)?;
                 let target = Target {
-                    kind: Kind::parse(&kind)
-                        .ok_or_else(|| ApiError::internal(format!("stored link kind {kind:?} is unknown")))?,
-                    space: row.get(2)?,
-                    id: row.get(3)?,
-                    anchor: row.get(4)?,
-                    url: row.get(5)?,
+                    kind: Kind::parse(&kind).ok_or_else(|| {
+                        DbError::stored(format_args!("link kind of {key:?} in space {space_id:?}"), format!("unknown kind {kind:?}"))
+                    })?,
+                    space: row.col(T.space)?,
+                    id: row.col(T.id)?,
+                    anchor: row.col(T.anchor)?,
+                    url: row.col(T.url)?,
                 };
-                let key: String = row.get(0)?;
-                targets.push((key, target, row.get::<bool>(6)?, row.get::<bool>(7)?));
+                targets.push((key, target, row.col::<bool>(T.depends)?, row.col::<bool>(T.broken)?));
             }
             let mut list = page.finish(targets, count.max(0).unsigned_abs(), |(key, ..)| key.clone());
             let locations = locations_of(c, space_id, list.items.iter().map(|(key, ..)| key.as_str()))?;

@@ -250,7 +250,7 @@ pub fn remove(c: &mut dyn Conn, org_id: &str, user_id: &str) -> ApiResult<()> {
 /// Adds a user to an organization, or raises their role to `role` when it is stronger. Never
 /// lowers a role: joining through an invite cannot demote anyone.
 pub fn join(c: &mut dyn Conn, org_id: &str, user_id: &str, role: Option<Role>) -> ApiResult<()> {
-    let current: Option<Option<String>> = c
+    let current: Option<Option<Role>> = c
         .query_opt(
             "SELECT role FROM members WHERE organization_id = ?1 AND user_id = ?2",
             params![org_id, user_id],
@@ -265,7 +265,7 @@ pub fn join(c: &mut dyn Conn, org_id: &str, user_id: &str, role: Option<Role>) -
             )?;
         }
         Some(existing) => {
-            if role > Role::from_column(existing) {
+            if role > existing {
                 c.execute(
                     "UPDATE members SET role = ?3 WHERE organization_id = ?1 AND user_id = ?2",
                     params![org_id, user_id, role.map(Role::as_str)],

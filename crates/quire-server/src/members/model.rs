@@ -6,7 +6,7 @@ use crate::clock;
 use crate::db::{Conn, DbError, Row};
 use crate::permissions::Role;
 use crate::urls::Urls;
-use crate::users::{USER_COLUMNS, User, UserJson};
+use crate::users::{User, UserCols, UserJson};
 
 #[derive(Clone, Debug)]
 pub struct Member {
@@ -20,20 +20,32 @@ pub struct Member {
     pub spaces: i64,
 }
 
-/// The columns [`Member::from_row`] reads, with `members m` and `users u` in the query.
-pub fn select_columns() -> String {
-    format!(
-        "{USER_COLUMNS}, m.role, m.disabled, m.sso, m.joined_at, m.last_seen_at,
-             (SELECT count(*) FROM team_members tm JOIN teams t ON t.id = tm.team_id
-              WHERE t.organization_id = m.organization_id AND tm.user_id = m.user_id),
-             (SELECT count(*) FROM grants g JOIN spaces s ON s.id = g.target_id
-              WHERE g.user_id = m.user_id AND g.organization_id = m.organization_id
-                AND g.target_kind = 'space' AND s.deleted_at IS NULL)"
-    )
+crate::columns! {
+    /// The columns [`Member::from_row`] reads after the user's, with `members m` in the query.
+    pub struct MemberCols of "members" {
+        role: "m.role",
+        disabled: "m.disabled",
+        sso: "m.sso",
+        joined_at: "m.joined_at",
+        last_seen_at: "m.last_seen_at",
+        teams: "(SELECT count(*) FROM team_members tm JOIN teams t ON t.id = tm.team_id
+                 WHERE t.organization_id = m.organization_id AND tm.user_id = m.user_id)",
+        spaces: "(SELECT count(*) FROM grants g JOIN spaces s ON s.id = g.target_id
+                  WHERE g.user_id = m.user_id AND g.organization_id = m.organization_id
+                    AND g.target_kind = 'space' AND s.deleted_at IS NULL)",
+    }
 }
 
-/// How many columns [`select_columns`] selects.
-pub const MEMBER_COLUMNS: usize = 11;
+const USER: UserCols = UserCols::AT;
+const MEMBER: MemberCols = MemberCols::at(UserCols::COUNT);
+
+/// Where columns selected after [`select_columns`] start.
+pub const MEMBER_END: usize = MEMBER.end();
+
+/// The columns [`Member::from_row`] reads, with `members m` and `users u` in the query.
+pub fn select_columns() -> String {
+    format!("{}, {}", UserCols::SQL, MemberCols::SQL)
+}
 
 /// The SELECT of the members of the organization whose id is `org`.
 pub fn select(org: &str) -> String {
@@ -46,14 +58,14 @@ pub fn select(org: &str) -> String {
 impl Member {
     pub fn from_row(row: &Row) -> Result<Member, DbError> {
         Ok(Member {
-            user: User::from_row(row, 0)?,
-            role: Role::from_column(row.get(4)?),
-            disabled: row.get(5)?,
-            sso: row.get(6)?,
-            joined_at: row.get(7)?,
-            last_seen_at: row.get(8)?,
-            teams: row.get(9)?,
-            spaces: row.get(10)?,
+            user: User::from_row(row, USER)?,
+            role: row.col(MEMBER.role)?,
+            disabled: row.col(MEMBER.disabled)?,
+            sso: row.col(MEMBER.sso)?,
+            joined_at: row.col(MEMBER.joined_at)?,
+            last_seen_at: row.col(MEMBER.last_seen_at)?,
+            teams: row.col(MEMBER.teams)?,
+            spaces: row.col(MEMBER.spaces)?,
         })
     }
 

@@ -46,7 +46,9 @@ fn load(c: &mut dyn crate::db::Conn, org_id: &str) -> Result<(serde_json::Value,
         .ok_or_else(|| ApiError::not_found(format!("organization {org_id:?} not found")))?;
     let text: Option<String> = row.get(0)?;
     let doc = match text {
-        Some(t) => serde_json::from_str(&t).unwrap_or_else(|_| richtext::empty_document()),
+        Some(t) => serde_json::from_str(&t).map_err(|e| {
+            crate::db::DbError::stored(format_args!("agent instructions of organization {org_id:?}"), e)
+        })?,
         None => richtext::empty_document(),
     };
     Ok((

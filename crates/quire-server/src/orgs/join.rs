@@ -93,7 +93,7 @@ async fn orgs_for_domain(
                 "{} JOIN organization_email_domains d ON d.organization_id = o.id
                  WHERE d.domain = {} AND (m.user_id IS NOT NULL OR {} = 1)
                  ORDER BY o.created_at, o.id LIMIT 1000",
-                model::select_for(&me, ""),
+                model::select_for(&me),
                 args.arg(domain.clone()),
                 args.arg(own.as_deref() == Some(domain.as_str())),
             );

@@ -44,7 +44,7 @@ async fn list_orgs(
             let me = args.arg(&caller.user_id);
             let mut sql = format!(
                 "{} WHERE m.user_id = {me} AND m.disabled = 0",
-                model::select_for(&me, ", m.joined_at")
+                model::select_for(&me)
             );
             if let Some((joined, id)) = page.after::<(i64, String)>()? {
                 sql += &format!(
@@ -60,7 +60,7 @@ async fn list_orgs(
                 .map(|row| {
                     Ok((
                         model::OrgFor::from_row(row)?,
-                        row.get::<i64>(model::ORG_FOR_COLUMNS)?,
+                        row.col::<i64>(model::CALLER.joined_at)?,
                     ))
                 })
                 .collect::<Result<Vec<_>, crate::db::DbError>>()?;

@@ -37,48 +37,81 @@ pub struct OrgFor {
     pub owns_team: bool,
 }
 
-/// Columns for [`Org::from_row`], with the table aliased `o`.
-pub const ORG_COLUMNS: &str = "o.id, o.title, o.created_at, o.type, o.use_case, o.community_type, \
-     o.email_domains, o.hostname, o.custom_hostname, o.default_role, o.default_content_site, o.sso, \
-     o.ai, o.invite_links, o.logo_url, o.merge_rules";
-const ORG_COLUMN_COUNT: usize = 16;
+crate::columns! {
+    /// The columns [`Org::from_row`] reads, with the table aliased `o`.
+    pub struct OrgCols of "organizations" {
+        id: "o.id",
+        title: "o.title",
+        created_at: "o.created_at",
+        kind: "o.type",
+        use_case: "o.use_case",
+        community_type: "o.community_type",
+        email_domains: "o.email_domains",
+        hostname: "o.hostname",
+        custom_hostname: "o.custom_hostname",
+        default_role: "o.default_role",
+        default_content_site: "o.default_content_site",
+        sso: "o.sso",
+        ai: "o.ai",
+        invite_links: "o.invite_links",
+        logo_url: "o.logo_url",
+        merge_rules: "o.merge_rules",
+    }
+}
 
-/// The SELECT of an organization with the caller's standing (`caller` is the placeholder of the
-/// caller's id). [`OrgFor::from_row`] reads its first [`ORG_FOR_COLUMNS`] columns; `extra`
-/// selects more after them.
-pub fn select_for(caller: &str, extra: &str) -> String {
+crate::columns! {
+    /// What the caller is to the organization, selected after its [`OrgCols`]; `{caller}`
+    /// stands for the placeholder of the caller's id (see [`select_for`]).
+    pub struct OrgCallerCols of "members" {
+        member: "m.user_id",
+        role: "m.role",
+        disabled: "m.disabled",
+        joined_at: "m.joined_at",
+        owns_team: "EXISTS (SELECT 1 FROM team_members tm JOIN teams t ON t.id = tm.team_id
+                            WHERE t.organization_id = o.id AND tm.user_id = {caller} AND tm.role = 'owner')",
+    }
+}
+
+const ORG: OrgCols = OrgCols::AT;
+/// The caller's columns in a row of [`select_for`].
+pub const CALLER: OrgCallerCols = OrgCallerCols::at(OrgCols::COUNT);
+
+/// The SELECT of an organization with the caller's standing, which [`OrgFor::from_row`] reads
+/// (`caller` is the placeholder of the caller's id).
+pub fn select_for(caller: &str) -> String {
     format!(
-        "SELECT {ORG_COLUMNS}, m.user_id, m.role, m.disabled,
-             EXISTS (SELECT 1 FROM team_members tm JOIN teams t ON t.id = tm.team_id
-                     WHERE t.organization_id = o.id AND tm.user_id = {caller} AND tm.role = 'owner')
-             {extra}
-         FROM organizations o LEFT JOIN members m ON m.organization_id = o.id AND m.user_id = {caller}"
+        "SELECT {}, {} FROM organizations o LEFT JOIN members m ON m.organization_id = o.id AND m.user_id = {caller}",
+        OrgCols::SQL,
+        OrgCallerCols::SQL.replace("{caller}", caller)
     )
 }
 
-pub const ORG_FOR_COLUMNS: usize = ORG_COLUMN_COUNT + 4;
-
 impl Org {
     pub fn from_row(row: &Row) -> Result<Org, DbError> {
-        let domains: String = row.get(6)?;
-        let merge_rules: String = row.get(15)?;
+        let id: String = row.col(ORG.id)?;
+        let domains: String = row.col(ORG.email_domains)?;
+        let email_domains = serde_json::from_str(&domains)
+            .map_err(|e| DbError::stored(format_args!("email domains of organization {id:?}"), e))?;
+        let merge_rules: String = row.col(ORG.merge_rules)?;
+        let merge_rules = MergeRules::from_json_text(&merge_rules)
+            .map_err(|e| DbError::stored(format_args!("merge rules of organization {id:?}"), e))?;
         Ok(Org {
-            id: row.get(0)?,
-            title: row.get(1)?,
-            created_at: row.get(2)?,
-            kind: row.get(3)?,
-            use_case: row.get(4)?,
-            community_type: row.get(5)?,
-            email_domains: serde_json::from_str(&domains).unwrap_or_default(),
-            hostname: row.get(7)?,
-            custom_hostname: row.get(8)?,
-            default_role: Role::from_column(row.get(9)?),
-            default_content_site: row.get(10)?,
-            sso: row.get(11)?,
-            ai: row.get(12)?,
-            invite_links: row.get(13)?,
-            logo_url: row.get(14)?,
-            merge_rules: MergeRules::from_json_text(&merge_rules),
+            id,
+            title: row.col(ORG.title)?,
+            created_at: row.col(ORG.created_at)?,
+            kind: row.col(ORG.kind)?,
+            use_case: row.col(ORG.use_case)?,
+            community_type: row.col(ORG.community_type)?,
+            email_domains,
+            hostname: row.col(ORG.hostname)?,
+            custom_hostname: row.col(ORG.custom_hostname)?,
+            default_role: row.col(ORG.default_role)?,
+            default_content_site: row.col(ORG.default_content_site)?,
+            sso: row.col(ORG.sso)?,
+            ai: row.col(ORG.ai)?,
+            invite_links: row.col(ORG.invite_links)?,
+            logo_url: row.col(ORG.logo_url)?,
+            merge_rules,
         })
     }
 }
@@ -86,18 +119,16 @@ impl Org {
 impl OrgFor {
     pub fn from_row(row: &Row) -> Result<OrgFor, DbError> {
         let org = Org::from_row(row)?;
-        let member: Option<String> = row.get(ORG_COLUMN_COUNT)?;
-        let disabled: Option<bool> = row.get(ORG_COLUMN_COUNT + 2)?;
+        let member: Option<String> = row.col(CALLER.member)?;
+        let disabled: Option<bool> = row.col(CALLER.disabled)?;
         let standing = match member {
-            Some(_) if disabled != Some(true) => {
-                Standing::from_membership(Some(Role::from_column(row.get(ORG_COLUMN_COUNT + 1)?)))
-            }
+            Some(_) if disabled != Some(true) => Standing::from_membership(Some(row.col(CALLER.role)?)),
             _ => Standing::Outsider,
         };
         Ok(OrgFor {
             org,
             standing,
-            owns_team: row.get(ORG_COLUMN_COUNT + 3)?,
+            owns_team: row.col(CALLER.owns_team)?,
         })
     }
 
@@ -169,7 +200,7 @@ const SELF_HOSTED_PLAN: &str = "internal";
 
 /// Loads an organization with the caller's standing; None when it does not exist.
 pub fn load_for(c: &mut dyn Conn, org_id: &str, user_id: &str) -> Result<Option<OrgFor>, DbError> {
-    let sql = format!("{} WHERE o.id = ?1", select_for("?2", ""));
+    let sql = format!("{} WHERE o.id = ?1", select_for("?2"));
     c.query_opt(&sql, crate::params![org_id, user_id])?
         .map(|row| OrgFor::from_row(&row))
         .transpose()

@@ -311,7 +311,7 @@ fn render_hit(app: &App, fts: &FtsQuery, m: PageMatch, shown: &HashMap<String, S
             urls: &app.urls,
             org_id: &space.space.org_id,
             space_id: &space.space.id,
-            visibility: &space.space.visibility,
+            visibility: space.space.visibility,
             signing_key: &app.signing_key,
         };
         let page_url = ctx.app_url(&format!("/{path}"));

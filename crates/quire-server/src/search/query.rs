@@ -95,6 +95,20 @@ fn hits_cte(c: &dyn Conn, args: &mut Args, query: &FtsQuery, scope: &Scope<'_>) 
     }
 }
 
+crate::columns! {
+    /// A page a search matched, ranked (see [`search`]).
+    struct MatchCols of "search_pages" {
+        key: "t.pk",
+        space_id: "p.space_id",
+        page_id: "p.page_id",
+        tier: "t.tier",
+        k1: "t.k1",
+        k2: "t.k2",
+        total: "t.total",
+        sections: "t.sections",
+    }
+}
+
 /// One page of ranked pages (`limit + 1` at most, to tell whether more follow) and the number
 /// of matching pages.
 ///
@@ -150,9 +164,10 @@ pub fn search(
              SELECT pk, tier, k1, k2, total, sections FROM ranked{keyset}
              ORDER BY tier, k1, k2, pk LIMIT {limit}
          )
-         SELECT t.pk, p.space_id, p.page_id, t.tier, t.k1, t.k2, t.total, t.sections
+         SELECT {columns}
          FROM top t JOIN search_pages p ON p.key = t.pk{shown}
          ORDER BY t.tier, t.k1, t.k2, t.pk",
+        columns = MatchCols::SQL,
         limit = args.arg(fetch),
     );
     let rows = c.query(&sql, args.values())?;
@@ -161,12 +176,13 @@ pub fn search(
     let mut wanted: Vec<(usize, i64, f64)> = Vec::new();
     // Ranks go on from the previous page of results.
     for (rank, row) in (after.map_or(0, |a| a.rank) + 1..).zip(rows) {
-        let key: i64 = row.get(0)?;
-        let tier: i64 = row.get(3)?;
-        let k1: f64 = row.get(4)?;
-        let k2: f64 = row.get(5)?;
-        total = row.get::<i64>(6)?.max(0).unsigned_abs();
-        let sections: Option<String> = row.get(7)?;
+        const M: MatchCols = MatchCols::AT;
+        let key: i64 = row.col(M.key)?;
+        let tier: i64 = row.col(M.tier)?;
+        let k1: f64 = row.col(M.k1)?;
+        let k2: f64 = row.col(M.k2)?;
+        total = row.col::<i64>(M.total)?.max(0).unsigned_abs();
+        let sections: Option<String> = row.col(M.sections)?;
         for (id, score) in sections
             .as_deref()
             .unwrap_or_default()
@@ -187,8 +203,8 @@ pub fn search(
                 key,
                 rank,
             },
-            space_id: row.get(1)?,
-            page_id: row.get(2)?,
+            space_id: row.col(M.space_id)?,
+            page_id: row.col(M.page_id)?,
             title_match: tier == 0,
             score: if tier == 0 { -k1 } else { -k2 },
             rank,
@@ -213,6 +229,16 @@ pub fn search(
     Ok((pages, total))
 }
 
+crate::columns! {
+    /// A section found by a search.
+    struct SectionCols of "search_sections" {
+        id: "id",
+        anchor: "anchor",
+        title: "title",
+        body: "body",
+    }
+}
+
 /// Anchor, title and text of sections, by id.
 fn read_sections(
     c: &mut dyn Conn,
@@ -224,10 +250,17 @@ fn read_sections(
         let mut args = Args::default();
         let list = args.list(chunk.iter().copied());
         for row in c.query(
-            &format!("SELECT id, anchor, title, body FROM search_sections WHERE id IN ({list})"),
+            &format!(
+                "SELECT {} FROM search_sections WHERE id IN ({list})",
+                SectionCols::SQL
+            ),
             args.values(),
         )? {
-            out.insert(row.get(0)?, (row.get(1)?, row.get(2)?, row.get(3)?));
+            const S: SectionCols = SectionCols::AT;
+            out.insert(
+                row.col(S.id)?,
+                (row.col(S.anchor)?, row.col(S.title)?, row.col(S.body)?),
+            );
         }
     }
     Ok(out)

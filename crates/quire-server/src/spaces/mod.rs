@@ -25,7 +25,7 @@ use crate::paging::{List, Page};
 use crate::permissions::{MemberAction, Role, SpaceAction, Standing};
 use crate::siblings::{self, Kind};
 use crate::{clock, ids, params, validate};
-pub use model::{Space, SpaceFor, SpaceJson};
+pub use model::{EditMode, Space, SpaceFor, SpaceJson, Visibility};
 
 pub fn routes() -> Router<App> {
     Router::new()
@@ -57,15 +57,6 @@ pub const LANGUAGES: &[&str] = &[
     "bg", "hr", "lt", "lv", "et", "sl",
 ];
 
-pub const VISIBILITIES: &[&str] = &[
-    "public",
-    "unlisted",
-    "share-link",
-    "visitor-auth",
-    "in-collection",
-    "private",
-];
-
 fn language(value: &str) -> ApiResult<String> {
     if LANGUAGES.contains(&value) {
         Ok(value.to_string())
@@ -77,13 +68,9 @@ fn language(value: &str) -> ApiResult<String> {
     }
 }
 
-fn edit_mode(value: &str) -> ApiResult<String> {
-    match value {
-        "live" | "locked" => Ok(value.to_string()),
-        _ => Err(ApiError::bad_request(format!(
-            "`editMode` must be live or locked, not {value:?}"
-        ))),
-    }
+fn edit_mode(value: &str) -> ApiResult<EditMode> {
+    EditMode::parse(value)
+        .ok_or_else(|| ApiError::bad_request(format!("`editMode` must be live or locked, not {value:?}")))
 }
 
 fn emoji(value: &str) -> ApiResult<String> {
@@ -175,8 +162,8 @@ async fn create_space(
                     title.clone(),
                     emoji.clone(),
                     icon.clone(),
-                    visibility.clone(),
-                    edit_mode.clone(),
+                    visibility,
+                    edit_mode,
                     language.clone(),
                     now
                 ],
@@ -198,19 +185,19 @@ async fn create_space(
     ))
 }
 
-fn visibility(value: &str, in_collection: bool) -> ApiResult<String> {
-    if !VISIBILITIES.contains(&value) {
-        return Err(ApiError::bad_request(format!(
+fn visibility(value: &str, in_collection: bool) -> ApiResult<Visibility> {
+    let visibility = Visibility::parse(value).ok_or_else(|| {
+        ApiError::bad_request(format!(
             "`visibility` must be one of {}, not {value:?}",
-            VISIBILITIES.join(", ")
-        )));
-    }
-    if value == "in-collection" && !in_collection {
+            Visibility::list()
+        ))
+    })?;
+    if visibility == Visibility::InCollection && !in_collection {
         return Err(ApiError::bad_request(
             "`visibility` in-collection is only for spaces inside a collection",
         ));
     }
-    Ok(value.to_string())
+    Ok(visibility)
 }
 
 async fn list_org_spaces(
@@ -366,7 +353,7 @@ async fn update_space(
                 return Err(ApiError::bad_request("a deleted space cannot change: restore it first"));
             }
             if let Some(m) = &edit_mode {
-                s.edit_mode = m.clone();
+                s.edit_mode = *m;
             }
             if let Some(t) = &body.title {
                 s.title = t.clone();
@@ -406,14 +393,14 @@ async fn update_space(
                  WHERE id = ?1",
                 params![
                     s.id.clone(),
-                    s.edit_mode.clone(),
+                    s.edit_mode,
                     s.title.clone(),
                     s.default_level.to_column(),
                     s.language.clone(),
                     s.merge_rules.to_json_text(),
                     s.emoji.clone(),
                     s.icon_url.clone(),
-                    s.visibility.clone(),
+                    s.visibility,
                     clock::now_ms()
                 ],
             )?;

@@ -18,8 +18,8 @@ pub struct Space {
     pub title: String,
     pub emoji: Option<String>,
     pub icon_url: Option<String>,
-    pub visibility: String,
-    pub edit_mode: String,
+    pub visibility: Visibility,
+    pub edit_mode: EditMode,
     pub language: Option<String>,
     pub default_level: DefaultLevel,
     pub merge_rules: MergeRules,
@@ -43,72 +43,133 @@ pub struct Counters {
     pub comments_total: i64,
 }
 
-/// The columns [`Space::from_row`] reads, with the table aliased `s`.
-pub fn columns() -> &'static str {
-    "s.id, s.organization_id, s.parent_id, s.title, s.emoji, s.icon_url, s.visibility, s.edit_mode,
-     s.language, s.default_level, s.merge_rules, s.position, s.revision_id, s.created_at, s.updated_at,
-     s.deleted_at, s.open_comments, s.change_requests_total, s.change_requests_open, s.change_requests_draft,
-     s.comments_total"
+crate::wire_enum::wire_enum! {
+    /// Who may read a space's published content.
+    pub enum Visibility {
+        Public = "public",
+        Unlisted = "unlisted",
+        ShareLink = "share-link",
+        VisitorAuth = "visitor-auth",
+        InCollection = "in-collection",
+        Private = "private",
+    }
 }
 
-pub const SPACE_COLUMNS: usize = 21;
+crate::wire_enum::wire_enum! {
+    /// Whether a space's content may change (`locked`: not until an admin sets it `live`).
+    pub enum EditMode {
+        Live = "live",
+        Locked = "locked",
+    }
+}
+
+crate::columns! {
+    /// The columns [`Space::from_row`] reads, with the table aliased `s`.
+    pub struct SpaceCols of "spaces" {
+        id: "s.id",
+        org_id: "s.organization_id",
+        parent: "s.parent_id",
+        title: "s.title",
+        emoji: "s.emoji",
+        icon_url: "s.icon_url",
+        visibility: "s.visibility",
+        edit_mode: "s.edit_mode",
+        language: "s.language",
+        default_level: "s.default_level",
+        merge_rules: "s.merge_rules",
+        position: "s.position",
+        revision: "s.revision_id",
+        created_at: "s.created_at",
+        updated_at: "s.updated_at",
+        deleted_at: "s.deleted_at",
+        comments: "s.open_comments",
+        change_requests: "s.change_requests_total",
+        change_requests_open: "s.change_requests_open",
+        change_requests_draft: "s.change_requests_draft",
+        comments_total: "s.comments_total",
+    }
+}
+
+crate::columns! {
+    /// The caller's membership of the space's organization, selected after its [`SpaceCols`].
+    struct SpaceCallerCols of "members" {
+        member: "m.user_id",
+        role: "m.role",
+        disabled: "m.disabled",
+    }
+}
+
+const SPACE: SpaceCols = SpaceCols::AT;
+const CALLER: SpaceCallerCols = SpaceCallerCols::at(SpaceCols::COUNT);
+/// The caller's grants in the organization, built per dialect by `access::grants_column`.
+const GRANTS: crate::db::Col = crate::columns::extra("grants", "grants", CALLER.end());
+
+/// The columns [`Space::from_row`] reads, with the table aliased `s`.
+pub fn columns() -> &'static str {
+    SpaceCols::SQL
+}
 
 impl Space {
     pub fn from_row(row: &Row) -> Result<Space, DbError> {
-        let default_level: Option<String> = row.get(9)?;
-        let merge_rules: String = row.get(10)?;
+        let id: String = row.col(SPACE.id)?;
+        let merge_rules: String = row.col(SPACE.merge_rules)?;
+        let merge_rules = MergeRules::from_json_text(&merge_rules)
+            .map_err(|e| DbError::stored(format_args!("merge rules of space {id:?}"), e))?;
         Ok(Space {
-            id: row.get(0)?,
-            org_id: row.get(1)?,
-            parent: row.get(2)?,
-            title: row.get(3)?,
-            emoji: row.get(4)?,
-            icon_url: row.get(5)?,
-            visibility: row.get(6)?,
-            edit_mode: row.get(7)?,
-            language: row.get(8)?,
-            default_level: DefaultLevel::from_column(default_level.as_deref()),
-            merge_rules: MergeRules::from_json_text(&merge_rules),
-            position: row.get(11)?,
-            revision: row.get(12)?,
-            created_at: row.get(13)?,
-            updated_at: row.get(14)?,
-            deleted_at: row.get(15)?,
+            id,
+            org_id: row.col(SPACE.org_id)?,
+            parent: row.col(SPACE.parent)?,
+            title: row.col(SPACE.title)?,
+            emoji: row.col(SPACE.emoji)?,
+            icon_url: row.col(SPACE.icon_url)?,
+            visibility: row.col(SPACE.visibility)?,
+            edit_mode: row.col(SPACE.edit_mode)?,
+            language: row.col(SPACE.language)?,
+            default_level: row.col(SPACE.default_level)?,
+            merge_rules,
+            position: row.col(SPACE.position)?,
+            revision: row.col(SPACE.revision)?,
+            created_at: row.col(SPACE.created_at)?,
+            updated_at: row.col(SPACE.updated_at)?,
+            deleted_at: row.col(SPACE.deleted_at)?,
             counters: Counters {
-                comments: row.get(16)?,
-                change_requests: row.get(17)?,
-                change_requests_open: row.get(18)?,
-                change_requests_draft: row.get(19)?,
-                comments_total: row.get(20)?,
+                comments: row.col(SPACE.comments)?,
+                change_requests: row.col(SPACE.change_requests)?,
+                change_requests_open: row.col(SPACE.change_requests_open)?,
+                change_requests_draft: row.col(SPACE.change_requests_draft)?,
+                comments_total: row.col(SPACE.comments_total)?,
             },
         })
     }
 
     pub fn state(&self) -> SpaceState {
         SpaceState {
-            locked: self.edit_mode == "locked",
+            locked: self.edit_mode == EditMode::Locked,
             deleted: self.deleted_at.is_some(),
         }
     }
 
     pub fn to_json(&self, urls: &Urls, role: Option<Role>) -> SpaceJson {
         let allows = |action| space_allows(role, self.state(), action);
-        let published = (self.visibility != "private").then(|| urls.app(&format!("/s/{}", self.id)));
+        let published =
+            (self.visibility != Visibility::Private).then(|| urls.app(&format!("/s/{}", self.id)));
         SpaceJson {
             object: "space",
             id: self.id.clone(),
             title: self.title.clone(),
             emoji: self.emoji.clone().unwrap_or_default(),
-            visibility: self.visibility.clone(),
+            visibility: self.visibility,
             created_at: self.created_at,
             updated_at: self.updated_at,
             deleted_at: self.deleted_at,
-            edit_mode: self.edit_mode.clone(),
+            edit_mode: self.edit_mode,
             merge_rules: self.merge_rules.clone(),
             urls: SpaceUrls {
                 location: urls.api(&format!("/spaces/{}", self.id)),
                 app: urls.app(&format!("/o/{}/s/{}", self.org_id, self.id)),
-                public: (self.visibility == "public").then(|| published.clone()).flatten(),
+                public: (self.visibility == Visibility::Public)
+                    .then(|| published.clone())
+                    .flatten(),
                 published,
                 icon: self.icon_url.clone(),
             },
@@ -157,25 +218,24 @@ impl SpaceFor {
 /// Loads one space with the caller's role on it; None when it does not exist.
 pub fn load_for(c: &mut dyn Conn, space_id: &str, user_id: &str) -> Result<Option<SpaceFor>, DbError> {
     let sql = format!(
-        "SELECT {}, m.user_id, m.role, m.disabled, {} FROM spaces s
+        "SELECT {}, {}, {} FROM spaces s
          LEFT JOIN members m ON m.organization_id = s.organization_id AND m.user_id = ?2
          WHERE s.id = ?1",
-        columns(),
+        SpaceCols::SQL,
+        SpaceCallerCols::SQL,
         crate::access::grants_column(c.dialect(), "s.organization_id", "?2")
     );
     let Some(row) = c.query_opt(&sql, crate::params![space_id, user_id])? else {
         return Ok(None);
     };
     let space = Space::from_row(&row)?;
-    let member: Option<String> = row.get(SPACE_COLUMNS)?;
-    let disabled: Option<bool> = row.get(SPACE_COLUMNS + 2)?;
+    let member: Option<String> = row.col(CALLER.member)?;
+    let disabled: Option<bool> = row.col(CALLER.disabled)?;
     let standing = match member {
-        Some(_) if disabled != Some(true) => {
-            Standing::from_membership(Some(Role::from_column(row.get(SPACE_COLUMNS + 1)?)))
-        }
+        Some(_) if disabled != Some(true) => Standing::from_membership(Some(row.col(CALLER.role)?)),
         _ => Standing::Outsider,
     };
-    let grants: Option<String> = row.get(SPACE_COLUMNS + 3)?;
+    let grants: Option<String> = row.col(GRANTS)?;
     let ctx = AccessContext::for_item_with_grants(c, standing, space.parent.as_deref(), grants.as_deref())?;
     let role = role_in(&ctx, &space);
     Ok(Some(SpaceFor { space, role }))
@@ -252,14 +312,14 @@ pub struct SpaceJson {
     pub id: String,
     pub title: String,
     pub emoji: String,
-    pub visibility: String,
+    pub visibility: Visibility,
     #[serde(with = "clock::ts")]
     pub created_at: i64,
     #[serde(with = "clock::ts")]
     pub updated_at: i64,
     #[serde(with = "clock::ts::opt", skip_serializing_if = "Option::is_none")]
     pub deleted_at: Option<i64>,
-    pub edit_mode: String,
+    pub edit_mode: EditMode,
     pub merge_rules: MergeRules,
     pub urls: SpaceUrls,
     pub organization: String,

@@ -284,9 +284,10 @@ async fn list_team_members(
             let mut args = Args::default();
             let org_arg = args.arg(&org_id);
             let mut sql = format!(
-                "SELECT {}, tm.role FROM team_members tm JOIN members m ON m.user_id = tm.user_id AND m.organization_id = {org_arg}
+                "SELECT {}, {} FROM team_members tm JOIN members m ON m.user_id = tm.user_id AND m.organization_id = {org_arg}
                  JOIN users u ON u.id = m.user_id WHERE tm.team_id = {}",
                 members::model::select_columns(),
+                model::TeamMemberCols::SQL,
                 args.arg(&team.id)
             );
             if let Some(id) = page.after::<String>()? {
@@ -297,8 +298,8 @@ async fn list_team_members(
             let items = rows
                 .iter()
                 .map(|r| {
-                    let role: String = r.get(members::model::MEMBER_COLUMNS)?;
-                    Ok((members::Member::from_row(r)?, TeamRole::from_column(&role)))
+                    let role = r.col(model::TeamMemberCols::at(members::model::MEMBER_END).role)?;
+                    Ok((members::Member::from_row(r)?, role))
                 })
                 .collect::<Result<Vec<_>, crate::db::DbError>>()?;
             let list = page.finish(items, team.members as u64, |(m, _)| m.user.id.clone());
@@ -461,7 +462,10 @@ pub async fn list_member_teams(
                 .query_scalar(&format!("SELECT count(*) FROM teams t{filter}"), args.values())?
                 .unwrap_or(0);
             let me = args.arg(&caller.user_id);
-            let mut sql = format!("{}{filter}", model::select(&me, ", tm.role"));
+            let mut sql = format!(
+                "{}{filter}",
+                model::select(&me, &format!(", {}", model::TeamMemberCols::SQL))
+            );
             if let Some((created, id)) = page.after::<(i64, String)>()? {
                 sql += &format!(
                     " AND (t.created_at, t.id) > ({}, {})",
@@ -474,8 +478,8 @@ pub async fn list_member_teams(
             let items = rows
                 .iter()
                 .map(|r| {
-                    let role: String = r.get(model::TEAM_COLUMNS)?;
-                    Ok((Team::from_row(r)?, TeamRole::from_column(&role)))
+                    let role = r.col(model::TeamMemberCols::at(model::TeamCols::COUNT).role)?;
+                    Ok((Team::from_row(r)?, role))
                 })
                 .collect::<Result<Vec<_>, crate::db::DbError>>()?;
             Ok::<_, ApiError>((

@@ -18,32 +18,50 @@ pub struct Team {
     pub caller_owns: bool,
 }
 
-/// The SELECT of teams with their counters; `caller` is the placeholder of the caller's id and
-/// `extra` selects more columns after the [`TEAM_COLUMNS`] that [`Team::from_row`] reads.
-pub fn select(caller: &str, extra: &str) -> String {
-    format!(
-        "SELECT t.id, t.organization_id, t.title, t.created_at,
-             (SELECT count(*) FROM team_members x WHERE x.team_id = t.id),
-             (SELECT count(*) FROM grants g JOIN spaces s ON s.id = g.target_id
-              WHERE g.team_id = t.id AND g.target_kind = 'space' AND s.deleted_at IS NULL),
-             EXISTS (SELECT 1 FROM team_members o WHERE o.team_id = t.id AND o.user_id = {caller} AND o.role = 'owner')
-             {extra}
-         FROM teams t"
-    )
+crate::columns! {
+    /// The columns [`Team::from_row`] reads, with the table aliased `t`; `{caller}` stands for
+    /// the placeholder of the caller's id (see [`select`]).
+    pub struct TeamCols of "teams" {
+        id: "t.id",
+        org_id: "t.organization_id",
+        title: "t.title",
+        created_at: "t.created_at",
+        members: "(SELECT count(*) FROM team_members x WHERE x.team_id = t.id)",
+        spaces: "(SELECT count(*) FROM grants g JOIN spaces s ON s.id = g.target_id
+                  WHERE g.team_id = t.id AND g.target_kind = 'space' AND s.deleted_at IS NULL)",
+        caller_owns: "EXISTS (SELECT 1 FROM team_members o
+                              WHERE o.team_id = t.id AND o.user_id = {caller} AND o.role = 'owner')",
+    }
 }
 
-pub const TEAM_COLUMNS: usize = 7;
+const TEAM: TeamCols = TeamCols::AT;
+
+crate::columns! {
+    /// A user's role in a team, selected after a member's or a team's columns.
+    pub struct TeamMemberCols of "team_members" {
+        role: "tm.role",
+    }
+}
+
+/// The SELECT of teams with their counters; `caller` is the placeholder of the caller's id and
+/// `extra` selects more columns after the [`TeamCols`], which start at [`TeamCols::COUNT`].
+pub fn select(caller: &str, extra: &str) -> String {
+    format!(
+        "SELECT {} {extra} FROM teams t",
+        TeamCols::SQL.replace("{caller}", caller)
+    )
+}
 
 impl Team {
     pub fn from_row(row: &Row) -> Result<Team, DbError> {
         Ok(Team {
-            id: row.get(0)?,
-            org_id: row.get(1)?,
-            title: row.get(2)?,
-            created_at: row.get(3)?,
-            members: row.get(4)?,
-            spaces: row.get(5)?,
-            caller_owns: row.get(6)?,
+            id: row.col(TEAM.id)?,
+            org_id: row.col(TEAM.org_id)?,
+            title: row.col(TEAM.title)?,
+            created_at: row.col(TEAM.created_at)?,
+            members: row.col(TEAM.members)?,
+            spaces: row.col(TEAM.spaces)?,
+            caller_owns: row.col(TEAM.caller_owns)?,
         })
     }
 
@@ -86,28 +104,11 @@ pub struct TeamPermissions {
     pub view: bool,
 }
 
-/// A user's role in a team.
-#[derive(Serialize, Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum TeamRole {
-    Owner,
-    Member,
-}
-
-impl TeamRole {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            TeamRole::Owner => "owner",
-            TeamRole::Member => "member",
-        }
-    }
-
-    pub fn from_column(text: &str) -> TeamRole {
-        if text == "owner" {
-            TeamRole::Owner
-        } else {
-            TeamRole::Member
-        }
+crate::wire_enum::wire_enum! {
+    /// A user's role in a team.
+    pub enum TeamRole {
+        Owner = "owner",
+        Member = "member",
     }
 }
 

@@ -23,5 +23,6 @@ mod processes;
 mod refusals;
 mod search;
 mod spaces;
+mod stored;
 mod surface;
 mod tokens;

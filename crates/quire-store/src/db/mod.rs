@@ -21,7 +21,7 @@ mod value;
 use std::sync::Arc;
 
 pub use changes::Stamp;
-pub use value::{FromValue, Row, Value};
+pub use value::{Col, FromValue, Row, Value};
 
 /// Which SQL dialect a connection speaks, for the few statements that differ (full-text search).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

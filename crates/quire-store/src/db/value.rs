@@ -199,3 +199,35 @@ impl<T: FromValue> FromValue for Option<T> {
         }
     }
 }
+
+/// A column of a declared column set (see `crate::columns!`): where it sits in the row, and its
+/// name and table for the error when its value does not decode.
+#[derive(Clone, Copy, Debug)]
+pub struct Col {
+    pub index: usize,
+    pub name: &'static str,
+    pub table: &'static str,
+}
+
+impl Row {
+    /// The value of `col`, converted; an error names the column and its table.
+    pub fn col<T: FromValue>(&self, col: Col) -> Result<T, DbError> {
+        let decode = |message: String| DbError::Decode {
+            column: col.index,
+            message: format!("{}.{}: {message}", col.table, col.name),
+        };
+        let value = self
+            .0
+            .get(col.index)
+            .ok_or_else(|| decode("not selected".into()))?;
+        T::from_value(value).map_err(decode)
+    }
+}
+
+impl DbError {
+    /// A value the server stored that no longer decodes (JSON, a state): `what` names it and
+    /// its row, for the log ("merge rules of organization \"x\""); the client sees a 500.
+    pub fn stored(what: impl std::fmt::Display, error: impl std::fmt::Display) -> DbError {
+        DbError::Other(format!("{what}: the stored value does not decode: {error}"))
+    }
+}
