@@ -18,6 +18,7 @@ pub mod cors;
 pub mod db;
 mod encoding;
 pub mod error;
+pub mod events;
 pub mod extract;
 pub mod file_blobs;
 pub mod files;
