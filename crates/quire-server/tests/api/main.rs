@@ -8,6 +8,7 @@ mod change_requests;
 mod comments;
 mod content;
 mod deadlines;
+mod events;
 mod files;
 mod foundation;
 mod hostile;
