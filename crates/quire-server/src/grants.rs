@@ -149,7 +149,7 @@ async fn invite(kind: Kind, caller: Caller, app: App, id: String, body: InviteBo
                 }
                 if role.is_some() {
                     // Someone outside the organization joins it as a guest of this content.
-                    members::join(c, &target.org_id, user, None)?;
+                    members::join(c, &target.org_id, user, None, &caller.user_id)?;
                 }
                 set_grant(c, &target, Holder::User(user), role)?;
             }

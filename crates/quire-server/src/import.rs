@@ -183,9 +183,10 @@ pub fn import_space(db: &Db, blobs: &BlobStore, space_id: &str, dir: &Path) -> R
         )?;
         c.execute(
             "UPDATE spaces SET revision_id = ?3, updated_at = ?4 WHERE id = ?1 AND revision_id = ?2",
-            params![space_id, main, written.id(), clock::now_ms()],
+            params![space_id, &main, written.id(), clock::now_ms()],
         )?;
         crate::content::derived::main_changed(c, &cache, space_id, &written)?;
+        crate::content::main::updated(c, space_id, &main, written.id(), None)?;
         let blobs: Vec<(String, u64)> = stored.values().map(|e| (e.blob.clone(), e.size)).collect();
         crate::file_blobs::record_stored(c, space_id, &blobs, clock::now_ms())?;
         Ok::<_, ApiError>(Imported {

@@ -414,9 +414,9 @@ async fn join_with_invite(
                 return Err(ApiError::forbidden("invite links are turned off for this organization"));
             }
             match &invite.target_id {
-                None => members::join(c, &org_id, &caller.user_id, invite.role),
+                None => members::join(c, &org_id, &caller.user_id, invite.role, &caller.user_id),
                 Some(target) => {
-                    members::join(c, &org_id, &caller.user_id, None)?;
+                    members::join(c, &org_id, &caller.user_id, None, &caller.user_id)?;
                     let role = invite.role.unwrap_or(Role::Read);
                     let current: Option<Role> = c.query_scalar(
                         "SELECT role FROM grants WHERE target_id = ?1 AND user_id = ?2",

@@ -19,6 +19,7 @@ pub mod content;
 pub mod cors;
 mod encoding;
 pub mod error;
+pub mod events;
 pub mod extract;
 pub mod file_blobs;
 pub mod files;

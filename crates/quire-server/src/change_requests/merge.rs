@@ -8,7 +8,7 @@ use axum::extract::State;
 use quire_content::Document;
 use quire_content::merge::{MergeInput, MergeOutcome, merge};
 use serde::Serialize;
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use super::model::{self, ChangeRequest, Status};
 use super::reviews::ReviewStatus;
@@ -19,6 +19,7 @@ use crate::content::store::{self, NewRevision, StoredTree};
 use crate::content::{main, write::lock_change_request};
 use crate::db::{Conn, DbError, for_update};
 use crate::error::{ApiError, ApiResult};
+use crate::events::{self, Event, Kind};
 use crate::extract::Path;
 use crate::merge_rules::{MergeRule, MergeRules};
 use crate::permissions::SpaceAction;
@@ -356,7 +357,7 @@ fn merge_in(
         tree,
         documents,
     )?;
-    main::advance(c, app, space_id, &main_rev, written.id())?;
+    main::advance(c, app, space_id, &main_rev, written.id(), user)?;
     let now = clock::now_ms();
     c.execute(
         "UPDATE change_requests SET status = 'merged', merged_by = ?2, merged_at = ?3, revision_merged = ?4,
@@ -364,6 +365,17 @@ fn merge_in(
          WHERE id = ?1",
         params![cr.id.clone(), user, now, written.id()],
     )?;
+    let payload = json!({"spaceId": space_id, "changeRequestId": cr.id, "number": cr.number,
+                         "revisionId": written.id(), "changeRequestRevisionId": cr.revision});
+    let event = Event::in_space(
+        Kind::ChangeRequestMerged,
+        &space.space.org_id,
+        space_id,
+        &cr.id,
+        Some(user),
+        payload,
+    );
+    events::record(c, event)?;
     Ok(Some(MergeResult {
         revision: written.id().to_string(),
         result: MergeResultKind::Merge,

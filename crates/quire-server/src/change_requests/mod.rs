@@ -13,11 +13,13 @@ use axum::http::{StatusCode, header};
 use axum::response::IntoResponse;
 use axum::routing::{get, post};
 use serde::Deserialize;
+use serde_json::json;
 
 use crate::app::App;
 use crate::auth::Caller;
 use crate::db::Conn;
 use crate::error::{ApiError, ApiResult};
+use crate::events::{self, Event, Kind};
 use crate::extract::{OptionalJson, Path};
 use crate::permissions::SpaceAction;
 use crate::spaces;
@@ -147,6 +149,11 @@ async fn create_change_request(
                 let cr = model::load(c, &space_id, &id)?;
                 crate::content::template::apply_to_change_request(c, &app2, &space, &cr, template, &caller.user_id)?;
             }
+            let payload = json!({"spaceId": space_id, "changeRequestId": id, "number": number, "status": status,
+                                 "revisionInitial": space.space.revision});
+            let org = &space.space.org_id;
+            let event = Event::in_space(Kind::ChangeRequestCreated, org, &space_id, &id, Some(&caller.user_id), payload);
+            events::record(c, event)?;
             let cr = model::load(c, &space_id, &id)?;
             render_one(c, &app2, &cr)
         })
@@ -221,6 +228,13 @@ async fn update_change_request(
                 "UPDATE change_requests SET subject = ?2, status = ?3, description = ?4, updated_at = ?5 WHERE id = ?1",
                 params![cr.id.clone(), subject, status, description, clock::now_ms()],
             )?;
+            if status != cr.status {
+                let payload = json!({"spaceId": space_id, "changeRequestId": cr.id, "number": cr.number,
+                                     "status": status, "previousStatus": cr.status});
+                let (org, actor) = (&space.space.org_id, Some(caller.user_id.as_str()));
+                let event = Event::in_space(Kind::ChangeRequestStatusUpdated, org, &space_id, &cr.id, actor, payload);
+                events::record(c, event)?;
+            }
             let cr = model::load(c, &space_id, &cr.id)?;
             render_one(c, &app2, &cr)
         })

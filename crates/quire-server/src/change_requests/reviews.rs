@@ -14,6 +14,7 @@ use crate::app::App;
 use crate::auth::Caller;
 use crate::db::{Args, Conn, Row};
 use crate::error::{ApiError, ApiResult};
+use crate::events::{self, Event, Kind};
 use crate::extract::{Json, Path, Query};
 use crate::paging::{List, Page};
 use crate::permissions::SpaceAction;
@@ -541,11 +542,12 @@ pub async fn submit_review(
                 params![id.clone(), cr.id.clone(), caller.user_id.clone(), requested_by, status, cr.revision.clone(), now],
             )?;
             if let Some(document) = &comment {
+                let comment_id = ids::new_id();
                 c.execute(
                     "INSERT INTO comments (id, space_id, change_request_id, review_id, revision_id, posted_by, posted_at, body)
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
                     params![
-                        ids::new_id(),
+                        comment_id.clone(),
                         space_id.clone(),
                         cr.id.clone(),
                         id.clone(),
@@ -555,6 +557,11 @@ pub async fn submit_review(
                         serde_json::to_string(document).unwrap_or_default()
                     ],
                 )?;
+                let payload = serde_json::json!({"spaceId": space_id, "changeRequestId": cr.id,
+                    "commentId": comment_id, "reviewId": id, "revisionId": cr.revision});
+                let (org, actor) = (&space.space.org_id, Some(caller.user_id.as_str()));
+                let event = Event::in_space(Kind::CommentPosted, org, &space_id, &comment_id, actor, payload);
+                events::record(c, event)?;
             }
             c.execute("UPDATE change_requests SET updated_at = ?2 WHERE id = ?1", params![cr.id.clone(), now])?;
             let reviews = all_reviews(c, &cr.id)?;

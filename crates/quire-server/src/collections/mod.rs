@@ -181,7 +181,7 @@ async fn delete_collection(
                 .filter(|col| col.allows(CollectionAction::View))
                 .ok_or_else(|| ApiError::not_found(format!("collection {id:?} not found")))?;
             col.require(CollectionAction::Admin)?;
-            delete_subtree(c, &col.collection, retention)
+            delete_subtree(c, &col.collection, retention, &caller.user_id)
         })
         .await?;
     Ok(StatusCode::NO_CONTENT)
@@ -203,7 +203,7 @@ pub fn subtree(c: &mut dyn Conn, collection_id: &str) -> ApiResult<Vec<String>> 
 
 /// Deletes a collection and the collections below it; the spaces inside are soft-deleted (and
 /// restorable at the top level of the organization until the retention ends).
-fn delete_subtree(c: &mut dyn Conn, col: &Collection, retention_ms: i64) -> ApiResult<()> {
+fn delete_subtree(c: &mut dyn Conn, col: &Collection, retention_ms: i64, actor: &str) -> ApiResult<()> {
     let ids = subtree(c, &col.id)?;
     let mut args = Args::default();
     let list = args.list(ids.iter().cloned());
@@ -217,7 +217,7 @@ fn delete_subtree(c: &mut dyn Conn, col: &Collection, retention_ms: i64) -> ApiR
         .collect::<Result<_, _>>()?;
     let now = clock::now_ms();
     for space in &spaces {
-        spaces::lifecycle::soft_delete(c, space, now, retention_ms)?;
+        spaces::lifecycle::soft_delete(c, space, now, retention_ms, actor)?;
     }
     c.execute(
         &format!(

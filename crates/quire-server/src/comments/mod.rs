@@ -12,12 +12,14 @@ use axum::routing::get;
 use quire_content::changes::DocumentInput;
 use quire_content::{Document, markdown_to_document};
 use serde::Deserialize;
+use serde_json::json;
 
 use crate::app::App;
 use crate::auth::Caller;
 use crate::content::store;
 use crate::db::{Args, Conn};
 use crate::error::{ApiError, ApiResult};
+use crate::events::{self, Event, Kind};
 use crate::extract::{Json, Path, Query};
 use crate::members::{self, MemberJson};
 use crate::paging::{List, Page};
@@ -343,6 +345,11 @@ async fn post_comment(
                     text.clone()
                 ],
             )?;
+            let (scope, org, actor) = (&opened.scope, &opened.space.space.org_id, Some(caller.user_id.as_str()));
+            let payload = json!({"spaceId": scope.space_id, "changeRequestId": scope.change_request,
+                                 "commentId": id, "pageId": body.page, "revisionId": opened.revision});
+            let event = Event::in_space(Kind::CommentPosted, org, &scope.space_id, &id, actor, payload);
+            events::record(c, event)?;
             let comment = load_comment(c, &opened.scope, &id)?;
             render_one(c, &app2, &opened, &caller.user_id, &comment, BodyFormat::Markdown)
         })
@@ -665,6 +672,11 @@ async fn post_reply(
                 "INSERT INTO comment_replies (id, comment_id, posted_by, posted_at, body) VALUES (?1, ?2, ?3, ?4, ?5)",
                 params![id.clone(), comment.id.clone(), caller.user_id.clone(), clock::now_ms(), text.clone()],
             )?;
+            let (scope, org, actor) = (&opened.scope, &opened.space.space.org_id, Some(caller.user_id.as_str()));
+            let payload = json!({"spaceId": scope.space_id, "changeRequestId": scope.change_request,
+                                 "commentId": comment.id, "replyId": id});
+            let event = Event::in_space(Kind::CommentReplyPosted, org, &scope.space_id, &id, actor, payload);
+            events::record(c, event)?;
             let reply = load_reply(c, &comment, &id)?;
             render_reply(c, &app2, &opened, &caller.user_id, &reply, format)
         })

@@ -3,9 +3,12 @@
 //! do on SQLite's single writer, and then moves the pointer with a compare-and-swap as a last
 //! guard. Whatever is derived from main (search index, links) changes in the same transaction.
 
+use serde_json::json;
+
 use crate::app::App;
 use crate::db::{Conn, for_update};
 use crate::error::{ApiError, ApiResult};
+use crate::events::{self, Event, Kind};
 use crate::{clock, params};
 
 /// Locks a space's main revision for change and returns it.
@@ -20,8 +23,15 @@ pub fn lock_main(c: &mut dyn Conn, space_id: &str) -> ApiResult<String> {
         .ok_or_else(|| crate::spaces::model::not_found(space_id))
 }
 
-/// Moves main from `from` to `to`.
-pub fn advance(c: &mut dyn Conn, app: &App, space_id: &str, from: &str, to: &str) -> ApiResult<()> {
+/// Moves main from `from` to `to`, for `actor`.
+pub fn advance(
+    c: &mut dyn Conn,
+    app: &App,
+    space_id: &str,
+    from: &str,
+    to: &str,
+    actor: &str,
+) -> ApiResult<()> {
     let changed = c.execute(
         "UPDATE spaces SET revision_id = ?3, updated_at = ?4 WHERE id = ?1 AND revision_id = ?2",
         params![space_id, from, to, clock::now_ms()],
@@ -29,6 +39,18 @@ pub fn advance(c: &mut dyn Conn, app: &App, space_id: &str, from: &str, to: &str
     if changed == 0 {
         return Err(ApiError::conflict("the space's content changed meanwhile: retry"));
     }
+    updated(c, space_id, from, to, Some(actor))?;
     let tree = super::store::load_tree(c, &app.content, space_id, to)?;
     super::derived::main_changed(c, &app.content, space_id, &tree)
+}
+
+/// Records that main moved from `from` to `to` (`space_content_updated`, GitBook's event).
+pub fn updated(c: &mut dyn Conn, space_id: &str, from: &str, to: &str, actor: Option<&str>) -> ApiResult<()> {
+    let org = events::organization_of_space(c, space_id)?;
+    let payload = json!({"spaceId": space_id, "revisionId": to, "previousRevisionId": from});
+    events::record(
+        c,
+        Event::space(Kind::SpaceContentUpdated, &org, space_id, actor, payload),
+    )?;
+    Ok(())
 }

@@ -270,7 +270,7 @@ pub fn apply_to_main(
         outcome.tree,
         &outcome.documents,
     )?;
-    super::main::advance(c, app, space_id, &main, written.id())
+    super::main::advance(c, app, space_id, &main, written.id(), user_id)
 }
 
 #[derive(Deserialize)]

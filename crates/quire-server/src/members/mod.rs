@@ -7,11 +7,13 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::{get, post};
 use serde::{Deserialize, Serialize};
+use serde_json::json;
 
 use crate::app::App;
 use crate::auth::Caller;
 use crate::db::{Args, Conn, for_update, like_contains};
 use crate::error::{ApiError, ApiResult};
+use crate::events::{self, Event, Kind};
 use crate::extract::{Json, Patch, Path, Query};
 use crate::orgs::{self, OrgFor};
 use crate::paging::{List, Page};
@@ -223,14 +225,14 @@ async fn remove_member(
             if current.role == Some(Role::Admin) {
                 keep_an_admin(c, &org_id)?;
             }
-            remove(c, &org_id, &user_id)
+            remove(c, &org_id, &user_id, &caller.user_id)
         })
         .await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
 /// Removes a user from an organization with everything that gave them access in it.
-pub fn remove(c: &mut dyn Conn, org_id: &str, user_id: &str) -> ApiResult<()> {
+pub fn remove(c: &mut dyn Conn, org_id: &str, user_id: &str, actor: &str) -> ApiResult<()> {
     c.execute(
         "DELETE FROM team_members WHERE user_id = ?2
              AND team_id IN (SELECT id FROM teams WHERE organization_id = ?1)",
@@ -240,16 +242,23 @@ pub fn remove(c: &mut dyn Conn, org_id: &str, user_id: &str) -> ApiResult<()> {
         "DELETE FROM grants WHERE organization_id = ?1 AND user_id = ?2",
         params![org_id, user_id],
     )?;
-    c.execute(
+    let removed = c.execute(
         "DELETE FROM members WHERE organization_id = ?1 AND user_id = ?2",
         params![org_id, user_id],
     )?;
+    if removed > 0 {
+        let payload = json!({ "userId": user_id });
+        events::record(
+            c,
+            Event::member(Kind::MemberRemoved, org_id, user_id, Some(actor), payload),
+        )?;
+    }
     Ok(())
 }
 
 /// Adds a user to an organization, or raises their role to `role` when it is stronger. Never
-/// lowers a role: joining through an invite cannot demote anyone.
-pub fn join(c: &mut dyn Conn, org_id: &str, user_id: &str, role: Option<Role>) -> ApiResult<()> {
+/// lowers a role: joining through an invite cannot demote anyone. `actor` is who let them in.
+pub fn join(c: &mut dyn Conn, org_id: &str, user_id: &str, role: Option<Role>, actor: &str) -> ApiResult<()> {
     let current: Option<Option<Role>> = c
         .query_opt(
             "SELECT role FROM members WHERE organization_id = ?1 AND user_id = ?2",
@@ -263,6 +272,7 @@ pub fn join(c: &mut dyn Conn, org_id: &str, user_id: &str, role: Option<Role>) -
                 "INSERT INTO members (organization_id, user_id, role, joined_at) VALUES (?1, ?2, ?3, ?4)",
                 params![org_id, user_id, role.map(Role::as_str), clock::now_ms()],
             )?;
+            added(c, org_id, user_id, role, actor)?;
         }
         Some(existing) => {
             if role > existing {
@@ -273,6 +283,22 @@ pub fn join(c: &mut dyn Conn, org_id: &str, user_id: &str, role: Option<Role>) -
             }
         }
     }
+    Ok(())
+}
+
+/// Records that `user_id` joined the organization with `role` (None: a guest).
+pub fn added(
+    c: &mut dyn Conn,
+    org_id: &str,
+    user_id: &str,
+    role: Option<Role>,
+    actor: &str,
+) -> ApiResult<()> {
+    let payload = json!({ "userId": user_id, "role": role.map(Role::as_str) });
+    events::record(
+        c,
+        Event::member(Kind::MemberAdded, org_id, user_id, Some(actor), payload),
+    )?;
     Ok(())
 }
 

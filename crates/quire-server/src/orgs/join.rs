@@ -54,7 +54,7 @@ async fn join_org(
             if !org.org.email_domains.contains(&domain) {
                 return Err(not_found());
             }
-            c.execute(
+            let joined = c.execute(
                 "INSERT INTO members (organization_id, user_id, role, joined_at) VALUES (?1, ?2, ?3, ?4)
                  ON CONFLICT (organization_id, user_id) DO NOTHING",
                 params![
@@ -64,6 +64,9 @@ async fn join_org(
                     clock::now_ms()
                 ],
             )?;
+            if joined > 0 {
+                crate::members::added(c, &org_id, &caller.user_id, org.org.default_role, &caller.user_id)?;
+            }
             Ok(())
         })
         .await?;

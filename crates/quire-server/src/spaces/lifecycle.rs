@@ -7,6 +7,7 @@ use super::model::Space;
 use crate::app::App;
 use crate::db::Conn;
 use crate::error::{ApiError, ApiResult};
+use crate::events::{self, Event, Kind};
 use crate::{jobs, params};
 
 pub const PURGE_JOB: &str = "purge_space";
@@ -16,7 +17,13 @@ fn purge_key(space_id: &str) -> String {
 }
 
 /// Marks a space deleted and schedules its purge at the end of the retention.
-pub fn soft_delete(c: &mut dyn Conn, space_id: &str, now: i64, retention_ms: i64) -> ApiResult<()> {
+pub fn soft_delete(
+    c: &mut dyn Conn,
+    space_id: &str,
+    now: i64,
+    retention_ms: i64,
+    actor: &str,
+) -> ApiResult<()> {
     let changed = c.execute(
         "UPDATE spaces SET deleted_at = ?2, updated_at = ?2 WHERE id = ?1 AND deleted_at IS NULL",
         params![space_id, now],
@@ -30,12 +37,18 @@ pub fn soft_delete(c: &mut dyn Conn, space_id: &str, now: i64, retention_ms: i64
             now.saturating_add(retention_ms),
             Some(&purge_key(space_id)),
         )?;
+        let org = events::organization_of_space(c, space_id)?;
+        let payload = json!({ "spaceId": space_id });
+        events::record(
+            c,
+            Event::space(Kind::SpaceDeleted, &org, space_id, Some(actor), payload),
+        )?;
     }
     Ok(())
 }
 
 /// Brings a deleted space back, unless its retention has passed (then it is as good as gone: 404).
-pub fn restore(c: &mut dyn Conn, space: &Space, now: i64, retention_ms: i64) -> ApiResult<()> {
+pub fn restore(c: &mut dyn Conn, space: &Space, now: i64, retention_ms: i64, actor: &str) -> ApiResult<()> {
     let Some(deleted_at) = space.deleted_at else {
         return Ok(());
     };
@@ -49,6 +62,17 @@ pub fn restore(c: &mut dyn Conn, space: &Space, now: i64, retention_ms: i64) -> 
              parent_id = CASE WHEN parent_id IN (SELECT id FROM collections) THEN parent_id ELSE NULL END
          WHERE id = ?1",
         params![space.id.clone(), now],
+    )?;
+    let payload = json!({ "spaceId": space.id });
+    events::record(
+        c,
+        Event::space(
+            Kind::SpaceRestored,
+            &space.org_id,
+            &space.id,
+            Some(actor),
+            payload,
+        ),
     )?;
     jobs::cancel(c, &purge_key(&space.id))
 }

@@ -11,6 +11,7 @@ use axum::http::{StatusCode, header};
 use axum::response::IntoResponse;
 use axum::routing::{get, post};
 use serde::{Deserialize, Serialize};
+use serde_json::json;
 
 use crate::access::AccessContext;
 use crate::app::App;
@@ -18,6 +19,7 @@ use crate::auth::Caller;
 use crate::collections::{self, MoveBody, require_create_in};
 use crate::db::{Args, Conn};
 use crate::error::{ApiError, ApiResult};
+use crate::events::{self, Event};
 use crate::extract::{Json, OptionalJson, Patch, Path, Query};
 use crate::merge_rules::MergeRules;
 use crate::orgs;
@@ -174,7 +176,11 @@ async fn create_space(
             if let Some(template) = &template {
                 crate::content::template::apply_to_main(c, &app2, &id, template, &caller.user_id)?;
             }
-            model::load_visible(c, &id, &caller.user_id)
+            let space = model::load_visible(c, &id, &caller.user_id)?;
+            let payload = json!({"spaceId": id, "revisionId": space.space.revision, "parent": body.parent});
+            let event = Event::space(events::Kind::SpaceCreated, &org_id, &id, Some(&caller.user_id), payload);
+            events::record(c, event)?;
+            Ok::<_, ApiError>(space)
         })
         .await?;
     let json = space.to_json(&app.urls);
@@ -424,7 +430,7 @@ async fn delete_space(
                 .filter(|s| s.allows(SpaceAction::View))
                 .ok_or_else(|| ApiError::not_found(format!("space {space_id:?} not found")))?;
             space.require(SpaceAction::Admin)?;
-            lifecycle::soft_delete(c, &space_id, clock::now_ms(), retention)
+            lifecycle::soft_delete(c, &space_id, clock::now_ms(), retention, &caller.user_id)
         })
         .await?;
     Ok(StatusCode::NO_CONTENT)
@@ -441,7 +447,7 @@ async fn restore_space(
         .write(move |c| {
             let space = model::load_visible(c, &space_id, &caller.user_id)?;
             space.require(SpaceAction::Admin)?;
-            lifecycle::restore(c, &space.space, clock::now_ms(), retention)?;
+            lifecycle::restore(c, &space.space, clock::now_ms(), retention, &caller.user_id)?;
             model::load_visible(c, &space_id, &caller.user_id)
         })
         .await?;
@@ -554,7 +560,12 @@ async fn create_copy(
             let after = siblings::Pointer { kind: Kind::Space, space: Some(s.id.clone()), collection: None };
             let position = siblings::Position { before: None, after: Some(after) };
             siblings::place(c, &s.org_id, s.parent.as_deref(), (Kind::Space, &id), Some(&position))?;
-            model::load_visible(c, &id, &user)
+            let copy = model::load_visible(c, &id, &user)?;
+            let payload = json!({"spaceId": id, "revisionId": copy.space.revision, "parent": s.parent,
+                                 "duplicateOf": s.id});
+            let event = Event::space(events::Kind::SpaceCreated, &s.org_id, &id, Some(&user), payload);
+            events::record(c, event)?;
+            Ok(copy)
         })
         .await
 }

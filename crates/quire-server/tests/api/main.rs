@@ -9,6 +9,7 @@ mod comments;
 mod content;
 mod counts;
 mod deadlines;
+mod events;
 mod files;
 mod foundation;
 mod hostile;

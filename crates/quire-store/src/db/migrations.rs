@@ -78,6 +78,12 @@ const MIGRATIONS: &[Migration] = &[
         sqlite: include_str!("../../migrations/0011_relative_url_links.sql"),
         postgres: include_str!("../../migrations/0011_relative_url_links.sql"),
     },
+    Migration {
+        version: 12,
+        name: "event outbox",
+        sqlite: include_str!("../../migrations/0012_events_sqlite.sql"),
+        postgres: include_str!("../../migrations/0012_events_postgres.sql"),
+    },
 ];
 
 /// An arbitrary constant that names quire's migration lock among PostgreSQL advisory locks.
