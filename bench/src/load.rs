@@ -50,6 +50,9 @@ pub enum Family {
     ContentBatch,
     /// Create a change request, write one page (both untimed), merge it (timed).
     Merge,
+    /// Bursts of new comments on one space and on 16 spaces, search before and after, the
+    /// comment counts checked (see `crate::writers`; not run by the driver's workers).
+    Writers,
     /// Merges of a page at the content limits, with get-space and a small write measured
     /// alongside (see `crate::pathological`; not run by the driver's workers).
     Pathological,
@@ -72,8 +75,9 @@ impl Family {
         Family::SearchPrefix,
     ];
     pub const WRITES: [Family; 3] = [Family::CreateComment, Family::ContentBatch, Family::Merge];
-    /// Phases after the writes, run by their own code: `pathological`.
-    pub const SPECIAL: [Family; 1] = [Family::Pathological];
+    /// Phases after the writes, run by their own code, in this order: `writers`, then
+    /// `pathological` (last: it adds a page of about 20 MB of JSON to the big space).
+    pub const SPECIAL: [Family; 2] = [Family::Writers, Family::Pathological];
     /// The first and a deep page of each list, compared by a budget: measured together, in
     /// alternating slices (see [`alternate`]).
     pub const LIST_PAIRS: [[Family; 2]; 2] = [
@@ -97,6 +101,7 @@ impl Family {
             Family::CreateComment => "create-comment",
             Family::ContentBatch => "content-batch",
             Family::Merge => "merge",
+            Family::Writers => "writers",
             Family::Pathological => "pathological",
             Family::Reference => "reference",
         }
@@ -332,6 +337,7 @@ impl Driver {
             Family::CreateComment => "a comment on a page at random".into(),
             Family::ContentBatch => "one update_page (2 KB) in the connection's change request".into(),
             Family::Merge => "merge of a change request that rewrote one page".into(),
+            Family::Writers => "comment bursts on one space and on 16, search before and after".into(),
             Family::Pathological => "merges of a page at the content limits".into(),
             Family::Reference => "precomputed JSON body".into(),
         }
@@ -678,6 +684,7 @@ impl Worker {
             Family::Pathological => {
                 setup_failed("the pathological phase runs on its own (crate::pathological)")
             }
+            Family::Writers => setup_failed("the writers phase runs on its own (crate::writers)"),
             Family::GetSpace => {
                 let space = self.rng.pick(&data.spaces).cloned().unwrap_or_default();
                 self.timed(get, &format!("/v1/spaces/{space}"), &token, None)
@@ -887,10 +894,12 @@ mod tests {
     #[test]
     fn plans_and_names() {
         let p = plan("default", 64, 4).unwrap();
-        assert_eq!(p.len(), 15);
+        assert_eq!(p.len(), 16);
         assert_eq!(p[0], (Family::GetSpace, 64));
         assert_eq!(p[13], (Family::Merge, 4));
-        assert_eq!(p[14].0, Family::Pathological, "last, after the writes");
+        assert_eq!(p[14].0, Family::Writers, "after the writes");
+        assert_eq!(p[15].0, Family::Pathological, "last");
+        assert_eq!(plan("writers", 64, 4).unwrap(), vec![(Family::Writers, 64)]);
         assert_eq!(
             plan("pathological", 64, 4).unwrap(),
             vec![(Family::Pathological, 64)]
@@ -899,7 +908,7 @@ mod tests {
             !plan("writes", 64, 4)
                 .unwrap()
                 .iter()
-                .any(|(f, _)| *f == Family::Pathological)
+                .any(|(f, _)| Family::SPECIAL.contains(f))
         );
         assert_eq!(
             plan("page-tree,merge", 8, 2).unwrap(),
@@ -914,7 +923,7 @@ mod tests {
         let p = phases(&plan("default", 64, 4).unwrap());
         assert_eq!(p[1], (vec![Family::ListSpacesP1, Family::ListSpacesDeep], 64));
         assert_eq!(p[2], (vec![Family::ListCommentsP1, Family::ListCommentsP50], 64));
-        assert_eq!(p.len(), 13);
+        assert_eq!(p.len(), 14);
         // A deep page without its first page runs alone.
         assert_eq!(
             phases(&plan("list-spaces-deep", 8, 2).unwrap()),

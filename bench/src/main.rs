@@ -14,6 +14,7 @@ mod reference;
 mod report;
 mod run;
 mod text;
+mod writers;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -78,8 +79,9 @@ enum Command {
         /// Connections of the write phases (create-comment, content-batch, merge).
         #[arg(long, default_value_t = 4)]
         write_connections: usize,
-        /// `default` (every family: reads, writes, then `pathological`), `reads`, `writes`, or
-        /// families separated by commas (`pathological` alone runs only that phase).
+        /// `default` (every family: reads, writes, then `writers` and `pathological`), `reads`,
+        /// `writes`, or families separated by commas (`writers` or `pathological` alone runs
+        /// only that phase).
         #[arg(long, default_value = "default")]
         mix: String,
         /// Also write the results as JSON here (they are always printed on stdout).
@@ -105,7 +107,7 @@ enum Command {
         #[arg(long, value_enum, default_value = "full")]
         scale: Scale,
         /// Phases to run, as `load --mix`: `default` (all), `reads`, `writes`, or families
-        /// separated by commas, e.g. `pathological` for that phase alone.
+        /// separated by commas, e.g. `writers` or `pathological` for that phase alone.
         #[arg(long, default_value = "default")]
         mix: String,
         #[arg(long, default_value = "20s", value_parser = run::parse_duration)]
@@ -206,9 +208,18 @@ async fn dispatch(command: Command) -> Result<(), String> {
             let addr = conn::addr_of(&url)?;
             let mut results = Vec::new();
             let mut pathological = None;
+            let mut writers = None;
             if plan.iter().any(|(f, _)| *f != load::Family::Reference) {
+                let measure_list = !writers::list_measured(&plan, &data);
                 let driver = load::Driver::new(addr, data).await?;
                 for (families, conns) in load::phases(&plan) {
+                    if families == [load::Family::Writers] {
+                        eprintln!("phase: writers");
+                        let r = writers::run(&driver, warmup, duration, measure_list).await;
+                        eprint!("{}", writers::table(&r));
+                        writers = Some(r);
+                        continue;
+                    }
                     if families == [load::Family::Pathological] {
                         eprintln!("phase: pathological");
                         let r = pathological::run(addr, driver.dataset(), warmup, duration).await;
@@ -228,12 +239,13 @@ async fn dispatch(command: Command) -> Result<(), String> {
                 }
             }
             eprintln!("\n{}", load::table(&results));
-            // With the pathological phase, its figures go beside the families'.
-            let json = match &pathological {
-                None => serde_json::to_string_pretty(&results),
-                Some(p) => {
-                    serde_json::to_string_pretty(&serde_json::json!({"results": results, "pathological": p}))
-                }
+            // With the writers or pathological phase, their figures go beside the families'.
+            let json = if pathological.is_none() && writers.is_none() {
+                serde_json::to_string_pretty(&results)
+            } else {
+                serde_json::to_string_pretty(
+                    &serde_json::json!({"results": results, "writers": writers, "pathological": pathological}),
+                )
             }
             .map_err(|e| e.to_string())?;
             if let Some(path) = out {

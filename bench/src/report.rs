@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 use crate::load::{Family, FamilyResult};
 use crate::pathological::{self as patho, PathologicalResult};
 use crate::run::{EngineReport, RunReport};
+use crate::writers::{self as wr, WritersResult};
 
 /// A budget's outcome.
 #[derive(Debug, Clone, PartialEq)]
@@ -257,6 +258,295 @@ fn pathological_budgets(e: &EngineReport) -> [Budget; 2] {
     [merge, write]
 }
 
+/// A successful figure of the `writers` phase, or why there is none.
+fn writers_figure<'a>(
+    w: &'a WritersResult,
+    r: Option<&'a FamilyResult>,
+    what: &str,
+) -> Result<&'a FamilyResult, (String, Verdict)> {
+    if w.comments_missing {
+        return Err(("-".into(), Verdict::Missing));
+    }
+    match r {
+        Some(r) if r.missing => Err(("-".into(), Verdict::Missing)),
+        Some(r) if r.requests > 0 => Ok(r),
+        Some(r) => Err((
+            format!("{what}: no successful request ({} errors)", r.errors),
+            Verdict::Fail,
+        )),
+        None => Err((
+            format!(
+                "{what} not measured{}",
+                w.failure
+                    .as_ref()
+                    .map(|f| format!(": the phase failed: {}", f.replace('|', "/")))
+                    .unwrap_or_default()
+            ),
+            Verdict::Fail,
+        )),
+    }
+}
+
+fn errors_note(rs: &[&FamilyResult]) -> String {
+    let n: u64 = rs.iter().map(|r| r.errors).sum();
+    if n > 0 {
+        format!(", {n} errors")
+    } else {
+        String::new()
+    }
+}
+
+/// The `writers` phase's budgets: the comment bursts' rates and latency, search after them,
+/// the counts; not run when the phase was not in the mix.
+pub fn writers_budgets(e: &EngineReport) -> Vec<Budget> {
+    let postgres = e.engine == "PostgreSQL";
+    let mut specs: Vec<(&str, String)> = vec![
+        (
+            "comments: one space vs 16 spaces",
+            format!(
+                "one-space rate ≥ {} of the {}-space rate",
+                percent(wr::SAME_SPACE_SHARE),
+                wr::WRITERS
+            ),
+        ),
+        (
+            "comments on one space (PostgreSQL)",
+            format!("≥ {:.0} comments/s", wr::POSTGRES_SAME_SPACE_RPS),
+        ),
+        (
+            "comment creation latency (one space)",
+            format!("p99 < {} ms", wr::CREATE_P99_MS),
+        ),
+    ];
+    if !postgres {
+        specs.remove(1);
+    }
+    for conns in wr::SEARCH_CONNECTIONS {
+        specs.push((
+            if conns == 16 {
+                "search after the comment bursts (16 conns)"
+            } else {
+                "search after the comment bursts (64 conns)"
+            },
+            format!("rps ≥ {} of before", percent(wr::SEARCH_AFTER_SHARE)),
+        ));
+    }
+    specs.push((
+        "comment counts after the bursts",
+        "counts exact (before + comments made)".into(),
+    ));
+    let Some(w) = &e.writers else {
+        return specs
+            .into_iter()
+            .map(|(name, target)| Budget {
+                name: name.into(),
+                target,
+                measured: "-".into(),
+                unloaded: String::new(),
+                verdict: Verdict::NotRun,
+            })
+            .collect();
+    };
+    let mut out = Vec::new();
+    for (name, target) in specs {
+        let figure: Result<(String, bool), (String, Verdict)> = match name {
+            "comments: one space vs 16 spaces" => writers_figure(w, w.same_space.as_ref(), "one-space burst")
+                .and_then(|one| {
+                    let all = writers_figure(w, w.own_spaces.as_ref(), "own-space burst")?;
+                    let ratio = one.rps / all.rps.max(1e-9);
+                    Ok((
+                        format!(
+                            "{} ({:.0} vs {:.0} comments/s{})",
+                            percent(ratio),
+                            one.rps,
+                            all.rps,
+                            errors_note(&[one, all])
+                        ),
+                        ratio >= wr::SAME_SPACE_SHARE && one.errors + all.errors == 0,
+                    ))
+                }),
+            "comments on one space (PostgreSQL)" => {
+                writers_figure(w, w.same_space.as_ref(), "one-space burst").map(|one| {
+                    (
+                        format!(
+                            "{:.0} comments/s at {} conns{}",
+                            one.rps,
+                            one.connections,
+                            errors_note(&[one])
+                        ),
+                        one.rps >= wr::POSTGRES_SAME_SPACE_RPS && one.errors == 0,
+                    )
+                })
+            }
+            "comment creation latency (one space)" => {
+                writers_figure(w, w.same_space.as_ref(), "one-space burst").map(|one| {
+                    (
+                        format!(
+                            "{} at {} conns (p50 {}){}",
+                            ms(one.p99_ms),
+                            one.connections,
+                            ms(one.p50_ms),
+                            errors_note(&[one])
+                        ),
+                        one.p99_ms < wr::CREATE_P99_MS && one.errors == 0,
+                    )
+                })
+            }
+            "comment counts after the bursts" => match w.counts_exact {
+                _ if w.comments_missing => Err(("-".into(), Verdict::Missing)),
+                Some(exact) => {
+                    let wrong = w.counts.iter().filter(|c| !c.exact()).count();
+                    let unanswered: u64 = w.counts.iter().map(|c| c.unanswered).sum();
+                    Ok((
+                        format!(
+                            "{} ({} comments made on {} spaces{}{})",
+                            if exact { "yes" } else { "no" },
+                            w.made(),
+                            w.counts.len(),
+                            if wrong > 0 {
+                                format!("; {wrong} spaces count otherwise")
+                            } else {
+                                String::new()
+                            },
+                            if unanswered > 0 {
+                                format!("; {unanswered} requests without an answer")
+                            } else {
+                                String::new()
+                            }
+                        ),
+                        exact,
+                    ))
+                }
+                None => Err((
+                    format!(
+                        "not checked{}",
+                        w.failure
+                            .as_ref()
+                            .map(|f| format!(": the phase failed: {}", f.replace('|', "/")))
+                            .unwrap_or_default()
+                    ),
+                    Verdict::Fail,
+                )),
+            },
+            _ => {
+                let conns = if name.contains("(16 conns)") { 16 } else { 64 };
+                writers_figure(w, w.search(false, conns), "search before").and_then(|before| {
+                    let after = writers_figure(w, w.search(true, conns), "search after")?;
+                    let ratio = after.rps / before.rps.max(1e-9);
+                    Ok((
+                        format!(
+                            "{} ({:.0} vs {:.0} rps; p99 {} vs {}{})",
+                            percent(ratio),
+                            after.rps,
+                            before.rps,
+                            ms(after.p99_ms),
+                            ms(before.p99_ms),
+                            errors_note(&[before, after])
+                        ),
+                        ratio >= wr::SEARCH_AFTER_SHARE && before.errors + after.errors == 0,
+                    ))
+                })
+            }
+        };
+        let (measured, verdict) = match figure {
+            Ok((m, true)) => (m, Verdict::Pass),
+            Ok((m, false)) => (m, Verdict::Fail),
+            Err(x) => x,
+        };
+        out.push(Budget {
+            name: name.into(),
+            target,
+            measured,
+            unloaded: String::new(),
+            verdict,
+        });
+    }
+    out
+}
+
+/// `GET /v1/spaces/{id}/comments` page 1 (limit 100) at 64 connections: the `writers` phase's
+/// measurement, or the `list-comments-p1` phase's when the run had it at that concurrency.
+pub fn list_comments_budget(e: &EngineReport) -> Budget {
+    let name = format!(
+        "`GET /v1/spaces/{{spaceId}}/comments` (limit {}) at {} conns",
+        wr::LIST_LIMIT,
+        wr::LIST_CONNECTIONS
+    );
+    let target = format!("p99 < {} ms", wr::LIST_P99_MS);
+    let unloaded = e
+        .single(Family::ListCommentsP1)
+        .filter(|r| !r.missing && r.requests > 0)
+        .map(|r| format!("{} at 1 conn", ms(r.p99_ms)))
+        .unwrap_or_default();
+    let phase = e
+        .results
+        .iter()
+        .find(|r| r.family == Family::ListCommentsP1.name() && r.connections == wr::LIST_CONNECTIONS);
+    let (source, r) = match (e.writers.as_ref().and_then(|w| w.list_comments.as_ref()), phase) {
+        (Some(r), _) => ("writers phase", r),
+        (None, Some(r)) => ("list-comments-p1 phase", r),
+        (None, None) => {
+            let (measured, verdict) = match &e.writers {
+                Some(w) if w.comments_missing => ("-".to_string(), Verdict::Missing),
+                Some(w) if w.failure.is_some() => (
+                    format!(
+                        "not measured: the writers phase failed: {}",
+                        w.failure.clone().unwrap_or_default().replace('|', "/")
+                    ),
+                    Verdict::Fail,
+                ),
+                _ => ("-".to_string(), Verdict::NotRun),
+            };
+            return Budget {
+                name,
+                target,
+                measured,
+                unloaded,
+                verdict,
+            };
+        }
+    };
+    let (measured, verdict) = if r.missing {
+        ("-".to_string(), Verdict::Missing)
+    } else if r.requests == 0 {
+        (
+            format!("no successful request ({} errors)", r.errors),
+            Verdict::Fail,
+        )
+    } else {
+        (
+            format!("{} ({}; {source}){}", ms(r.p99_ms), r.detail, errors_note(&[r])),
+            if r.p99_ms < wr::LIST_P99_MS && r.errors == 0 {
+                Verdict::Pass
+            } else {
+                Verdict::Fail
+            },
+        )
+    };
+    Budget {
+        name,
+        target,
+        measured,
+        unloaded,
+        verdict,
+    }
+}
+
+/// Budgets as plain text, for the progress output.
+pub fn budget_lines(budgets: &[Budget]) -> String {
+    let mut s = String::new();
+    for b in budgets {
+        s += &format!(
+            "budget {}: {} -> {} [{}]\n",
+            b.name,
+            b.target,
+            b.measured,
+            b.verdict.text().trim_matches('*')
+        );
+    }
+    s
+}
+
 pub fn budgets(e: &EngineReport) -> Vec<Budget> {
     let mut out = Vec::new();
     let reference = e.reference_rps();
@@ -338,6 +628,8 @@ pub fn budgets(e: &EngineReport) -> Vec<Budget> {
         30.0,
     ));
     out.push(latency_budget(e, Family::Merge, "one-page merge", "p50", 100.0));
+    out.push(list_comments_budget(e));
+    out.extend(writers_budgets(e));
     out.extend(pathological_budgets(e));
     let m = &e.memory;
     out.push(Budget {
@@ -538,6 +830,9 @@ fn engine(s: &mut String, e: &EngineReport) {
         }
         let _ = writeln!(s);
     }
+    if let Some(w) = &e.writers {
+        writers(s, w);
+    }
     if let Some(p) = &e.pathological {
         pathological(s, p);
     }
@@ -578,6 +873,115 @@ fn engine(s: &mut String, e: &EngineReport) {
             .map(|(n, v)| format!("{n} {v:.0}"))
             .collect();
         let _ = writeln!(s, "Peak per phase (MB): {}.\n", phases.join(", "));
+    }
+}
+
+fn writers(s: &mut String, w: &WritersResult) {
+    let _ = writeln!(s, "### Writers (`writers`)\n");
+    if w.comments_missing {
+        let _ = writeln!(s, "n/a (endpoint missing): the server has no comment routes.\n");
+        return;
+    }
+    let _ = writeln!(
+        s,
+        "Two bursts of {n} connections posting short comments (a markdown body, no page): all on the \
+         big space, then each connection on its own space ({spaces} spaces: the big space and the next \
+         ones of the dataset{made}). Space search (`search-one-word`) at {c} connections before the \
+         bursts and again after them. Every step runs the warm-up then the phase duration. Server peak \
+         RSS during the phase: {rss:.1} MB.\n",
+        n = wr::WRITERS,
+        spaces = w.spaces.len(),
+        made = if w.spaces_made > 0 {
+            format!(", {} of them made by the phase", w.spaces_made)
+        } else {
+            String::new()
+        },
+        c = wr::SEARCH_CONNECTIONS
+            .iter()
+            .map(|c| c.to_string())
+            .collect::<Vec<_>>()
+            .join(" and "),
+        rss = w.peak_rss_mb
+    );
+    if let Some(f) = &w.failure {
+        let _ = writeln!(s, "**The phase failed:** `{}`\n", f.replace('`', "'"));
+    }
+    let _ = writeln!(
+        s,
+        "| step | family | conns | rps | p50 | p99 | max | errors | what |"
+    );
+    let _ = writeln!(s, "|---|---|--:|--:|--:|--:|--:|--:|---|");
+    let steps = w
+        .search_before
+        .iter()
+        .map(|r| ("before the bursts", r))
+        .chain(w.same_space.iter().map(|r| ("burst: one space", r)))
+        .chain(w.own_spaces.iter().map(|r| ("burst: own spaces", r)))
+        .chain(w.search_after.iter().map(|r| ("after the bursts", r)))
+        .chain(w.list_comments.iter().map(|r| ("after the bursts", r)));
+    let mut errors = Vec::new();
+    for (step, r) in steps {
+        let _ = writeln!(
+            s,
+            "| {step} | {} | {} | {:.0} | {} | {} | {} | {} | {} |",
+            r.family,
+            r.connections,
+            r.rps,
+            ms(r.p50_ms),
+            ms(r.p99_ms),
+            ms(r.max_ms),
+            r.errors,
+            r.detail
+        );
+        errors.extend(r.error_samples.iter().map(|e| {
+            format!(
+                "- {} ({} conns): `{}`",
+                r.family,
+                r.connections,
+                e.replace('`', "'")
+            )
+        }));
+    }
+    let _ = writeln!(s);
+    if !errors.is_empty() {
+        let _ = writeln!(s, "Errors:\n\n{}\n", errors.join("\n"));
+    }
+    match w.counts_exact {
+        Some(exact) => {
+            let _ = writeln!(
+                s,
+                "Counts exact: **{}**. Each space's open comments (`comments` of `GET /v1/spaces/{{id}}`) \
+                 and the size of its comment list (`count` of `GET /v1/spaces/{{id}}/comments`), read \
+                 before the searches and after the bursts (with the administrator's token / a writer's), \
+                 against the comments answered 2xx (warm-up included):\n",
+                if exact { "yes" } else { "no" }
+            );
+            let _ = writeln!(
+                s,
+                "| space | comments made | unanswered | open before | open after | list count before | list count after | exact |"
+            );
+            let _ = writeln!(s, "|---|--:|--:|--:|--:|--:|--:|---|");
+            for c in &w.counts {
+                let _ = writeln!(
+                    s,
+                    "| `{}` | {} | {} | {} | {} / {} | {} | {} / {} | {} |",
+                    c.space,
+                    c.made,
+                    c.unanswered,
+                    c.open_before,
+                    c.open_after,
+                    c.open_after_writer,
+                    c.listed_before,
+                    c.listed_after,
+                    c.listed_after_writer,
+                    if c.exact() { "yes" } else { "**no**" }
+                );
+            }
+            let _ = writeln!(s);
+        }
+        None => {
+            let _ = writeln!(s, "Counts not checked.\n");
+        }
     }
 }
 
@@ -842,6 +1246,125 @@ mod tests {
             text.contains("| three-way 2 | 2000 ms | **300 ms** | **conflicts** |"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn writers_budgets_pass_fail_and_not_run() {
+        use crate::writers::SpaceCount;
+        let mut e = EngineReport {
+            engine: "SQLite".into(),
+            ..EngineReport::default()
+        };
+        let verdict = |e: &EngineReport, name: &str| {
+            budgets(e)
+                .into_iter()
+                .find(|x| x.name.starts_with(name))
+                .map(|x| x.verdict)
+        };
+        assert_eq!(verdict(&e, "comments: one space"), Some(Verdict::NotRun));
+        assert_eq!(verdict(&e, "comment counts"), Some(Verdict::NotRun));
+        assert_eq!(
+            verdict(&e, "`GET /v1/spaces/{spaceId}/comments`"),
+            Some(Verdict::NotRun)
+        );
+        assert_eq!(verdict(&e, "comments on one space (PostgreSQL)"), None, "SQLite");
+        let count = SpaceCount {
+            space: "s1".into(),
+            open_before: 10,
+            listed_before: 10,
+            made: 5,
+            open_after: 15,
+            listed_after: 15,
+            open_after_writer: 15,
+            listed_after_writer: 15,
+            ..SpaceCount::default()
+        };
+        let mut w = WritersResult {
+            spaces: vec!["s1".into()],
+            search_before: vec![
+                result(Family::SearchOneWord, 16, 1000.0, 5.0, 10.0),
+                result(Family::SearchOneWord, 64, 1000.0, 20.0, 40.0),
+            ],
+            same_space: Some(result(Family::CreateComment, 16, 2500.0, 5.0, 20.0)),
+            own_spaces: Some(result(Family::CreateComment, 16, 3000.0, 5.0, 20.0)),
+            search_after: vec![
+                result(Family::SearchOneWord, 16, 950.0, 5.0, 10.0),
+                result(Family::SearchOneWord, 64, 800.0, 20.0, 40.0),
+            ],
+            list_comments: Some(result(Family::ListCommentsP1, 64, 1000.0, 5.0, 15.0)),
+            counts: vec![count.clone()],
+            counts_exact: Some(true),
+            ..WritersResult::default()
+        };
+        e.writers = Some(w.clone());
+        assert_eq!(verdict(&e, "comments: one space"), Some(Verdict::Pass), "83%");
+        assert_eq!(verdict(&e, "comment creation latency"), Some(Verdict::Pass));
+        assert_eq!(
+            verdict(&e, "search after the comment bursts (16"),
+            Some(Verdict::Pass)
+        );
+        assert_eq!(
+            verdict(&e, "search after the comment bursts (64"),
+            Some(Verdict::Fail),
+            "80%"
+        );
+        assert_eq!(verdict(&e, "comment counts"), Some(Verdict::Pass));
+        assert_eq!(
+            verdict(&e, "`GET /v1/spaces/{spaceId}/comments`"),
+            Some(Verdict::Pass)
+        );
+        e.engine = "PostgreSQL".into();
+        assert_eq!(
+            verdict(&e, "comments on one space (PostgreSQL)"),
+            Some(Verdict::Pass)
+        );
+        w.same_space = Some(result(Family::CreateComment, 16, 1500.0, 5.0, 40.0));
+        w.counts = vec![SpaceCount {
+            listed_after_writer: 14,
+            ..count
+        }];
+        w.counts_exact = Some(false);
+        w.list_comments = None;
+        e.writers = Some(w.clone());
+        assert_eq!(verdict(&e, "comments: one space"), Some(Verdict::Fail), "50%");
+        assert_eq!(
+            verdict(&e, "comments on one space (PostgreSQL)"),
+            Some(Verdict::Fail)
+        );
+        assert_eq!(verdict(&e, "comment creation latency"), Some(Verdict::Fail));
+        assert_eq!(verdict(&e, "comment counts"), Some(Verdict::Fail));
+        // Without its own measurement, the list budget takes the list phase's at 64 connections.
+        assert_eq!(
+            verdict(&e, "`GET /v1/spaces/{spaceId}/comments`"),
+            Some(Verdict::NotRun)
+        );
+        e.results = vec![result(Family::ListCommentsP1, 64, 1000.0, 10.0, 25.0)];
+        assert_eq!(
+            verdict(&e, "`GET /v1/spaces/{spaceId}/comments`"),
+            Some(Verdict::Fail)
+        );
+        let text = markdown(&RunReport {
+            engines: vec![e.clone()],
+            ..RunReport::default()
+        });
+        assert!(text.contains("### Writers (`writers`)"), "{text}");
+        assert!(text.contains("Counts exact: **no**"), "{text}");
+        assert!(
+            text.contains("| `s1` | 5 | 0 | 10 | 15 / 15 | 10 | 15 / 14 | **no** |"),
+            "{text}"
+        );
+        // A phase that failed before the bursts fails its budgets.
+        e.writers = Some(WritersResult {
+            failure: Some("create a space: 403".into()),
+            ..WritersResult::default()
+        });
+        assert_eq!(verdict(&e, "comments: one space"), Some(Verdict::Fail));
+        assert_eq!(verdict(&e, "comment counts"), Some(Verdict::Fail));
+        e.writers = Some(WritersResult {
+            comments_missing: true,
+            ..WritersResult::default()
+        });
+        assert_eq!(verdict(&e, "comment counts"), Some(Verdict::Missing));
     }
 
     #[test]

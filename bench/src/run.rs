@@ -18,6 +18,7 @@ use crate::generate::{Admin, GenArgs, Scale};
 use crate::load::{Driver, Family, FamilyResult};
 use crate::pathological::PathologicalResult;
 use crate::report;
+use crate::writers::WritersResult;
 
 pub struct RunArgs {
     pub quire_bin: PathBuf,
@@ -87,6 +88,9 @@ pub struct EngineReport {
     pub results: Vec<FamilyResult>,
     /// Reads again on one connection: latency without queueing.
     pub single: Vec<FamilyResult>,
+    /// The `writers` phase, when it ran.
+    #[serde(default)]
+    pub writers: Option<WritersResult>,
     /// The `pathological` phase, when it ran.
     #[serde(default)]
     pub pathological: Option<PathologicalResult>,
@@ -515,7 +519,8 @@ async fn measure_engine(
     let driver = Driver::new(addr, data.clone()).await?;
     let mut plan = crate::load::plan(&args.mix, args.connections, args.write_connections)?;
     let pathological = plan.iter().any(|(f, _)| *f == Family::Pathological);
-    plan.retain(|(f, _)| *f != Family::Pathological);
+    let writers = plan.iter().any(|(f, _)| *f == Family::Writers);
+    plan.retain(|(f, _)| !Family::SPECIAL.contains(f));
     let (reads, writes): (Vec<_>, Vec<_>) = plan.into_iter().partition(|(f, _)| !f.is_write());
     let mut peak: f64 = 0.0;
     for (families, conns) in crate::load::phases(&reads) {
@@ -578,6 +583,28 @@ async fn measure_engine(
         }
         print_one(&r);
         report.results.push(r);
+    }
+    if writers {
+        eprintln!(
+            "phase: writers (comment bursts on one space and on {} spaces)",
+            crate::writers::WRITERS
+        );
+        sampler.take_peak_mb();
+        let measure_list = !crate::writers::list_measured(&reads, &data);
+        let mut r = crate::writers::run(&driver, args.warmup, args.duration, measure_list).await;
+        r.peak_rss_mb = sampler.take_peak_mb();
+        peak = peak.max(r.peak_rss_mb);
+        if !r.comments_missing {
+            report
+                .memory
+                .per_phase_mb
+                .push(("writers".to_string(), r.peak_rss_mb));
+        }
+        eprint!("{}", crate::writers::table(&r));
+        report.writers = Some(r);
+        let mut budgets = vec![report::list_comments_budget(&report)];
+        budgets.extend(report::writers_budgets(&report));
+        eprint!("{}", report::budget_lines(&budgets));
     }
     if pathological {
         // Last: it adds a page of about 20 MB of JSON to the big space. Its memory peak is
