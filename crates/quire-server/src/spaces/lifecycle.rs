@@ -95,6 +95,9 @@ fn remove_rows(c: &mut dyn Conn, space_id: &str) -> ApiResult<()> {
     c.execute("DELETE FROM invite_links WHERE target_id = ?1", params![space_id])?;
     // Content rows reference the space with ON DELETE CASCADE.
     c.execute("DELETE FROM spaces WHERE id = ?1", params![space_id])?;
+    // After the space: deleting its comments and change requests (cascaded) moved its counts.
+    // They have no foreign key to the space (it would lock the space row on every write).
+    c.execute("DELETE FROM space_counts WHERE space_id = ?1", params![space_id])?;
     Ok(())
 }
 

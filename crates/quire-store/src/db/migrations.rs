@@ -84,6 +84,12 @@ const MIGRATIONS: &[Migration] = &[
         sqlite: include_str!("../../migrations/0012_events_sqlite.sql"),
         postgres: include_str!("../../migrations/0012_events_postgres.sql"),
     },
+    Migration {
+        version: 13,
+        name: "space counts off the space row",
+        sqlite: include_str!("../../migrations/0013_space_counts_sqlite.sql"),
+        postgres: include_str!("../../migrations/0013_space_counts_postgres.sql"),
+    },
 ];
 
 /// An arbitrary constant that names quire's migration lock among PostgreSQL advisory locks.
