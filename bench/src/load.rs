@@ -146,6 +146,48 @@ pub struct FamilyResult {
     pub missing: bool,
 }
 
+impl FamilyResult {
+    /// The figures of `hist` (latencies in microseconds of the successful requests) and
+    /// `errors` (message → count) over `seconds` measured.
+    pub fn measured(
+        family: &str,
+        detail: String,
+        connections: usize,
+        hist: &Histogram<u64>,
+        errors: BTreeMap<String, u64>,
+        seconds: f64,
+    ) -> FamilyResult {
+        let ms = |us: u64| us as f64 / 1000.0;
+        let mut r = FamilyResult {
+            family: family.to_string(),
+            detail,
+            connections,
+            seconds,
+            requests: hist.len(),
+            rps: if seconds > 0.0 {
+                hist.len() as f64 / seconds
+            } else {
+                0.0
+            },
+            errors: errors.values().sum(),
+            error_samples: errors
+                .into_iter()
+                .take(5)
+                .map(|(k, v)| format!("{v}× {k}"))
+                .collect(),
+            ..FamilyResult::default()
+        };
+        if !hist.is_empty() {
+            r.p50_ms = ms(hist.value_at_quantile(0.50));
+            r.p90_ms = ms(hist.value_at_quantile(0.90));
+            r.p99_ms = ms(hist.value_at_quantile(0.99));
+            r.max_ms = ms(hist.max());
+            r.mean_ms = hist.mean() / 1000.0;
+        }
+        r
+    }
+}
+
 /// The phases of a mix: (family, connections).
 pub fn plan(mix: &str, connections: usize, write_connections: usize) -> Result<Vec<(Family, usize)>, String> {
     let conns = |f: Family| {
@@ -428,35 +470,23 @@ impl Driver {
     }
 
     fn summarize(&self, family: Family, connections: usize, m: Measured) -> Result<FamilyResult, String> {
-        let mut result = FamilyResult {
-            family: family.name().to_string(),
-            detail: self.detail(family),
-            connections,
-            ..FamilyResult::default()
-        };
         let Some(hist) = m.hist else {
-            result.missing = true;
-            return Ok(result);
+            return Ok(FamilyResult {
+                family: family.name().to_string(),
+                detail: self.detail(family),
+                connections,
+                missing: true,
+                ..FamilyResult::default()
+            });
         };
-        let ms = |us: u64| us as f64 / 1000.0;
-        result.seconds = m.seconds;
-        result.requests = hist.len();
-        result.rps = hist.len() as f64 / m.seconds;
-        if !hist.is_empty() {
-            result.p50_ms = ms(hist.value_at_quantile(0.50));
-            result.p90_ms = ms(hist.value_at_quantile(0.90));
-            result.p99_ms = ms(hist.value_at_quantile(0.99));
-            result.max_ms = ms(hist.max());
-            result.mean_ms = hist.mean() / 1000.0;
-        }
-        result.errors = m.errors.values().sum();
-        result.error_samples = m
-            .errors
-            .into_iter()
-            .take(5)
-            .map(|(k, v)| format!("{v}× {k}"))
-            .collect();
-        Ok(result)
+        Ok(FamilyResult::measured(
+            family.name(),
+            self.detail(family),
+            connections,
+            &hist,
+            m.errors,
+            m.seconds,
+        ))
     }
 }
 

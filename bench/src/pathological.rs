@@ -228,34 +228,14 @@ fn figures(
         .iter()
         .map(|(from, to)| to.duration_since(*from).as_secs_f64())
         .sum();
-    let ms = |us: u64| us as f64 / 1000.0;
-    let mut r = FamilyResult {
-        family: family.to_string(),
+    Ok(FamilyResult::measured(
+        family,
         detail,
         connections,
+        &hist,
+        errors,
         seconds,
-        requests: hist.len(),
-        rps: if seconds > 0.0 {
-            hist.len() as f64 / seconds
-        } else {
-            0.0
-        },
-        errors: errors.values().sum(),
-        error_samples: errors
-            .into_iter()
-            .take(5)
-            .map(|(k, v)| format!("{v}× {k}"))
-            .collect(),
-        ..FamilyResult::default()
-    };
-    if !hist.is_empty() {
-        r.p50_ms = ms(hist.value_at_quantile(0.50));
-        r.p90_ms = ms(hist.value_at_quantile(0.90));
-        r.p99_ms = ms(hist.value_at_quantile(0.99));
-        r.max_ms = ms(hist.max());
-        r.mean_ms = hist.mean() / 1000.0;
-    }
-    Ok(r)
+    ))
 }
 
 /// Runs the phase: `warmup` of the requests alongside, a quiet window of `quiet` (at most

@@ -262,44 +262,10 @@ where
     }
     let seconds = last.duration_since(measure_from).as_secs_f64().max(1e-9);
     Ok(Looped {
-        result: summary(family, detail, connections, &hist, errors, seconds),
+        result: FamilyResult::measured(family, detail, connections, &hist, errors, seconds),
         succeeded,
         unanswered,
     })
-}
-
-fn summary(
-    family: &str,
-    detail: String,
-    connections: usize,
-    hist: &Histogram<u64>,
-    errors: BTreeMap<String, u64>,
-    seconds: f64,
-) -> FamilyResult {
-    let ms = |us: u64| us as f64 / 1000.0;
-    let mut r = FamilyResult {
-        family: family.to_string(),
-        detail,
-        connections,
-        seconds,
-        requests: hist.len(),
-        rps: hist.len() as f64 / seconds,
-        errors: errors.values().sum(),
-        error_samples: errors
-            .into_iter()
-            .take(5)
-            .map(|(k, v)| format!("{v}× {k}"))
-            .collect(),
-        ..FamilyResult::default()
-    };
-    if !hist.is_empty() {
-        r.p50_ms = ms(hist.value_at_quantile(0.50));
-        r.p90_ms = ms(hist.value_at_quantile(0.90));
-        r.p99_ms = ms(hist.value_at_quantile(0.99));
-        r.max_ms = ms(hist.max());
-        r.mean_ms = hist.mean() / 1000.0;
-    }
-    r
 }
 
 /// The phase's spaces: the dataset's first [`WRITERS`] (the big space first), and as many more
