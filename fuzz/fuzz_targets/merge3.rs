@@ -48,11 +48,11 @@ fuzz_target!(|data: &[u8]| {
     let mut store = HashMap::new();
     let mut trees = Vec::new();
     for document in [&base, &main, &change] {
-        let (hash, _) = encode_document(document);
-        store.insert(hash.clone(), document.clone());
+        let (hash, bytes) = encode_document(document);
+        store.insert(hash.clone(), String::from_utf8(bytes).expect("JSON is UTF-8"));
         trees.push(page_tree(hash));
     }
-    let lookup = |hashes: &[&str]| hashes.iter().map(|h| store.get(*h).cloned()).collect();
+    let lookup = |hashes: &[&str]| hashes.iter().map(|h| store.get(*h).cloned()).collect::<Vec<Option<String>>>();
     let mut fresh = 0usize;
     let mut new_key = || {
         fresh += 1;
@@ -63,6 +63,8 @@ fuzz_target!(|data: &[u8]| {
         main: &trees[1],
         change: &trees[2],
         documents: &lookup,
+        outlines: &|hashes| quire_content::raw_document::outlines_of(lookup(hashes)),
+        blocks: &|hashes| vec![None; hashes.len()],
         new_key: &mut new_key,
         now: 1,
     });

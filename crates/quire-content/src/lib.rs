@@ -26,6 +26,7 @@ pub mod merge;
 pub mod order;
 pub mod page_markdown;
 pub mod parallel;
+pub mod raw_document;
 pub mod search_text;
 pub mod sections;
 pub mod slug;

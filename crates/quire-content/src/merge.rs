@@ -66,6 +66,7 @@ use crate::changes::encode_document;
 use crate::diff::{Fingerprint, common_pairs, fingerprints};
 use crate::document::{Document, Node};
 use crate::order;
+use crate::raw_document::{Outline, assemble};
 use crate::tree::{Entries, MAX_DEPTH, PageEntry, Tree};
 
 /// What a merge needs: the three trees and access to stored documents.
@@ -76,10 +77,15 @@ pub struct MergeInput<'a> {
     pub main: &'a Tree,
     /// The change request's revision ("theirs" when merging it).
     pub change: &'a Tree,
-    /// Stored documents by content hash, one answer per hash asked for, in order (None: missing
-    /// or unreadable). A merge asks for the versions of one page together, so that a loader can
-    /// read and parse them in parallel (a page at the content limits is 20 MB of JSON).
-    pub documents: &'a dyn Fn(&[&str]) -> Vec<Option<Document>>,
+    /// Stored documents by content hash, as their JSON, one answer per hash asked for, in
+    /// order (None: missing or unreadable). A merge asks for the versions of one page together.
+    pub documents: &'a dyn Fn(&[&str]) -> Vec<Option<String>>,
+    /// The same documents' top levels ([`Outline`]), asked for first: most merges of a page
+    /// take whole blocks from one side or the other, and parse no version (see
+    /// [`crate::raw_document`]). None: the merge reads the document instead.
+    pub outlines: &'a dyn Fn(&[&str]) -> Vec<Option<Outline>>,
+    /// The JSON of blocks an outline gave without it, by content hash, in order.
+    pub blocks: &'a dyn Fn(&[&str]) -> Vec<Option<String>>,
     /// Fresh node keys, for blocks whose key the merged document already uses.
     pub new_key: &'a mut dyn FnMut() -> String,
     /// The time of the merge, for `updatedAt` of pages merged from both sides.
@@ -99,6 +105,10 @@ pub struct MergeOutcome {
     pub parsed: Vec<(String, Document)>,
     /// Sorted: pages by id, then files, reusable contents and variables.
     pub conflicts: Vec<Conflict>,
+    /// Pages one of whose stored document versions is not a valid document, with the error.
+    /// Such a page counts as a conflict, but the caller must fail the merge: stored data that
+    /// does not read is corrupt, not a conflict for a person to resolve.
+    pub unreadable: Vec<(String, String)>,
 }
 
 impl MergeOutcome {
@@ -193,6 +203,8 @@ pub fn merge(input: MergeInput<'_>) -> MergeOutcome {
         main,
         change,
         documents: load,
+        outlines,
+        blocks,
         new_key,
         now,
     } = input;
@@ -201,6 +213,8 @@ pub fn merge(input: MergeInput<'_>) -> MergeOutcome {
         main,
         change,
         load,
+        outlines,
+        blocks,
         new_key,
         now,
         pages: Entries::new(),
@@ -210,6 +224,7 @@ pub fn merge(input: MergeInput<'_>) -> MergeOutcome {
         documents: Vec::new(),
         parsed: Vec::new(),
         conflicts: Vec::new(),
+        unreadable: Vec::new(),
     };
     merger.merge_pages();
     merger.repair_structure();
@@ -256,6 +271,7 @@ pub fn merge(input: MergeInput<'_>) -> MergeOutcome {
         documents: merger.documents,
         parsed: merger.parsed,
         conflicts,
+        unreadable: merger.unreadable,
     }
 }
 
@@ -441,6 +457,9 @@ enum PageDocument {
     Keep(Option<String>),
     /// A new document merged from both sides, to be stored.
     Merged(Document),
+    /// A new document merged from both sides by taking whole blocks, with its JSON as
+    /// assembled (see [`merge_raw`]).
+    Assembled(Document, String),
     /// Overlapping changes.
     Conflict(Vec<ConflictRegion>),
 }
@@ -449,7 +468,9 @@ struct Merger<'a> {
     base: &'a Tree,
     main: &'a Tree,
     change: &'a Tree,
-    load: &'a dyn Fn(&[&str]) -> Vec<Option<Document>>,
+    load: &'a dyn Fn(&[&str]) -> Vec<Option<String>>,
+    outlines: &'a dyn Fn(&[&str]) -> Vec<Option<Outline>>,
+    blocks: &'a dyn Fn(&[&str]) -> Vec<Option<String>>,
     new_key: &'a mut dyn FnMut() -> String,
     now: i64,
     /// The merged pages.
@@ -464,6 +485,7 @@ struct Merger<'a> {
     documents: Vec<(String, Vec<u8>)>,
     parsed: Vec<(String, Document)>,
     conflicts: Vec<Conflict>,
+    unreadable: Vec<(String, String)>,
 }
 
 impl Merger<'_> {
@@ -613,7 +635,10 @@ impl Merger<'_> {
             }
             _ if conflicted => return c.clone(),
             PageDocument::Keep(hash) => merged.document = hash,
-            PageDocument::Merged(doc) => merged.document = Some(self.store_document(doc, m, c)),
+            PageDocument::Merged(doc) => merged.document = Some(self.store_document(doc, None, m, c)),
+            PageDocument::Assembled(doc, json) => {
+                merged.document = Some(self.store_document(doc, Some(json), m, c));
+            }
         }
         if equal_ignoring_time(&merged, m) {
             m.clone()
@@ -627,7 +652,7 @@ impl Merger<'_> {
 
     /// Merges the documents of a page both sides changed. Documents are loaded only when both
     /// sides changed the hash.
-    fn merge_page_document(&self, b: Option<&PageEntry>, m: &PageEntry, c: &PageEntry) -> PageDocument {
+    fn merge_page_document(&mut self, b: Option<&PageEntry>, m: &PageEntry, c: &PageEntry) -> PageDocument {
         match pick(b.map(|b| &b.document), &m.document, &c.document) {
             Pick::Main => PageDocument::Keep(m.document.clone()),
             Pick::Change => PageDocument::Keep(c.document.clone()),
@@ -638,12 +663,34 @@ impl Merger<'_> {
                     c.document.as_deref(),
                 ];
                 let asked: Vec<&str> = hashes.iter().flatten().copied().collect();
+                let empty = || String::from_utf8(encode_document(&Document::default()).1).ok();
+                let mut outlines = (self.outlines)(&asked).into_iter();
+                let mut outline = |hash: Option<&str>| match hash {
+                    None => empty().as_deref().and_then(Outline::of),
+                    Some(_) => outlines.next().flatten(),
+                };
+                let outlines = [outline(hashes[0]), outline(hashes[1]), outline(hashes[2])];
+                if let [Some(base), Some(main), Some(change)] = outlines {
+                    if let Some(merged) = merge_raw([base, main, change], self.blocks) {
+                        return merged;
+                    }
+                }
                 let mut loaded = (self.load)(&asked).into_iter();
                 let mut version = |hash: Option<&str>| match hash {
-                    None => Some(Document::default()),
+                    None => empty(),
                     Some(_) => loaded.next().flatten(),
                 };
-                let versions = (version(hashes[0]), version(hashes[1]), version(hashes[2]));
+                let texts = [version(hashes[0]), version(hashes[1]), version(hashes[2])];
+                let [base, main, change] =
+                    crate::parallel::parse_documents(texts).map(|parsed| match parsed {
+                        Some(Err(error)) => {
+                            self.unreadable.push((m.id.clone(), error.to_string()));
+                            None
+                        }
+                        Some(Ok(document)) => Some(document),
+                        None => None,
+                    });
+                let versions = (base, main, change);
                 match versions {
                     (Some(base), Some(main), Some(change)) => match merge_documents(base, main, change) {
                         Ok(doc) => PageDocument::Merged(doc),
@@ -660,9 +707,25 @@ impl Merger<'_> {
     }
 
     /// Gives the merged document unique keys and queues it for storage; returns its hash.
-    fn store_document(&mut self, mut doc: Document, m: &PageEntry, c: &PageEntry) -> String {
-        ensure_unique_keys(&mut doc, &mut *self.new_key);
-        let (hash, bytes) = encode_document(&doc);
+    /// `json`: the document's JSON when it was assembled from stored blocks, kept unless its keys
+    /// had to change.
+    fn store_document(
+        &mut self,
+        mut doc: Document,
+        json: Option<String>,
+        m: &PageEntry,
+        c: &PageEntry,
+    ) -> String {
+        let (hash, bytes) = match json {
+            Some(json) if keys_are_unique(&doc.nodes) => {
+                let bytes = json.into_bytes();
+                (crate::buckets::content_hash(&bytes), bytes)
+            }
+            _ => {
+                ensure_unique_keys(&mut doc, &mut *self.new_key);
+                encode_document(&doc)
+            }
+        };
         let exists = m.document.as_deref() == Some(&hash)
             || c.document.as_deref() == Some(&hash)
             || self.documents.iter().any(|(h, _)| *h == hash);
@@ -1186,33 +1249,33 @@ fn fingerprints3(base: &[Node], main: &[Node], change: &[Node]) -> [Vec<Fingerpr
     [base, main, change]
 }
 
-/// diff3 over top-level blocks (see the module documentation). Blocks unchanged on both sides
-/// and identical changes come from `main`, so they keep `main`'s keys.
-fn merge_blocks(
-    base: Vec<Node>,
-    main: Vec<Node>,
-    change: Vec<Node>,
-) -> Result<Vec<Node>, Vec<ConflictRegion>> {
-    let [base_contents, main_contents, change_contents] = fingerprints3(&base, &main, &change);
-    let groups = group_hunks(
-        &diff(&base_contents, &main_contents),
-        &diff(&base_contents, &change_contents),
-    );
-    let mut merged = Vec::with_capacity(main.len().max(change.len()));
-    let (mut main, mut change) = (Blocks::new(main), Blocks::new(change));
+/// A range of blocks of one side that a merged sequence takes.
+type Taken = (Side, (usize, usize));
+
+/// diff3 over sequences of blocks given by their fingerprints (see the module documentation):
+/// the ranges of `main` and `change` blocks the merged sequence is made of, in order, or the
+/// regions both sides changed differently. Blocks unchanged on both sides and identical changes
+/// come from `main`, so they keep `main`'s keys.
+fn diff3(
+    base: &[Fingerprint],
+    main: &[Fingerprint],
+    change: &[Fingerprint],
+) -> Result<Vec<Taken>, Vec<ConflictRegion>> {
+    let groups = group_hunks(&diff(base, main), &diff(base, change));
+    let mut taken = Vec::with_capacity(2 * groups.len() + 1);
     let mut regions = Vec::new();
     // The base position reached, and where it is in each side.
     let (mut at_base, mut at_main, mut at_change) = (0, 0, 0);
     for group in &groups {
         let stable = group.base.0.saturating_sub(at_base);
-        merged.extend(main.take((at_main, at_main + stable)));
+        taken.push((Side::Main, (at_main, at_main + stable)));
         let main_range = group.side_range(Side::Main, at_main + stable);
         let change_range = group.side_range(Side::Change, at_change + stable);
         match (group.has(Side::Main), group.has(Side::Change)) {
-            (true, false) => merged.extend(main.take(main_range)),
-            (false, true) => merged.extend(change.take(change_range)),
-            _ if slice(&main_contents, main_range) == slice(&change_contents, change_range) => {
-                merged.extend(main.take(main_range));
+            (true, false) => taken.push((Side::Main, main_range)),
+            (false, true) => taken.push((Side::Change, change_range)),
+            _ if slice(main, main_range) == slice(change, change_range) => {
+                taken.push((Side::Main, main_range));
             }
             _ => regions.push(ConflictRegion {
                 base: group.base,
@@ -1222,14 +1285,105 @@ fn merge_blocks(
         }
         (at_base, at_main, at_change) = (group.base.1, main_range.1, change_range.1);
     }
-    merged.extend(main.take((at_main, usize::MAX)));
-    crate::parallel::drop_later((base, main.skipped, change.skipped, change.rest));
+    taken.push((Side::Main, (at_main, main.len().max(at_main))));
     if regions.is_empty() {
-        Ok(merged)
+        Ok(taken)
     } else {
-        crate::parallel::drop_later(merged);
         Err(regions)
     }
+}
+
+/// diff3 over top-level blocks, compared by content (see the module documentation).
+fn merge_blocks(
+    base: Vec<Node>,
+    main: Vec<Node>,
+    change: Vec<Node>,
+) -> Result<Vec<Node>, Vec<ConflictRegion>> {
+    let [base_contents, main_contents, change_contents] = fingerprints3(&base, &main, &change);
+    let taken = diff3(&base_contents, &main_contents, &change_contents);
+    let mut merged = Vec::with_capacity(main.len().max(change.len()));
+    let (mut main, mut change) = (Blocks::new(main), Blocks::new(change));
+    for (side, range) in taken.iter().flatten() {
+        match side {
+            Side::Main => merged.extend(main.take(*range)),
+            Side::Change => merged.extend(change.take(*range)),
+        }
+    }
+    crate::parallel::drop_later((base, main.skipped, main.rest, change.skipped, change.rest));
+    match taken {
+        Ok(_) => Ok(merged),
+        Err(regions) => {
+            crate::parallel::drop_later(merged);
+            Err(regions)
+        }
+    }
+}
+
+/// Merges three versions of a page's document without parsing them, when that is enough: when
+/// `data` and the unknown fields changed on at most one side, and diff3 over the blocks'
+/// stored bytes (by their hashes) finds no region both sides changed differently, the merged
+/// document is the blocks it takes, as they were stored (read through `blocks` when an outline
+/// lacks them), and only that document is parsed (for the limits, the keys and the caller's
+/// indexes). None otherwise: the caller merges the parsed versions, by content, as before.
+/// Comparing bytes is stricter than comparing content (a key, or the order of a map's entries,
+/// may differ), so this may find a change where the other finds none, never the reverse; a
+/// block it calls changed on one side only is taken from that side: the same content.
+fn merge_raw(
+    versions: [Outline; 3],
+    blocks: &dyn Fn(&[&str]) -> Vec<Option<String>>,
+) -> Option<PageDocument> {
+    let [base, main, change] = versions;
+    let fields = if main.same_fields(&base) {
+        &change
+    } else if change.same_fields(&base) || change.same_fields(&main) {
+        &main
+    } else {
+        return None;
+    };
+    let taken = diff3(
+        &base.fingerprints()?,
+        &main.fingerprints()?,
+        &change.fingerprints()?,
+    )
+    .ok()?;
+    let taken: Vec<&crate::raw_document::OutlineBlock> = taken
+        .iter()
+        .flat_map(|(side, range)| {
+            let side = match side {
+                Side::Main => &main.blocks,
+                Side::Change => &change.blocks,
+            };
+            slice(side, *range)
+        })
+        .collect();
+    let absent: Vec<&str> = taken
+        .iter()
+        .filter(|b| b.json.is_none())
+        .map(|b| b.hash.as_str())
+        .collect();
+    let read: Vec<Option<String>> = if absent.is_empty() {
+        Vec::new()
+    } else {
+        blocks(&absent)
+    };
+    let mut read = read.iter();
+    let mut texts: Vec<&str> = Vec::with_capacity(taken.len());
+    for block in &taken {
+        match &block.json {
+            Some(json) => texts.push(json),
+            // A block the store cannot give: the versions are read whole instead.
+            None => texts.push(read.next()?.as_deref()?),
+        }
+    }
+    let json = assemble(&fields.prefix, &fields.suffix, texts);
+    // Versions that do not read as documents are left to the parsed merge, which reports them.
+    let document: Document = serde_json::from_str(&json).ok()?;
+    // As in `merge_documents`: both sides within the limits can add up to a document over them.
+    if crate::limits::check_document(&document).is_err() {
+        crate::parallel::drop_later(document);
+        return Some(PageDocument::Conflict(Vec::new()));
+    }
+    Some(PageDocument::Assembled(document, json))
 }
 
 /// Gives every node and fragment of a merged document a key used nowhere else in it: the first
@@ -1326,7 +1480,15 @@ mod tests {
 
         fn merge(&mut self, base: &Tree, main: &Tree, change: &Tree) -> MergeOutcome {
             let docs = &self.docs;
-            let lookup = |hashes: &[&str]| hashes.iter().map(|h| docs.get(*h).cloned()).collect();
+            let lookup = |hashes: &[&str]| {
+                hashes
+                    .iter()
+                    .map(|h| {
+                        docs.get(*h)
+                            .map(|d| String::from_utf8(encode_document(d).1).unwrap())
+                    })
+                    .collect()
+            };
             let mut keys = self.keys;
             let mut new_key = || {
                 keys += 1;
@@ -1337,6 +1499,8 @@ mod tests {
                 main,
                 change,
                 documents: &lookup,
+                outlines: &|hashes| crate::raw_document::outlines_of(lookup(hashes)),
+                blocks: &|hashes| vec![None; hashes.len()],
                 new_key: &mut new_key,
                 now: 100,
             });
@@ -2130,6 +2294,42 @@ mod tests {
     }
 
     #[test]
+    fn stored_versions_that_do_not_read_are_reported() {
+        let mut store = Store::default();
+        let mut base = tree(&[("p", None)]);
+        store.write(&mut base, "p", &[("k1", "One.")]);
+        let mut main = base.clone();
+        edit(&mut main, "p", |p| p.document = Some("corrupt".into()));
+        let mut change = base.clone();
+        store.write(&mut change, "p", &[("k1", "Two.")]);
+        let docs = &store.docs;
+        let lookup = |hashes: &[&str]| {
+            hashes
+                .iter()
+                .map(|h| match *h {
+                    "corrupt" => Some(r#"{"object":"document","nodes":[{"object":"nope"}]}"#.to_string()),
+                    h => docs
+                        .get(h)
+                        .map(|d| String::from_utf8(encode_document(d).1).unwrap()),
+                })
+                .collect()
+        };
+        let out = merge(MergeInput {
+            base: &base,
+            main: &main,
+            change: &change,
+            documents: &lookup,
+            outlines: &|hashes| crate::raw_document::outlines_of(lookup(hashes)),
+            blocks: &|hashes| vec![None; hashes.len()],
+            new_key: &mut || "k".to_string(),
+            now: 1,
+        });
+        assert_eq!(kinds(&out), [("p".to_string(), ConflictKind::Content)]);
+        assert_eq!(out.unreadable.len(), 1);
+        assert_eq!(out.unreadable[0].0, "p");
+    }
+
+    #[test]
     fn update_is_the_same_merge_from_the_other_side() {
         let mut store = Store::default();
         let mut base = tree(&[("a", None), ("b", None)]);
@@ -2184,6 +2384,8 @@ mod tests {
             main: &main,
             change: &change,
             documents: &lookup,
+            outlines: &|hashes| crate::raw_document::outlines_of(lookup(hashes)),
+            blocks: &|hashes| vec![None; hashes.len()],
             new_key: &mut || "k".to_string(),
             now: 1,
         });
@@ -2430,5 +2632,152 @@ mod tests {
             };
             assert_eq!(texts, expected, "seed {seed}");
         }
+    }
+}
+
+#[cfg(test)]
+mod assembled {
+    //! The merge that takes stored blocks as they are ([`merge_raw`]) against the merge of parsed
+    //! versions ([`merge_documents`]): whenever the first gives a document, the second gives the
+    //! same one.
+    use super::*;
+    use proptest::prelude::*;
+
+    fn para(key: &str, text: &str) -> Node {
+        let mut text_node = Node::plain_text(text);
+        text_node.key = Some(format!("{key}-t"));
+        let mut node = Node::paragraph(vec![text_node]);
+        node.key = Some(key.to_string());
+        node
+    }
+
+    #[derive(Debug, Clone)]
+    enum Edit {
+        Replace(usize, String),
+        Insert(usize, String),
+        Delete(usize),
+        Data(String),
+    }
+
+    fn edit() -> impl Strategy<Value = Edit> {
+        let text = proptest::sample::select(vec!["a", "b", "c", "d"]).prop_map(str::to_string);
+        prop_oneof![
+            (0..8usize, text.clone()).prop_map(|(i, t)| Edit::Replace(i, t)),
+            (0..8usize, text.clone()).prop_map(|(i, t)| Edit::Insert(i, t)),
+            (0..8usize).prop_map(Edit::Delete),
+            text.prop_map(Edit::Data),
+        ]
+    }
+
+    /// Applies edits; new blocks get keys with `prefix`, edited blocks keep theirs. A block's
+    /// text starts with its key, so that blocks of equal content have equal keys: both merges
+    /// then compare blocks alike (with repeated content they may align them differently, each
+    /// a valid merge).
+    fn apply(base: &Document, edits: &[Edit], prefix: &str) -> Document {
+        let mut doc = base.clone();
+        for (n, e) in edits.iter().enumerate() {
+            let len = doc.nodes.len();
+            match e {
+                Edit::Replace(i, t) if len > 0 => {
+                    let key = doc.nodes[i % len].key.clone().unwrap_or_default();
+                    doc.nodes[i % len] = para(&key, &format!("{key}: {t}"));
+                }
+                Edit::Insert(i, t) => {
+                    let key = format!("{prefix}{n}");
+                    doc.nodes
+                        .insert(i % (len + 1), para(&key, &format!("{key}: {t}")));
+                }
+                Edit::Delete(i) if len > 0 => {
+                    doc.nodes.remove(i % len);
+                }
+                Edit::Data(t) => {
+                    doc.data.insert("v".into(), Value::String(t.clone()));
+                }
+                _ => {}
+            }
+        }
+        doc
+    }
+
+    fn json(doc: &Document) -> String {
+        String::from_utf8(encode_document(doc).1).unwrap()
+    }
+
+    /// The versions' outlines; `keep_apart`: without their blocks' JSON, as a store that keeps
+    /// blocks apart gives them ([`kept_apart`] reads them).
+    fn outlines(versions: [&Document; 3], keep_apart: bool) -> [Outline; 3] {
+        versions.map(|d| {
+            let mut outline = Outline::of(&json(d)).unwrap();
+            if keep_apart {
+                outline.blocks.iter_mut().for_each(|b| b.json = None);
+            }
+            outline
+        })
+    }
+
+    fn kept_apart(versions: &[&Document], hashes: &[&str]) -> Vec<Option<String>> {
+        let blocks: HashMap<String, String> = versions
+            .iter()
+            .flat_map(|d| Outline::of(&json(d)).unwrap().blocks)
+            .map(|b| (b.hash, b.json.unwrap()))
+            .collect();
+        hashes.iter().map(|h| blocks.get(*h).cloned()).collect()
+    }
+
+    proptest! {
+        #[test]
+        fn taking_stored_blocks_merges_as_parsing_does(
+            keep_apart in any::<bool>(),
+            texts in proptest::collection::vec(proptest::sample::select(vec!["a", "b", "c"]), 0..6),
+            main_edits in proptest::collection::vec(edit(), 0..4),
+            change_edits in proptest::collection::vec(edit(), 0..4),
+        ) {
+            let base = Document::new(
+                texts.iter().enumerate().map(|(i, t)| para(&format!("b{i}"), &format!("b{i}: {t}"))).collect(),
+            );
+            let main = apply(&base, &main_edits, "m");
+            let change = apply(&base, &change_edits, "c");
+            let raw = merge_raw(outlines([&base, &main, &change], keep_apart), &|hashes| kept_apart(&[&base, &main, &change], hashes));
+            let parsed = merge_documents(base, main, change);
+            match (raw, parsed) {
+                (None, _) => {}
+                (Some(PageDocument::Assembled(doc, text)), Ok(expected)) => {
+                    prop_assert_eq!(&doc, &expected);
+                    prop_assert_eq!(text, json(&expected));
+                }
+                (Some(PageDocument::Conflict(_)), Err(_)) => {}
+                (raw, parsed) => prop_assert!(false, "assembled {:?}, parsed {:?}", raw.is_some(), parsed),
+            }
+        }
+    }
+
+    #[test]
+    fn a_large_block_taken_whole_is_not_parsed_for_the_merge() {
+        let base = Document::new(vec![para("h", "intro"), para("t", "table"), para("e", "end")]);
+        let mut main = base.clone();
+        main.nodes[0] = para("h", "intro, edited");
+        let mut change = base.clone();
+        change.nodes[1] = para("t", "table, edited");
+        let none = |hashes: &[&str]| vec![None; hashes.len()];
+        match merge_raw(outlines([&base, &main, &change], false), &none) {
+            Some(PageDocument::Assembled(doc, _)) => {
+                let texts: Vec<String> = doc
+                    .nodes
+                    .iter()
+                    .map(|n| crate::text::plain_text_of_nodes(std::slice::from_ref(n)))
+                    .collect();
+                assert_eq!(
+                    texts.iter().map(|t| t.trim()).collect::<Vec<_>>(),
+                    ["intro, edited", "table, edited", "end"]
+                );
+            }
+            _ => panic!("expected an assembled merge"),
+        }
+        // Both sides edited the same block: left to the parsed merge, which reports it.
+        let mut both = base.clone();
+        both.nodes[0] = para("h", "intro, other");
+        assert!(merge_raw(outlines([&base, &main, &both], false), &none).is_none());
+        // A block the store cannot give: the versions are read whole instead.
+        assert!(merge_raw(outlines([&base, &main, &change], true), &none).is_none());
     }
 }

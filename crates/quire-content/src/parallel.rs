@@ -28,3 +28,19 @@ pub fn drop_later<T: Send + 'static>(value: T) {
         .name("quire-drop".into())
         .spawn(move || drop(value));
 }
+
+/// Parses the versions of a page's document (stored JSON), the larger ones on their own threads:
+/// a page at the content limits takes a quarter of a second to parse.
+pub fn parse_documents(texts: [Option<String>; 3]) -> [Option<serde_json::Result<crate::Document>>; 3] {
+    const WORTH_A_THREAD: usize = 1 << 20;
+    let parse = |text: Option<String>| text.map(|t| serde_json::from_str::<crate::Document>(&t));
+    let [a, b, c] = texts;
+    if [&a, &b, &c]
+        .iter()
+        .all(|t| t.as_ref().is_none_or(|t| t.len() < WORTH_A_THREAD))
+    {
+        return [parse(a), parse(b), parse(c)];
+    }
+    let ((a, b), c) = join(|| join(|| parse(a), || parse(b)), || parse(c));
+    [a, b, c]
+}

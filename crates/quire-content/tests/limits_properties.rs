@@ -650,8 +650,9 @@ fn check_merge(document: &Document, edit_at: usize) -> Result<(), TestCaseError>
 
     let mut store = std::collections::HashMap::new();
     let mut page_tree = |document: &Document| {
-        let (hash, _) = encode_document(document);
-        store.insert(hash.clone(), document.clone());
+        let (hash, bytes) = encode_document(document);
+        let json = String::from_utf8(bytes).map_err(|e| fail(e.to_string()))?;
+        store.insert(hash.clone(), json);
         let mut page = PageEntry::new("p", PageKind::Document, "Page", 0);
         page.document = Some(hash);
         let mut tree = Tree::default();
@@ -662,7 +663,12 @@ fn check_merge(document: &Document, edit_at: usize) -> Result<(), TestCaseError>
     let base = page_tree(&base_doc)?;
     let main = page_tree(&main_doc)?;
     let change = page_tree(&change_doc)?;
-    let lookup = |hashes: &[&str]| hashes.iter().map(|h| store.get(*h).cloned()).collect();
+    let lookup = |hashes: &[&str]| {
+        hashes
+            .iter()
+            .map(|h| store.get(*h).cloned())
+            .collect::<Vec<Option<String>>>()
+    };
     let mut fresh = 0usize;
     let mut new_key = || {
         fresh += 1;
@@ -673,6 +679,8 @@ fn check_merge(document: &Document, edit_at: usize) -> Result<(), TestCaseError>
         main: &main,
         change: &change,
         documents: &lookup,
+        outlines: &|hashes| quire_content::raw_document::outlines_of(lookup(hashes)),
+        blocks: &|hashes| vec![None; hashes.len()],
         new_key: &mut new_key,
         now: 1,
     });
@@ -785,8 +793,8 @@ fn merges_of_documents_within_the_limits_are_within_them() {
         .into_iter()
         .map(|document| {
             limits::check_document(document).unwrap();
-            let (hash, _) = encode_document(document);
-            store.insert(hash.clone(), document.clone());
+            let (hash, bytes) = encode_document(document);
+            store.insert(hash.clone(), String::from_utf8(bytes).unwrap());
             let mut page = PageEntry::new("p", PageKind::Document, "Page", 0);
             page.document = Some(hash);
             let mut tree = Tree::default();
@@ -794,13 +802,20 @@ fn merges_of_documents_within_the_limits_are_within_them() {
             tree
         })
         .collect();
-    let lookup = |hashes: &[&str]| hashes.iter().map(|h| store.get(*h).cloned()).collect();
+    let lookup = |hashes: &[&str]| {
+        hashes
+            .iter()
+            .map(|h| store.get(*h).cloned())
+            .collect::<Vec<Option<String>>>()
+    };
     let mut fresh = 0usize;
     let outcome = merge::merge(MergeInput {
         base: &trees[0],
         main: &trees[1],
         change: &trees[2],
         documents: &lookup,
+        outlines: &|hashes| quire_content::raw_document::outlines_of(lookup(hashes)),
+        blocks: &|hashes| vec![None; hashes.len()],
         new_key: &mut || {
             fresh += 1;
             format!("fresh{fresh}")

@@ -60,11 +60,19 @@ fn three_way(
         base: &base.tree,
         main: &main.tree,
         change: &change.tree,
-        documents: &|hashes| loader.documents(hashes),
+        documents: &|hashes| loader.document_texts(hashes),
+        outlines: &|hashes| loader.outlines(hashes),
+        blocks: &|hashes| loader.blocks(hashes),
         new_key: &mut new_key,
         now: clock::now_ms(),
     });
-    loader.finish(outcome)
+    let outcome = loader.finish(outcome)?;
+    // A stored version that does not read is corrupt data, not a conflict to resolve.
+    if let Some((page, error)) = outcome.unreadable.first() {
+        let what = format_args!("a document of page {page:?} in space {space_id:?}");
+        return Err(DbError::stored(what, error).into());
+    }
+    Ok(outcome)
 }
 
 /// A three-way merge computed before the write transaction, on the revisions it names: the

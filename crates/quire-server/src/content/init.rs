@@ -68,6 +68,9 @@ pub fn copy_content(
             .values()
             .filter_map(|r| r.document.as_deref()),
     );
+    // Blocks a large document keeps apart are objects of their own (see `objects`).
+    let apart = super::objects::blocks_apart(c, source, &hashes)?;
+    hashes.extend(apart.iter().map(String::as_str));
     for chunk in hashes.chunks(400) {
         let mut args = crate::db::Args::default();
         let target_arg = args.arg(target);

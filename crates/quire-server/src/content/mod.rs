@@ -5,6 +5,7 @@ pub mod attempts;
 pub mod derived;
 pub mod init;
 pub mod main;
+pub mod objects;
 mod read;
 pub mod render;
 pub mod store;

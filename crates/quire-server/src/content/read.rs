@@ -394,14 +394,15 @@ pub async fn get_document(
         .db
         .read(move |c| {
             crate::spaces::model::load_active(c, &space_id, &caller.user_id)?;
-            let is_document = c.exists(
-                "SELECT 1 FROM objects WHERE space_id = ?1 AND hash = ?2 AND body LIKE '{\"object\":\"document\"%'",
-                crate::params![space_id.clone(), document_id.clone()],
-            )?;
+            let is_document = super::objects::is_document(c, &space_id, &document_id)?;
             if !is_document {
-                return Err(ApiError::not_found(format!("document {document_id:?} not found in this space")));
+                return Err(ApiError::not_found(format!(
+                    "document {document_id:?} not found in this space"
+                )));
             }
-            Ok(store::load_document(c, &app2.content, &space_id, &document_id)?.document.clone())
+            Ok(store::load_document(c, &app2.content, &space_id, &document_id)?
+                .document
+                .clone())
         })
         .await?;
     Ok(axum::Json(document))

@@ -9,10 +9,11 @@ use std::sync::{Arc, OnceLock};
 use quick_cache::sync::Cache;
 use quick_cache::{OptionsBuilder, Weighter};
 use quire_content::buckets::{self, Root};
+use quire_content::raw_document::Outline;
 use quire_content::tree::{Tree, TreeIndex};
 use quire_content::{Document, changes};
 
-use crate::db::{Args, Conn, DbError};
+use crate::db::{Conn, DbError};
 use crate::error::{ApiError, ApiResult};
 use crate::{clock, ids, params};
 
@@ -377,19 +378,10 @@ pub fn load_tree(
     Ok(stored)
 }
 
-/// Loads objects by hash, in chunks that stay under every engine's parameter limit.
+/// Loads objects by hash (documents whole), in chunks that stay under every engine's
+/// parameter limit.
 fn load_objects(c: &mut dyn Conn, space_id: &str, hashes: &[&str]) -> ApiResult<Vec<(String, String)>> {
-    let mut out = Vec::with_capacity(hashes.len());
-    for chunk in hashes.chunks(500) {
-        let mut args = Args::default();
-        let space = args.arg(space_id);
-        let list = args.list(chunk.iter().copied());
-        let sql = format!("SELECT hash, body FROM objects WHERE space_id = {space} AND hash IN ({list})");
-        for row in c.query(&sql, args.values())? {
-            out.push((row.get(0)?, row.get(1)?));
-        }
-    }
-    Ok(out)
+    super::objects::load(c, space_id, hashes)
 }
 
 /// Loads a document by its content hash.
@@ -426,75 +418,42 @@ pub fn owned_document(
 
 /// A stored document, parsed, with the length of its JSON.
 fn read_document(c: &mut dyn Conn, space_id: &str, hash: &str) -> ApiResult<(Document, usize)> {
-    let body: String = c
-        .query_scalar(
-            "SELECT body FROM objects WHERE space_id = ?1 AND hash = ?2",
-            params![space_id, hash],
-        )?
+    let body = load_objects(c, space_id, &[hash])?
+        .pop()
+        .map(|(_, body)| body)
         .ok_or_else(|| DbError::Other(format!("document {hash} of space {space_id:?} is missing")))?;
     let document = serde_json::from_str(&body)
         .map_err(|e| decode_error(format_args!("document {hash} of space {space_id:?}"), e))?;
     Ok((document, body.len()))
 }
 
-/// Documents to change or consume, in the order of `hashes`, as [`owned_document`] gives one:
-/// copies of cached ones, the others read in one query and parsed in parallel (the three
-/// versions of a page at the content limits are 60 MB of JSON).
-pub fn owned_documents(
-    c: &mut dyn Conn,
-    cache: &ContentCache,
-    space_id: &str,
-    hashes: &[&str],
-) -> ApiResult<Vec<Document>> {
-    let mut cached = Vec::with_capacity(hashes.len());
-    let mut missing = Vec::new();
-    for hash in hashes {
-        let document = cache.document(&(space_id.to_string(), hash.to_string()));
-        if document.is_none() {
-            missing.push(*hash);
-        }
-        cached.push(document);
-    }
-    missing.sort_unstable();
-    missing.dedup();
-    let bodies = load_objects(c, space_id, &missing)?;
-    let parsed = parse_all(&bodies.iter().map(|(_, body)| body.as_str()).collect::<Vec<_>>());
-    let mut read: std::collections::HashMap<&str, Document> = std::collections::HashMap::new();
-    for ((hash, _), document) in bodies.iter().zip(parsed) {
-        read.insert(
-            hash,
-            document.map_err(|e| decode_error(format_args!("document {hash} of space {space_id:?}"), e))?,
-        );
-    }
-    let missing = |hash: &str| {
-        ApiError::from(DbError::Other(format!(
-            "document {hash} of space {space_id:?} is missing"
-        )))
-    };
+/// Stored documents as their JSON, in the order of `hashes`, for a merge, which takes them
+/// apart itself (most merges of a large page parse none of its versions; see
+/// `quire_content::raw_document`). Read in one query; never cached: the document cache keeps
+/// parsed documents, and reading the text again costs a fraction of parsing it.
+pub fn document_texts(c: &mut dyn Conn, space_id: &str, hashes: &[&str]) -> ApiResult<Vec<String>> {
+    let mut wanted: Vec<&str> = hashes.to_vec();
+    wanted.sort_unstable();
+    wanted.dedup();
+    let mut read: std::collections::HashMap<String, String> =
+        load_objects(c, space_id, &wanted)?.into_iter().collect();
     hashes
         .iter()
-        .zip(cached)
         .enumerate()
-        .map(|(i, (hash, cached))| match cached {
-            Some(doc) => Ok(doc.document.clone()),
-            // A hash asked for again later is copied; its last answer takes the parsed one.
-            None if hashes[i + 1..].contains(hash) => read.get(hash).cloned().ok_or_else(|| missing(hash)),
-            None => read.remove(hash).ok_or_else(|| missing(hash)),
+        .map(|(i, hash)| {
+            // A hash asked for again later is copied; its last answer takes the text.
+            let text = if hashes[i + 1..].contains(hash) {
+                read.get(*hash).cloned()
+            } else {
+                read.remove(*hash)
+            };
+            text.ok_or_else(|| {
+                ApiError::from(DbError::Other(format!(
+                    "document {hash} of space {space_id:?} is missing"
+                )))
+            })
         })
         .collect()
-}
-
-/// Parses documents' JSON, on two threads when there is enough of it to be worth one.
-fn parse_all(bodies: &[&str]) -> Vec<serde_json::Result<Document>> {
-    const WORTH_A_THREAD: usize = 1 << 20;
-    let total: usize = bodies.iter().map(|b| b.len()).sum();
-    if bodies.len() < 2 || total < WORTH_A_THREAD {
-        return bodies.iter().map(|body| serde_json::from_str(body)).collect();
-    }
-    let (left, right) = bodies.split_at(bodies.len() / 2);
-    let (mut parsed, rest) = quire_content::parallel::join(|| parse_all(left), || parse_all(right));
-    parsed.extend(rest);
-    parsed
 }
 
 /// Loads the documents of many pages at once (hash → document), for reads that need them all.
@@ -533,14 +492,7 @@ pub fn load_documents(
 
 /// Stores objects (documents, buckets); objects already stored are left alone.
 pub fn put_objects(c: &mut dyn Conn, space_id: &str, objects: &[(String, Vec<u8>)]) -> ApiResult<()> {
-    for (hash, bytes) in objects {
-        let body = String::from_utf8_lossy(bytes);
-        c.execute(
-            "INSERT INTO objects (space_id, hash, body) VALUES (?1, ?2, ?3) ON CONFLICT (space_id, hash) DO NOTHING",
-            params![space_id, hash.clone(), body.as_ref()],
-        )?;
-    }
-    Ok(())
+    super::objects::put(c, space_id, objects)
 }
 
 /// What a new revision is.
@@ -654,11 +606,37 @@ impl<'c> Loader<'c> {
         self.keep(loaded).map(|d| d.document.clone())
     }
 
-    /// Documents to take apart (a merge's versions of a page): see [`owned_documents`].
-    pub fn documents(&self, hashes: &[&str]) -> Vec<Option<Document>> {
-        let loaded = owned_documents(&mut **self.conn.borrow_mut(), self.cache, self.space_id, hashes);
+    /// Documents as stored, to take apart (a merge's versions of a page): see
+    /// [`document_texts`].
+    pub fn document_texts(&self, hashes: &[&str]) -> Vec<Option<String>> {
+        let loaded = document_texts(&mut **self.conn.borrow_mut(), self.space_id, hashes);
         match self.keep(loaded) {
             Some(documents) => documents.into_iter().map(Some).collect(),
+            None => vec![None; hashes.len()],
+        }
+    }
+
+    /// Documents' top levels (a merge's versions of a page), without the blocks stored apart;
+    /// None for a document that cannot be outlined (the merge then reads it whole).
+    pub fn outlines(&self, hashes: &[&str]) -> Vec<Option<Outline>> {
+        let loaded = super::objects::outlines(&mut **self.conn.borrow_mut(), self.space_id, hashes);
+        match self.keep(loaded) {
+            Some(found) => {
+                let mut found: std::collections::HashMap<String, Outline> = found.into_iter().collect();
+                by_hash(hashes, &mut found)
+            }
+            None => vec![None; hashes.len()],
+        }
+    }
+
+    /// The JSON of blocks stored apart, by hash.
+    pub fn blocks(&self, hashes: &[&str]) -> Vec<Option<String>> {
+        let loaded = super::objects::blocks(&mut **self.conn.borrow_mut(), self.space_id, hashes);
+        match self.keep(loaded) {
+            Some(found) => {
+                let mut found: std::collections::HashMap<String, String> = found.into_iter().collect();
+                by_hash(hashes, &mut found)
+            }
             None => vec![None; hashes.len()],
         }
     }
@@ -675,4 +653,19 @@ impl<'c> Loader<'c> {
             None => Ok(value),
         }
     }
+}
+
+/// The values of `found` in the order of `hashes`; a hash asked for twice is copied.
+fn by_hash<T: Clone>(hashes: &[&str], found: &mut std::collections::HashMap<String, T>) -> Vec<Option<T>> {
+    hashes
+        .iter()
+        .enumerate()
+        .map(|(i, hash)| {
+            if hashes[i + 1..].contains(hash) {
+                found.get(*hash).cloned()
+            } else {
+                found.remove(*hash)
+            }
+        })
+        .collect()
 }

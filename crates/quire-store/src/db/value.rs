@@ -92,6 +92,19 @@ impl<T: Clone + Into<Value>> From<&Option<T>> for Value {
     }
 }
 
+impl Value {
+    /// What kind of value it is, for messages (the value itself may be a 25 MB document).
+    fn kind(&self) -> &'static str {
+        match self {
+            Value::Null => "null",
+            Value::Int(_) => "an integer",
+            Value::Real(_) => "a real",
+            Value::Text(_) => "text",
+            Value::Blob(_) => "a blob",
+        }
+    }
+}
+
 /// A result row.
 #[derive(Debug)]
 pub struct Row(pub(crate) Vec<Value>);
@@ -112,6 +125,18 @@ impl Row {
     /// Moves the value of column `index` out of the row (no copy of text or blobs).
     pub fn take(&mut self, index: usize) -> Value {
         self.0.get_mut(index).map(std::mem::take).unwrap_or(Value::Null)
+    }
+
+    /// Moves the text of column `index` out of the row: a stored document can be 25 MB, and
+    /// [`Row::get`] copies.
+    pub fn take_text(&mut self, index: usize) -> Result<String, DbError> {
+        match self.take(index) {
+            Value::Text(text) => Ok(text),
+            other => Err(DbError::Decode {
+                column: index,
+                message: format!("expected text, found {}", other.kind()),
+            }),
+        }
     }
 
     pub fn len(&self) -> usize {
