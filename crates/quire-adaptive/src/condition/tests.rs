@@ -741,3 +741,69 @@ fn unchecked_conditions_evaluate_without_coercion() {
         assert_eq!(condition.evaluate(&claims), expected, "{source}");
     }
 }
+
+/// The messages `docs/adaptive-content.md` shows, exactly.
+#[test]
+fn documented_messages() {
+    for (source, message) in [
+        (
+            "visitor.claims.a & visitor.claims.b",
+            "unexpected token \"&\" at column 18; did you mean \"&&\"?",
+        ),
+        (
+            "(true",
+            "unexpected end of the condition at column 6; expected \")\" to close the \"(\" at column 1",
+        ),
+        (
+            "1 < 2 < 3",
+            "unexpected token \"<\" at column 7; comparisons do not chain: add parentheses",
+        ),
+        (
+            "space.vars.x",
+            "unknown name \"space\" at column 1; a condition reads visitor.claims.NAME and visitor.claims.unsigned.NAME",
+        ),
+        (
+            "visitor.claims.unsigned.bucket.FLAG",
+            "claims have no properties (\"FLAG\") at column 31; a claim is a boolean, string or number; objects are not supported",
+        ),
+        ("'abc", "unterminated string at column 1; close it with '"),
+        (
+            "010",
+            "a number does not start with 0 at column 1; write 10, not 010",
+        ),
+        (
+            &format!("{}true{}", "(".repeat(33), ")".repeat(33)),
+            "the condition nests more than 32 parentheses and negations (MAX_CONDITION_DEPTH) at column 33",
+        ),
+    ] {
+        assert_eq!(parse_error(source).to_string(), message);
+    }
+    for (source, message) in [
+        (
+            "visitor.claims.plann == 'pro'",
+            "unknown claim \"plann\" at column 1; the schema has: isBetaUser, plan, name, seats, score",
+        ),
+        (
+            "true && visitor.claims.unsigned.plan",
+            "unknown unsigned claim \"plan\" at column 9; the schema's unsigned claims are: persona, beta",
+        ),
+        (
+            "visitor.claims.plan == 'entreprise'",
+            "\"entreprise\" is not a value of visitor.claims.plan at column 24; its values are: \"free\", \"pro\", \"enterprise\"",
+        ),
+        (
+            "visitor.claims.seats == '3'",
+            "visitor.claims.seats is an integer, and \"3\" is a string: they are never equal at column 22",
+        ),
+        (
+            "visitor.claims.plan >= 'free'",
+            "\">=\" orders numbers or strings, and visitor.claims.plan is an enum, compared with ==, != or in at column 21",
+        ),
+        (
+            "visitor.claims.name",
+            "a condition is true or false, and visitor.claims.name is a string at column 1; compare it: visitor.claims.name == \"...\"",
+        ),
+    ] {
+        assert_eq!(check_error(source).to_string(), message);
+    }
+}
