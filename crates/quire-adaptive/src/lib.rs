@@ -18,6 +18,6 @@ pub mod limits;
 pub mod schema;
 pub mod templates;
 
-pub use condition::{Claims, Condition, ConditionError, ErrorKind};
+pub use condition::{Claims, Condition, ConditionError};
 pub use schema::{AdaptiveSchema, Claim, ClaimKind, SchemaError};
 pub use templates::{TemplateCondition, template_conditions};
