@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Runs the cargo-fuzz targets of quire-content (fuzz_targets/) for SECONDS each, default 60.
+# Runs the cargo-fuzz targets of quire-content and quire-adaptive (fuzz_targets/) for SECONDS
+# each, default 60.
 # Exits non-zero when a target crashed: a panic, a stack overflow, an input slower than 10 s,
 # or over 2 GB of memory; the input is then in fuzz/artifacts/<target>/, and
 # `cargo fuzz run <target> <file>` replays it.
 #
 # Works on the stable toolchain (RUSTC_BOOTSTRAP=1 lets cargo-fuzz pass its -Z flags) as on
-# nightly. No sanitizer (-s none): quire-content forbids unsafe code, so what is looked for is
+# nightly. No sanitizer (-s none): both crates forbid unsafe code, so what is looked for is
 # panics, stack overflows, time and memory, and AddressSanitizer would only slow the runs.
 # Targets run with a 2 MiB stack, the size of the server's worker threads.
 #
@@ -22,12 +23,14 @@ if ! cargo fuzz --version >/dev/null 2>&1; then
 fi
 
 export RUSTC_BOOTSTRAP=1
-targets=(markdown_to_document document_to_markdown merge3)
-# The dictionary of each target: markdown syntax, or the fields and types of JSON documents.
+targets=(markdown_to_document document_to_markdown merge3 adaptive_condition)
+# The dictionary of each target: markdown syntax, the fields and types of JSON documents, or
+# the tokens of the condition language.
 declare -A dictionaries=(
     [markdown_to_document]=dict/markdown.dict
     [document_to_markdown]=dict/json.dict
     [merge3]=dict/markdown.dict
+    [adaptive_condition]=dict/condition.dict
 )
 
 echo "== building the fuzz targets"
