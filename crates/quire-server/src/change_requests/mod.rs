@@ -16,7 +16,7 @@ use serde_json::json;
 use crate::app::App;
 use crate::auth::Caller;
 use crate::db::Conn;
-use crate::error::{ApiError, ApiResult};
+use crate::error::{ApiError, ApiResult, ErrorEnvelope};
 use crate::events::{self, Event, Kind};
 use crate::extract::{OptionalJson, Path};
 use crate::paths::{ChangeRequestPath, SpacePath};
@@ -179,6 +179,7 @@ struct UpdateChangeRequest {
     responses(
         (status = 200, description = "The change request as updated.", body = ChangeRequestJson),
         (status = 204, description = "Updated; sent for `Prefer: return=minimal`."),
+        (status = 409, description = "The change request is merged and can no longer change.", body = ErrorEnvelope),
     ),
     security(("token" = ["space:content:write"]))
 )]

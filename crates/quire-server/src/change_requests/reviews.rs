@@ -13,7 +13,7 @@ use super::model::{self, ChangeRequest};
 use crate::app::App;
 use crate::auth::Caller;
 use crate::db::{Args, Conn, Row};
-use crate::error::{ApiError, ApiResult};
+use crate::error::{ApiError, ApiResult, ErrorEnvelope};
 use crate::events::{self, Event, Kind};
 use crate::extract::{FromQuery, Json, Path, Query, QueryOf};
 use crate::paging::{List, Page, Paging};
@@ -197,7 +197,10 @@ pub struct RequestedReviewers {
     summary = "Request reviewers on a change request",
     params(ChangeRequestPath),
     request_body = RequestReviewers,
-    responses((status = 200, description = "The reviewers requested.", body = RequestedReviewers)),
+    responses(
+        (status = 200, description = "The reviewers requested.", body = RequestedReviewers),
+        (status = 409, description = "The change request is merged or archived.", body = ErrorEnvelope),
+    ),
     security(("token" = ["space:content:write"]))
 )]
 pub async fn request_reviewers(
@@ -613,7 +616,10 @@ pub struct SubmitReview {
     summary = "Review a change request",
     params(ChangeRequestPath),
     request_body = SubmitReview,
-    responses((status = 201, description = "The review.", body = ReviewJson)),
+    responses(
+        (status = 201, description = "The review.", body = ReviewJson),
+        (status = 409, description = "The change request is merged or archived: it can no longer be reviewed.", body = ErrorEnvelope),
+    ),
     security(("token" = ["space:content:write"]))
 )]
 pub async fn submit_review(

@@ -24,7 +24,7 @@ use crate::app::App;
 use crate::auth::Caller;
 use crate::change_requests::ChangeRequest;
 use crate::db::Conn;
-use crate::error::{ApiError, ApiResult};
+use crate::error::{ApiError, ApiResult, ErrorEnvelope};
 use crate::extract::{Json, Path};
 use crate::paths::SpacePath;
 use crate::permissions::SpaceAction;
@@ -293,7 +293,10 @@ pub struct ApplyTemplate {
         description = "The template to apply (as `template` of a new space: `{\"template\": \"...\"}` or \
                        an OpenAPI template), with an optional `changeRequestId` to apply it there instead of main."
     ),
-    responses((status = 204, description = "The template is applied.")),
+    responses(
+        (status = 204, description = "The template is applied."),
+        (status = 409, description = "The content changed meanwhile: retry.", body = ErrorEnvelope),
+    ),
     security(("token" = ["space:content:write"]))
 )]
 pub async fn apply_template(

@@ -21,7 +21,7 @@ use crate::app::App;
 use crate::auth::Caller;
 use crate::change_requests::{self, ChangeRequest, ChangeRequestJson};
 use crate::db::{Conn, for_update};
-use crate::error::{ApiError, ApiResult};
+use crate::error::{ApiError, ApiResult, ErrorEnvelope};
 use crate::extract::{FromQuery, Json, Path, Query, QueryOf};
 use crate::paths::ChangeRequestPath;
 use crate::permissions::SpaceAction;
@@ -373,7 +373,10 @@ fn check_content_type(content_type: &str) -> Result<(), String> {
     summary = "Write a batch of changes to a change request's content",
     params(ChangeRequestPath, UpdateContentQuery),
     request_body = UpdateContentBody,
-    responses((status = 200, description = "The change request after the batch; with `compat=false`, also what each change affected and the files inserted.", body = UpdateResponse)),
+    responses(
+        (status = 200, description = "The change request after the batch; with `compat=false`, also what each change affected and the files inserted.", body = UpdateResponse),
+        (status = 409, description = "The change request is merged or archived: its content can no longer change.", body = ErrorEnvelope),
+    ),
     security(("token" = ["space:content:write"]))
 )]
 pub async fn update_content(
