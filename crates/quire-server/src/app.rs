@@ -10,9 +10,10 @@ use axum::extract::{DefaultBodyLimit, MatchedPath, Request, State};
 use axum::http::{HeaderValue, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
 use tower_http::catch_panic::CatchPanicLayer;
 use tracing::Instrument;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 use crate::db::Db;
 use crate::error::{ApiError, error_response};
@@ -62,6 +63,8 @@ pub struct AppInner {
     pub orgs: crate::orgs::cache::OrgCache,
     /// Request counts per token and client address; None when there is no limit.
     pub limiter: Option<crate::ratelimit::RateLimiter>,
+    /// The route table (each route's token scope) and the OpenAPI document, set by [`router`].
+    pub api: std::sync::OnceLock<crate::openapi::Api>,
 }
 
 impl Deref for App {
@@ -93,36 +96,23 @@ impl App {
             tokens: crate::auth::TokenCache::default(),
             spaces: crate::spaces::cache::SpaceCache::default(),
             orgs: crate::orgs::cache::OrgCache::default(),
+            api: std::sync::OnceLock::new(),
         }))
     }
 }
 
 const REQUEST_ID: &str = "x-request-id";
 
-/// The whole HTTP surface of quire.
+/// The whole HTTP surface of quire. Panics when a route does not declare its access (see
+/// [`crate::openapi`]): a build that cannot tell which scope a route needs must not serve.
 pub fn router(app: App) -> Router {
-    let api = Router::new()
-        .merge(crate::users::routes())
-        .merge(crate::tokens::routes())
-        .merge(crate::orgs::routes())
-        .merge(crate::members::routes())
-        .merge(crate::teams::routes())
-        .merge(crate::invites::routes())
-        .merge(crate::collections::routes())
-        .merge(crate::spaces::routes())
-        .merge(crate::grants::routes())
-        .merge(crate::change_requests::routes())
-        .merge(crate::content::routes())
-        .merge(crate::files::routes())
-        .merge(crate::comments::routes())
-        .merge(crate::search::routes())
-        .merge(crate::links::routes());
-    let router = Router::new()
-        .route("/", get(crate::home::page))
-        .route("/healthz", get(healthz))
-        .route("/readyz", get(readyz))
-        .route("/metrics", get(metrics))
-        .merge(api)
+    let (routes, doc) = crate::openapi::routes().split_for_parts();
+    let api = crate::openapi::Api::new(&doc, app.urls.base())
+        .unwrap_or_else(|e| panic!("refusing to build the router: {e}"));
+    // Every router of one process is built from the same annotations, so a second call finds
+    // the same table already set.
+    let _ = app.api.set(api);
+    let router = routes
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(app.settings.max_body_bytes))
@@ -237,10 +227,44 @@ async fn method_not_allowed(req: Request) -> ApiError {
     )
 }
 
-async fn healthz() -> impl IntoResponse {
-    axum::Json(serde_json::json!({ "status": "ok" }))
+/// The service's routes: the home page, health, readiness and metrics. All public.
+pub(crate) fn service_routes() -> OpenApiRouter<App> {
+    OpenApiRouter::default()
+        .routes(routes!(crate::home::page))
+        .routes(routes!(healthz))
+        .routes(routes!(readyz))
+        .routes(routes!(metrics))
 }
 
+/// The answer of `/healthz` and `/readyz`.
+#[derive(serde::Serialize, utoipa::ToSchema)]
+pub struct Health {
+    /// `ok` (alive) or `ready` (the database and the file store answer).
+    status: &'static str,
+}
+
+/// Liveness
+#[utoipa::path(
+    get,
+    path = "/healthz",
+    tag = "Service",
+    description = "Answers while the process serves requests; checks nothing else.",
+    responses((status = 200, description = "The process is alive.", body = Health)),
+    security(())
+)]
+async fn healthz() -> axum::Json<Health> {
+    axum::Json(Health { status: "ok" })
+}
+
+/// Readiness
+#[utoipa::path(
+    get,
+    path = "/readyz",
+    tag = "Service",
+    description = "Answers 200 when the database and the file store answer, 503 otherwise.",
+    responses((status = 200, description = "Ready to serve.", body = Health)),
+    security(())
+)]
 async fn readyz(State(app): State<App>) -> Response {
     let ping = app.db.read_blocking(|c| c.query("SELECT 1", &[]).map(drop)).await;
     if let Err(e) = ping {
@@ -251,9 +275,18 @@ async fn readyz(State(app): State<App>) -> Response {
     if app.blobs.check().await.is_err() {
         return error_response(StatusCode::SERVICE_UNAVAILABLE, "the file store is not reachable");
     }
-    axum::Json(serde_json::json!({ "status": "ready" })).into_response()
+    axum::Json(Health { status: "ready" }).into_response()
 }
 
+/// Prometheus metrics
+#[utoipa::path(
+    get,
+    path = "/metrics",
+    tag = "Service",
+    description = "Request counts and latencies by route and status, in Prometheus' text format.",
+    responses((status = 200, description = "The metrics.", content_type = "text/plain", body = String)),
+    security(())
+)]
 async fn metrics(State(app): State<App>) -> impl IntoResponse {
     (
         [(axum::http::header::CONTENT_TYPE, "text/plain; version=0.0.4")],
@@ -265,6 +298,7 @@ async fn metrics(State(app): State<App>) -> impl IntoResponse {
 mod tests {
     use axum::body::Body;
     use axum::http::Request;
+    use axum::routing::get;
     use tower::ServiceExt;
 
     use super::*;

@@ -114,21 +114,24 @@ impl RetryHint for ApiError {
     }
 }
 
-#[derive(Serialize)]
-struct Envelope<'a> {
-    error: Body<'a>,
+/// The body of every error answer: `{"error": {"code": 404, "message": "..."}}`.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct ErrorEnvelope<'a> {
+    error: ErrorBody<'a>,
 }
 
-#[derive(Serialize)]
-struct Body<'a> {
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct ErrorBody<'a> {
+    /// The HTTP status, repeated.
     code: u16,
+    /// What went wrong, for a person: names the parameter or field at fault.
     message: &'a str,
 }
 
 /// The JSON body of an error response, for the layers that build responses themselves.
 pub fn error_response(status: StatusCode, message: &str) -> Response {
-    let body = serde_json::to_vec(&Envelope {
-        error: Body {
+    let body = serde_json::to_vec(&ErrorEnvelope {
+        error: ErrorBody {
             code: status.as_u16(),
             message,
         },

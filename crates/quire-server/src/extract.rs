@@ -181,7 +181,27 @@ impl Query {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// A query string read into a typed struct. The struct reads the pairs with [`Query`]'s
+/// accessors, so each parameter keeps its precise 400; it derives `IntoParams` for the
+/// OpenAPI document.
+pub trait FromQuery: Sized {
+    fn from_query(query: &Query) -> Result<Self, ApiError>;
+}
+
+/// Extracts a [`FromQuery`] struct.
+pub struct QueryOf<T>(pub T);
+
+impl<T: FromQuery, S: Send + Sync> FromRequestParts<S> for QueryOf<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        T::from_query(&Query::parse(parts.uri.query().unwrap_or(""))).map(QueryOf)
+    }
+}
+
+/// The order of a list by its time: `asc` or `desc` (the default).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, utoipa::ToSchema)]
+#[schema(rename_all = "lowercase")]
 pub enum Order {
     Asc,
     Desc,
@@ -270,17 +290,9 @@ where
     }
 }
 
-/// Path parameters by name, for handlers mounted on several routes whose parameters differ
-/// (a space's comments and a change request's comments share handlers).
-pub type PathParams = Path<std::collections::HashMap<String, String>>;
-
 /// One named path parameter; a route without it is a wiring mistake, answered as a bad request.
-pub fn param<'a>(
-    params: &'a std::collections::HashMap<String, String>,
-    name: &str,
-) -> Result<&'a str, ApiError> {
+pub fn param<'a>(params: &'a crate::paths::RouteIds, name: &str) -> Result<&'a str, ApiError> {
     params
         .get(name)
-        .map(String::as_str)
         .ok_or_else(|| ApiError::bad_request(format!("missing path parameter {name}")))
 }

@@ -5,12 +5,10 @@
 use std::net::IpAddr;
 use std::time::Duration;
 
-use axum::Router;
 use axum::body::Body;
 use axum::extract::State;
 use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
 use bytes::Bytes;
 use futures_util::StreamExt;
 use quire_content::buckets::content_hash;
@@ -18,7 +16,7 @@ use quire_content::tree::{Dimensions, FileEntry};
 
 use crate::app::App;
 use crate::error::{ApiError, ApiResult};
-use crate::extract::{Path, Query};
+use crate::extract::{FromQuery, Path, Query, QueryOf};
 use crate::urls::Urls;
 use crate::{clock, ids, signing};
 
@@ -29,10 +27,13 @@ pub const MAX_FETCH_BYTES: usize = 25 * 1024 * 1024;
 /// How long a download URL works.
 const URL_LIFETIME_SECS: i64 = 3600;
 
+use crate::paths::BlobPath;
 pub use quire_blobs::BlobStore;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
-pub fn routes() -> Router<App> {
-    Router::new().route("/blobs/{spaceId}/{hash}/{name}", get(download))
+pub fn routes() -> OpenApiRouter<App> {
+    OpenApiRouter::default().routes(routes!(download))
 }
 
 fn download_message(space_id: &str, hash: &str, name: &str, content_type: &str, expires: i64) -> String {
@@ -64,16 +65,52 @@ pub fn download_url(
     )
 }
 
+/// The query of a signed download URL, as [`download_url`] writes it. A missing or malformed
+/// part is an invalid link (404), never a 400: the URL is opaque to its holder.
+#[derive(utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct DownloadQuery {
+    /// The content type the file is served with.
+    #[param(rename = "ct")]
+    content_type: String,
+    /// When the link expires, in Unix seconds.
+    #[param(rename = "e")]
+    expires: i64,
+    /// The signature of the link.
+    #[param(rename = "s")]
+    signature: String,
+}
+
+impl FromQuery for DownloadQuery {
+    fn from_query(query: &Query) -> ApiResult<DownloadQuery> {
+        Ok(DownloadQuery {
+            content_type: query.str("ct").unwrap_or_default().to_string(),
+            expires: query.str("e").and_then(|e| e.parse().ok()).unwrap_or(0),
+            signature: query.str("s").unwrap_or_default().to_string(),
+        })
+    }
+}
+
+#[utoipa::path(
+    get,
+    path = "/blobs/{spaceId}/{hash}/{name}",
+    tag = "Files",
+    summary = "Download a file by its signed URL",
+    params(BlobPath, DownloadQuery),
+    responses((status = 200, description = "The file's bytes, with its content type.", content_type = "application/octet-stream", body = Vec<u8>)),
+    security(())
+)]
 async fn download(
     State(app): State<App>,
-    Path((space_id, hash, name)): Path<(String, String, String)>,
-    query: Query,
+    Path(BlobPath { space_id, hash, name }): Path<BlobPath>,
+    QueryOf(DownloadQuery {
+        content_type,
+        expires,
+        signature,
+    }): QueryOf<DownloadQuery>,
 ) -> ApiResult<Response> {
-    let content_type = query.str("ct").unwrap_or_default().to_string();
-    let expires: i64 = query.str("e").and_then(|e| e.parse().ok()).unwrap_or(0);
-    let signature = query.str("s").unwrap_or_default();
     let message = download_message(&space_id, &hash, &name, &content_type, expires);
-    let valid = signing::verify(&app.signing_key, &message, signature);
+    let valid = signing::verify(&app.signing_key, &message, &signature);
     if !valid || expires < clock::now_ms() / 1000 {
         return Err(ApiError::not_found(
             "this download link is invalid or has expired",

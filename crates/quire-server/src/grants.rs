@@ -1,10 +1,8 @@
 //! Access grants on spaces and collections: invite users and teams with a role, list, change and
 //! remove them. Users invited who are not in the organization join it as guests.
 
-use axum::Router;
 use axum::extract::State;
 use axum::http::StatusCode;
-use axum::routing::{get, patch, post};
 use serde::{Deserialize, Serialize};
 
 use crate::app::App;
@@ -12,49 +10,33 @@ use crate::auth::Caller;
 use crate::collections;
 use crate::db::{Args, Conn};
 use crate::error::{ApiError, ApiResult};
-use crate::extract::{Json, Patch, Path, Query};
+use crate::extract::{Json, Patch, Path, QueryOf};
 use crate::members;
-use crate::paging::{List, Page};
+use crate::paging::{List, Page, Paging};
+use crate::paths::{
+    CollectionPath, CollectionTeamPath, CollectionUserPath, SpacePath, SpaceTeamPath, SpaceUserPath,
+};
 use crate::permissions::{CollectionAction, Role, SpaceAction};
 use crate::siblings::Kind;
 use crate::spaces;
 use crate::teams::{self, TeamJson};
 use crate::users::{User, UserCols, UserJson};
 use crate::{clock, orgs, params};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
-pub fn routes() -> Router<App> {
-    Router::new()
-        .route("/v1/spaces/{spaceId}/permissions", post(invite_space))
-        .route("/v1/spaces/{spaceId}/permissions/users", get(list_users_space))
-        .route("/v1/spaces/{spaceId}/permissions/teams", get(list_teams_space))
-        .route(
-            "/v1/spaces/{spaceId}/permissions/users/{userId}",
-            patch(update_user_space).delete(remove_user_space),
-        )
-        .route(
-            "/v1/spaces/{spaceId}/permissions/teams/{teamId}",
-            patch(update_team_space).delete(remove_team_space),
-        )
-        .route(
-            "/v1/collections/{collectionId}/permissions",
-            post(invite_collection),
-        )
-        .route(
-            "/v1/collections/{collectionId}/permissions/users",
-            get(list_users_collection),
-        )
-        .route(
-            "/v1/collections/{collectionId}/permissions/teams",
-            get(list_teams_collection),
-        )
-        .route(
-            "/v1/collections/{collectionId}/permissions/users/{userId}",
-            patch(update_user_collection).delete(remove_user_collection),
-        )
-        .route(
-            "/v1/collections/{collectionId}/permissions/teams/{teamId}",
-            patch(update_team_collection).delete(remove_team_collection),
-        )
+pub fn routes() -> OpenApiRouter<App> {
+    OpenApiRouter::default()
+        .routes(routes!(invite_space))
+        .routes(routes!(list_users_space))
+        .routes(routes!(list_teams_space))
+        .routes(routes!(update_user_space, remove_user_space))
+        .routes(routes!(update_team_space, remove_team_space))
+        .routes(routes!(invite_collection))
+        .routes(routes!(list_users_collection))
+        .routes(routes!(list_teams_collection))
+        .routes(routes!(update_user_collection, remove_user_collection))
+        .routes(routes!(update_team_collection, remove_team_collection))
 }
 
 /// A space or collection whose access is being read or changed.
@@ -123,10 +105,12 @@ fn parse_role(value: &Patch<String>) -> ApiResult<Option<Role>> {
     }
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(as = GrantBody)]
 struct InviteBody {
     #[serde(default)]
+    #[schema(value_type = Option<String>)]
     role: Patch<String>,
     #[serde(default)]
     users: Vec<String>,
@@ -222,10 +206,12 @@ fn set_grant(c: &mut dyn Conn, target: &Target, holder: Holder<'_>, role: Option
     Ok(())
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(as = GrantRoleBody)]
 struct RoleBody {
     #[serde(default)]
+    #[schema(value_type = Option<String>)]
     role: Patch<String>,
 }
 
@@ -296,13 +282,13 @@ impl HolderId {
     }
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 struct UserPermission {
     permission: Role,
     user: UserJson,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 struct TeamPermission {
     permission: Role,
     team: TeamJson,
@@ -320,9 +306,9 @@ async fn list_users(
     caller: Caller,
     app: App,
     id: String,
-    query: Query,
+    paging: Paging,
 ) -> ApiResult<axum::Json<List<UserPermission>>> {
-    let page = Page::from_query(&query, format!("grants-users:{id}"))?;
+    let page = Page::new(&paging, format!("grants-users:{id}"))?;
     let list = app
         .db
         .read(move |c| {
@@ -368,9 +354,9 @@ async fn list_teams(
     caller: Caller,
     app: App,
     id: String,
-    query: Query,
+    paging: Paging,
 ) -> ApiResult<axum::Json<List<TeamPermission>>> {
-    let page = Page::from_query(&query, format!("grants-teams:{id}"))?;
+    let page = Page::new(&paging, format!("grants-teams:{id}"))?;
     let (standing, list) = app
         .db
         .read(move |c| {
@@ -412,124 +398,280 @@ async fn list_teams(
     })))
 }
 
+#[utoipa::path(
+    post,
+    path = "/v1/spaces/{spaceId}/permissions",
+    tag = "Permissions",
+    summary = "Give users and teams a role on a space",
+    params(SpacePath),
+    request_body = InviteBody,
+    responses((status = 204, description = "The grants are made (users outside the organization join it as guests).")),
+    security(("token" = ["space:metadata:write"]))
+)]
 async fn invite_space(
     caller: Caller,
     State(app): State<App>,
-    Path(id): Path<String>,
+    Path(SpacePath { space_id: id }): Path<SpacePath>,
     Json(body): Json<InviteBody>,
 ) -> ApiResult<StatusCode> {
     invite(Kind::Space, caller, app, id, body).await
 }
 
+#[utoipa::path(
+    post,
+    path = "/v1/collections/{collectionId}/permissions",
+    tag = "Permissions",
+    summary = "Give users and teams a role on a collection",
+    params(CollectionPath),
+    request_body = InviteBody,
+    responses((status = 204, description = "The grants are made (users outside the organization join it as guests).")),
+    security(("token" = ["space:metadata:write"]))
+)]
 async fn invite_collection(
     caller: Caller,
     State(app): State<App>,
-    Path(id): Path<String>,
+    Path(CollectionPath { collection_id: id }): Path<CollectionPath>,
     Json(body): Json<InviteBody>,
 ) -> ApiResult<StatusCode> {
     invite(Kind::Collection, caller, app, id, body).await
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/spaces/{spaceId}/permissions/users",
+    tag = "Permissions",
+    summary = "List the users with a role on a space",
+    params(SpacePath, Paging),
+    responses((status = 200, description = "The users and their roles.", body = List<UserPermission>)),
+    security(("token" = ["space:metadata:read"]))
+)]
 async fn list_users_space(
     caller: Caller,
     State(app): State<App>,
-    Path(id): Path<String>,
-    query: Query,
+    Path(SpacePath { space_id: id }): Path<SpacePath>,
+    QueryOf(paging): QueryOf<Paging>,
 ) -> ApiResult<axum::Json<List<UserPermission>>> {
-    list_users(Kind::Space, caller, app, id, query).await
+    list_users(Kind::Space, caller, app, id, paging).await
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/collections/{collectionId}/permissions/users",
+    tag = "Permissions",
+    summary = "List the users with a role on a collection",
+    params(CollectionPath, Paging),
+    responses((status = 200, description = "The users and their roles.", body = List<UserPermission>)),
+    security(("token" = ["space:metadata:read"]))
+)]
 async fn list_users_collection(
     caller: Caller,
     State(app): State<App>,
-    Path(id): Path<String>,
-    query: Query,
+    Path(CollectionPath { collection_id: id }): Path<CollectionPath>,
+    QueryOf(paging): QueryOf<Paging>,
 ) -> ApiResult<axum::Json<List<UserPermission>>> {
-    list_users(Kind::Collection, caller, app, id, query).await
+    list_users(Kind::Collection, caller, app, id, paging).await
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/spaces/{spaceId}/permissions/teams",
+    tag = "Permissions",
+    summary = "List the teams with a role on a space",
+    params(SpacePath, Paging),
+    responses((status = 200, description = "The teams and their roles.", body = List<TeamPermission>)),
+    security(("token" = ["space:metadata:read"]))
+)]
 async fn list_teams_space(
     caller: Caller,
     State(app): State<App>,
-    Path(id): Path<String>,
-    query: Query,
+    Path(SpacePath { space_id: id }): Path<SpacePath>,
+    QueryOf(paging): QueryOf<Paging>,
 ) -> ApiResult<axum::Json<List<TeamPermission>>> {
-    list_teams(Kind::Space, caller, app, id, query).await
+    list_teams(Kind::Space, caller, app, id, paging).await
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/collections/{collectionId}/permissions/teams",
+    tag = "Permissions",
+    summary = "List the teams with a role on a collection",
+    params(CollectionPath, Paging),
+    responses((status = 200, description = "The teams and their roles.", body = List<TeamPermission>)),
+    security(("token" = ["space:metadata:read"]))
+)]
 async fn list_teams_collection(
     caller: Caller,
     State(app): State<App>,
-    Path(id): Path<String>,
-    query: Query,
+    Path(CollectionPath { collection_id: id }): Path<CollectionPath>,
+    QueryOf(paging): QueryOf<Paging>,
 ) -> ApiResult<axum::Json<List<TeamPermission>>> {
-    list_teams(Kind::Collection, caller, app, id, query).await
+    list_teams(Kind::Collection, caller, app, id, paging).await
 }
 
+#[utoipa::path(
+    patch,
+    path = "/v1/spaces/{spaceId}/permissions/users/{userId}",
+    tag = "Permissions",
+    summary = "Change or remove a user's role on a space",
+    params(SpaceUserPath),
+    request_body = RoleBody,
+    responses((status = 204, description = "The grant is changed.")),
+    security(("token" = ["space:metadata:write"]))
+)]
 async fn update_user_space(
     caller: Caller,
     State(app): State<App>,
-    Path((id, user)): Path<(String, String)>,
+    Path(SpaceUserPath {
+        space_id: id,
+        user_id: user,
+    }): Path<SpaceUserPath>,
     Json(body): Json<RoleBody>,
 ) -> ApiResult<StatusCode> {
     update(Kind::Space, caller, app, id, HolderId::User(user), body).await
 }
 
+#[utoipa::path(
+    patch,
+    path = "/v1/collections/{collectionId}/permissions/users/{userId}",
+    tag = "Permissions",
+    summary = "Change or remove a user's role on a collection",
+    params(CollectionUserPath),
+    request_body = RoleBody,
+    responses((status = 204, description = "The grant is changed.")),
+    security(("token" = ["space:metadata:write"]))
+)]
 async fn update_user_collection(
     caller: Caller,
     State(app): State<App>,
-    Path((id, user)): Path<(String, String)>,
+    Path(CollectionUserPath {
+        collection_id: id,
+        user_id: user,
+    }): Path<CollectionUserPath>,
     Json(body): Json<RoleBody>,
 ) -> ApiResult<StatusCode> {
     update(Kind::Collection, caller, app, id, HolderId::User(user), body).await
 }
 
+#[utoipa::path(
+    patch,
+    path = "/v1/spaces/{spaceId}/permissions/teams/{teamId}",
+    tag = "Permissions",
+    summary = "Change or remove a team's role on a space",
+    params(SpaceTeamPath),
+    request_body = RoleBody,
+    responses((status = 204, description = "The grant is changed.")),
+    security(("token" = ["space:metadata:write"]))
+)]
 async fn update_team_space(
     caller: Caller,
     State(app): State<App>,
-    Path((id, team)): Path<(String, String)>,
+    Path(SpaceTeamPath {
+        space_id: id,
+        team_id: team,
+    }): Path<SpaceTeamPath>,
     Json(body): Json<RoleBody>,
 ) -> ApiResult<StatusCode> {
     update(Kind::Space, caller, app, id, HolderId::Team(team), body).await
 }
 
+#[utoipa::path(
+    patch,
+    path = "/v1/collections/{collectionId}/permissions/teams/{teamId}",
+    tag = "Permissions",
+    summary = "Change or remove a team's role on a collection",
+    params(CollectionTeamPath),
+    request_body = RoleBody,
+    responses((status = 204, description = "The grant is changed.")),
+    security(("token" = ["space:metadata:write"]))
+)]
 async fn update_team_collection(
     caller: Caller,
     State(app): State<App>,
-    Path((id, team)): Path<(String, String)>,
+    Path(CollectionTeamPath {
+        collection_id: id,
+        team_id: team,
+    }): Path<CollectionTeamPath>,
     Json(body): Json<RoleBody>,
 ) -> ApiResult<StatusCode> {
     update(Kind::Collection, caller, app, id, HolderId::Team(team), body).await
 }
 
+#[utoipa::path(
+    delete,
+    path = "/v1/spaces/{spaceId}/permissions/users/{userId}",
+    tag = "Permissions",
+    summary = "Remove a user's role on a space",
+    params(SpaceUserPath),
+    responses((status = 204, description = "The grant is gone.")),
+    security(("token" = ["space:metadata:write"]))
+)]
 async fn remove_user_space(
     caller: Caller,
     State(app): State<App>,
-    Path((id, user)): Path<(String, String)>,
+    Path(SpaceUserPath {
+        space_id: id,
+        user_id: user,
+    }): Path<SpaceUserPath>,
 ) -> ApiResult<StatusCode> {
     remove(Kind::Space, caller, app, id, HolderId::User(user)).await
 }
 
+#[utoipa::path(
+    delete,
+    path = "/v1/collections/{collectionId}/permissions/users/{userId}",
+    tag = "Permissions",
+    summary = "Remove a user's role on a collection",
+    params(CollectionUserPath),
+    responses((status = 204, description = "The grant is gone.")),
+    security(("token" = ["space:metadata:write"]))
+)]
 async fn remove_user_collection(
     caller: Caller,
     State(app): State<App>,
-    Path((id, user)): Path<(String, String)>,
+    Path(CollectionUserPath {
+        collection_id: id,
+        user_id: user,
+    }): Path<CollectionUserPath>,
 ) -> ApiResult<StatusCode> {
     remove(Kind::Collection, caller, app, id, HolderId::User(user)).await
 }
 
+#[utoipa::path(
+    delete,
+    path = "/v1/spaces/{spaceId}/permissions/teams/{teamId}",
+    tag = "Permissions",
+    summary = "Remove a team's role on a space",
+    params(SpaceTeamPath),
+    responses((status = 204, description = "The grant is gone.")),
+    security(("token" = ["space:metadata:write"]))
+)]
 async fn remove_team_space(
     caller: Caller,
     State(app): State<App>,
-    Path((id, team)): Path<(String, String)>,
+    Path(SpaceTeamPath {
+        space_id: id,
+        team_id: team,
+    }): Path<SpaceTeamPath>,
 ) -> ApiResult<StatusCode> {
     remove(Kind::Space, caller, app, id, HolderId::Team(team)).await
 }
 
+#[utoipa::path(
+    delete,
+    path = "/v1/collections/{collectionId}/permissions/teams/{teamId}",
+    tag = "Permissions",
+    summary = "Remove a team's role on a collection",
+    params(CollectionTeamPath),
+    responses((status = 204, description = "The grant is gone.")),
+    security(("token" = ["space:metadata:write"]))
+)]
 async fn remove_team_collection(
     caller: Caller,
     State(app): State<App>,
-    Path((id, team)): Path<(String, String)>,
+    Path(CollectionTeamPath {
+        collection_id: id,
+        team_id: team,
+    }): Path<CollectionTeamPath>,
 ) -> ApiResult<StatusCode> {
     remove(Kind::Collection, caller, app, id, HolderId::Team(team)).await
 }

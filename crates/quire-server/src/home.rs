@@ -7,8 +7,17 @@ use axum::response::IntoResponse;
 
 use crate::app::App;
 
-/// The page. It names only routes that exist: the API has no OpenAPI description
-/// (`/v1/openapi.json`) nor reader site yet, so neither is linked.
+/// The home page
+///
+/// It names only routes that exist: the reader site does not yet, so it is not linked.
+#[utoipa::path(
+    get,
+    path = "/",
+    tag = "Service",
+    description = "A small HTML page saying what answers here and where to go.",
+    responses((status = 200, description = "The page.", content_type = "text/html", body = String)),
+    security(())
+)]
 pub async fn page(State(app): State<App>) -> impl IntoResponse {
     let api = escape(&app.urls.api(""));
     let version = env!("CARGO_PKG_VERSION");
@@ -33,6 +42,7 @@ pub async fn page(State(app): State<App>) -> impl IntoResponse {
 <li><a href="/healthz"><code>/healthz</code></a>: liveness</li>
 <li><a href="/readyz"><code>/readyz</code></a>: readiness (the database answers)</li>
 <li><a href="/metrics"><code>/metrics</code></a>: Prometheus metrics</li>
+<li><a href="/v1/openapi.json"><code>/v1/openapi.json</code></a>: the OpenAPI 3.1 description of the API</li>
 </ul>
 </body>
 </html>

@@ -1,11 +1,9 @@
 //! Invite links: a secret link that lets whoever follows it join an organization with a role, or
 //! get a level of access to one space or collection (joining the organization as a guest).
 
-use axum::Router;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::IntoResponse;
-use axum::routing::{get, post};
 use serde::{Deserialize, Serialize};
 
 use crate::app::App;
@@ -13,28 +11,22 @@ use crate::auth::Caller;
 use crate::collections::{self, CollectionJson};
 use crate::db::{Args, Conn, Row};
 use crate::error::{ApiError, ApiResult};
-use crate::extract::{Json, Patch, Path, Query};
+use crate::extract::{Json, Patch, Path, QueryOf};
 use crate::members;
 use crate::orgs::{self, OrgFor};
-use crate::paging::{List, Page};
+use crate::paging::{List, Page, Paging};
+use crate::paths::{InvitePath, OrgPath};
 use crate::permissions::{CollectionAction, OrgAction, Role, SpaceAction, Standing};
 use crate::spaces::{self, SpaceJson};
 use crate::{clock, ids, params};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
-pub fn routes() -> Router<App> {
-    Router::new()
-        .route(
-            "/v1/orgs/{organizationId}/link-invites",
-            get(list_invites).post(create_invite),
-        )
-        .route(
-            "/v1/orgs/{organizationId}/link-invites/{inviteId}",
-            get(get_invite).patch(update_invite).delete(delete_invite),
-        )
-        .route(
-            "/v1/orgs/{organizationId}/invites/{inviteId}",
-            post(join_with_invite),
-        )
+pub fn routes() -> OpenApiRouter<App> {
+    OpenApiRouter::default()
+        .routes(routes!(list_invites, create_invite))
+        .routes(routes!(get_invite, update_invite, delete_invite))
+        .routes(routes!(join_with_invite))
 }
 
 /// Invite ids are the secret of the link: longer than other ids.
@@ -89,7 +81,7 @@ fn load(c: &mut dyn Conn, org_id: &str, invite_id: &str) -> ApiResult<Invite> {
 }
 
 /// The wire invite: `role` for an organization invite, `level` and the target otherwise.
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 struct InviteJson {
     object: &'static str,
@@ -184,13 +176,24 @@ fn require_manage(c: &mut dyn Conn, org: &OrgFor, invite: &Invite, caller: &str)
     Ok(())
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/orgs/{organizationId}/link-invites",
+    tag = "Organizations",
+    summary = "List the invite links of an organization",
+    params(OrgPath, Paging),
+    responses((status = 200, description = "The invite links.", body = List<InviteJson>)),
+    security(("token" = ["org:read"]))
+)]
 async fn list_invites(
     caller: Caller,
     State(app): State<App>,
-    Path(org_id): Path<String>,
-    query: Query,
+    Path(OrgPath {
+        organization_id: org_id,
+    }): Path<OrgPath>,
+    QueryOf(paging): QueryOf<Paging>,
 ) -> ApiResult<axum::Json<List<InviteJson>>> {
-    let page = Page::from_query(&query, format!("invites:{org_id}"))?;
+    let page = Page::new(&paging, format!("invites:{org_id}"))?;
     let app2 = app.clone();
     let list = app
         .db
@@ -223,12 +226,14 @@ async fn list_invites(
     Ok(axum::Json(list))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct CreateInvite {
     #[serde(default)]
+    #[schema(value_type = Option<String>)]
     role: Patch<String>,
     #[serde(default)]
+    #[schema(value_type = Option<String>)]
     level: Patch<String>,
     space: Option<String>,
     collection: Option<String>,
@@ -242,10 +247,22 @@ fn role_field(field: &str, value: &Patch<String>) -> ApiResult<Option<Role>> {
     }
 }
 
+#[utoipa::path(
+    post,
+    path = "/v1/orgs/{organizationId}/link-invites",
+    tag = "Organizations",
+    summary = "Create an invite link",
+    params(OrgPath),
+    request_body = CreateInvite,
+    responses((status = 201, description = "The new invite link; its id is the link's secret.", body = InviteJson)),
+    security(("token" = ["org:write"]))
+)]
 async fn create_invite(
     caller: Caller,
     State(app): State<App>,
-    Path(org_id): Path<String>,
+    Path(OrgPath {
+        organization_id: org_id,
+    }): Path<OrgPath>,
     Json(body): Json<CreateInvite>,
 ) -> ApiResult<impl IntoResponse> {
     let (kind, target, role) = match (&body.space, &body.collection) {
@@ -308,10 +325,22 @@ async fn create_invite(
 }
 
 /// Anyone holding an invite's id may read it: the id is the secret the link carries.
+#[utoipa::path(
+    get,
+    path = "/v1/orgs/{organizationId}/link-invites/{inviteId}",
+    tag = "Organizations",
+    summary = "Get an invite link",
+    params(InvitePath),
+    responses((status = 200, description = "The invite link.", body = InviteJson)),
+    security(("token" = ["org:read"]))
+)]
 async fn get_invite(
     caller: Caller,
     State(app): State<App>,
-    Path((org_id, invite_id)): Path<(String, String)>,
+    Path(InvitePath {
+        organization_id: org_id,
+        invite_id,
+    }): Path<InvitePath>,
 ) -> ApiResult<axum::Json<InviteJson>> {
     let app2 = app.clone();
     let json = app
@@ -324,19 +353,34 @@ async fn get_invite(
     Ok(axum::Json(json))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct UpdateInvite {
     #[serde(default)]
+    #[schema(value_type = Option<String>)]
     role: Patch<String>,
     #[serde(default)]
+    #[schema(value_type = Option<String>)]
     level: Patch<String>,
 }
 
+#[utoipa::path(
+    patch,
+    path = "/v1/orgs/{organizationId}/link-invites/{inviteId}",
+    tag = "Organizations",
+    summary = "Update an invite link",
+    params(InvitePath),
+    request_body = UpdateInvite,
+    responses((status = 200, description = "The invite link as updated.", body = InviteJson)),
+    security(("token" = ["org:write"]))
+)]
 async fn update_invite(
     caller: Caller,
     State(app): State<App>,
-    Path((org_id, invite_id)): Path<(String, String)>,
+    Path(InvitePath {
+        organization_id: org_id,
+        invite_id,
+    }): Path<InvitePath>,
     Json(body): Json<UpdateInvite>,
 ) -> ApiResult<axum::Json<InviteJson>> {
     let app2 = app.clone();
@@ -373,10 +417,22 @@ async fn update_invite(
     Ok(axum::Json(json))
 }
 
+#[utoipa::path(
+    delete,
+    path = "/v1/orgs/{organizationId}/link-invites/{inviteId}",
+    tag = "Organizations",
+    summary = "Delete an invite link",
+    params(InvitePath),
+    responses((status = 204, description = "The invite link is gone.")),
+    security(("token" = ["org:write"]))
+)]
 async fn delete_invite(
     caller: Caller,
     State(app): State<App>,
-    Path((org_id, invite_id)): Path<(String, String)>,
+    Path(InvitePath {
+        organization_id: org_id,
+        invite_id,
+    }): Path<InvitePath>,
 ) -> ApiResult<StatusCode> {
     app.db
         .write(move |c| {
@@ -394,15 +450,27 @@ async fn delete_invite(
     Ok(StatusCode::NO_CONTENT)
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 struct Joined {}
 
 /// Follows an invite: joins the organization with the invite's role (never lowering a role the
 /// caller already has), or as a guest with the invite's level on its space or collection.
+#[utoipa::path(
+    post,
+    path = "/v1/orgs/{organizationId}/invites/{inviteId}",
+    tag = "Organizations",
+    summary = "Join an organization through an invite link",
+    params(InvitePath),
+    responses((status = 200, description = "The caller joined.", body = Joined)),
+    security(("token" = ["org:write"]))
+)]
 async fn join_with_invite(
     caller: Caller,
     State(app): State<App>,
-    Path((org_id, invite_id)): Path<(String, String)>,
+    Path(InvitePath {
+        organization_id: org_id,
+        invite_id,
+    }): Path<InvitePath>,
 ) -> ApiResult<axum::Json<Joined>> {
     app.db
         .write(move |c| {

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::ApiError;
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(tag = "type", rename_all = "lowercase", deny_unknown_fields)]
 pub enum MergeRules {
     Rules { rules: Vec<MergeRule> },
@@ -14,7 +14,7 @@ pub enum MergeRules {
     Inherit,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(tag = "rule", rename_all = "snake_case", deny_unknown_fields)]
 pub enum MergeRule {
     RequireSpecificReviewers { users: Vec<String> },

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::db::{Args, Conn, DbError, Row};
 use crate::error::ApiError;
-use crate::extract::Query;
+use crate::extract::{FromQuery, Order, Query};
 
 pub const DEFAULT_LIMIT: usize = 100;
 pub const MAX_LIMIT: usize = 1000;
@@ -30,9 +30,19 @@ struct Cursor {
     k: serde_json::Value,
 }
 
-impl Page {
-    /// Reads `limit` and `page` from the query. `scope` identifies the list and its filters.
-    pub fn from_query(query: &Query, scope: impl Into<String>) -> Result<Page, ApiError> {
+/// `limit` and `page`, the query parameters of every list.
+#[derive(Debug, Clone, Default, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct Paging {
+    /// How many items to answer, from 1 to 1000 (100 when absent).
+    #[param(value_type = Option<u32>, minimum = 1, maximum = 1000)]
+    pub limit: usize,
+    /// Where to continue: the `next.page` of the previous answer of the same list.
+    pub page: Option<String>,
+}
+
+impl FromQuery for Paging {
+    fn from_query(query: &Query) -> Result<Paging, ApiError> {
         let limit = match query.str("limit") {
             None | Some("") => DEFAULT_LIMIT,
             Some(raw) => match raw.parse::<usize>() {
@@ -44,12 +54,50 @@ impl Page {
                 }
             },
         };
+        let page = query.str("page").filter(|p| !p.is_empty()).map(str::to_string);
+        Ok(Paging { limit, page })
+    }
+}
+
+/// `order` with paging, for lists ordered by time.
+#[derive(Debug, Clone, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct OrderQuery {
+    /// The direction of the list's time order.
+    #[param(inline, value_type = Option<Order>)]
+    pub order: Order,
+    #[param(ignore)]
+    pub paging: Paging,
+}
+
+impl FromQuery for OrderQuery {
+    fn from_query(query: &Query) -> Result<OrderQuery, ApiError> {
+        Ok(OrderQuery {
+            order: query.order()?,
+            paging: Paging::from_query(query)?,
+        })
+    }
+}
+
+impl Page {
+    /// Reads `limit` and `page` from the query. `scope` identifies the list and its filters.
+    pub fn from_query(query: &Query, scope: impl Into<String>) -> Result<Page, ApiError> {
+        Page::new(&Paging::from_query(query)?, scope)
+    }
+
+    /// The page `paging` asks for. `scope` identifies the list and its filters: a cursor of
+    /// another list is a 400.
+    pub fn new(paging: &Paging, scope: impl Into<String>) -> Result<Page, ApiError> {
         let scope = scope.into();
-        let after = match query.str("page") {
-            None | Some("") => None,
+        let after = match &paging.page {
+            None => None,
             Some(raw) => Some(decode(raw, &scope)?),
         };
-        Ok(Page { limit, scope, after })
+        Ok(Page {
+            limit: paging.limit,
+            scope,
+            after,
+        })
     }
 
     /// The sort key of the last item of the previous page, if this is not the first page.
@@ -148,16 +196,19 @@ fn decode(raw: &str, scope: &str) -> Result<serde_json::Value, ApiError> {
 }
 
 /// The list envelope.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct List<T> {
+    /// Absent on the last page.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next: Option<Next>,
+    /// How many items the whole list has.
     pub count: u64,
     pub items: Vec<T>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct Next {
+    /// The cursor to pass as `page` for the next page.
     pub page: String,
 }
 

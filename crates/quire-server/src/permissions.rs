@@ -9,7 +9,9 @@ use crate::db::FromValue;
 use crate::error::ApiError;
 
 /// Roles, weakest to strongest, so that `>=` reads "at least".
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, utoipa::ToSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
     Read,

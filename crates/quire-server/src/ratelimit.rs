@@ -33,7 +33,7 @@ const SHARDS: usize = 16;
 pub const MAX_KEYS_PER_SHARD: usize = 16_384;
 
 /// Paths that are never limited: probes and scrapers must always get through.
-const EXEMPT: &[&str] = &["/healthz", "/readyz", "/metrics"];
+pub(crate) const EXEMPT: &[&str] = &["/healthz", "/readyz", "/metrics"];
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum Key {

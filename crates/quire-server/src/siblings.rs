@@ -8,8 +8,9 @@ use crate::db::{Args, Conn};
 use crate::error::{ApiError, ApiResult};
 use crate::params;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
+#[schema(as = SiblingKind)]
 pub enum Kind {
     Space,
     Collection,
@@ -32,7 +33,7 @@ impl Kind {
 }
 
 /// `{type: "space", space: id}` or `{type: "collection", collection: id}`.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Pointer {
     #[serde(rename = "type")]
@@ -58,7 +59,7 @@ impl Pointer {
 }
 
 /// The `position` of a move: before or after a sibling.
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Position {
     pub before: Option<Pointer>,

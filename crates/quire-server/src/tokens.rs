@@ -5,26 +5,27 @@
 //! Revoking deletes the token's row: every process looks tokens up again within
 //! `TokenCache::TTL_MS` (see `auth`), so a revoked token is refused everywhere within a second.
 
-use axum::Router;
 use axum::extract::State;
 use axum::http::StatusCode;
-use axum::routing::get;
 use serde::Serialize;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 use crate::app::App;
 use crate::auth::Caller;
 use crate::clock;
 use crate::db::{Args, Conn, DbError, Row};
 use crate::error::{ApiError, ApiResult};
-use crate::extract::{Path, Query};
-use crate::paging::{List, Page};
+use crate::extract::{Path, QueryOf};
+use crate::paging::{List, Page, Paging};
 use crate::params;
+use crate::paths::TokenPath;
 use crate::urls::Urls;
 
-pub fn routes() -> Router<App> {
-    Router::new()
-        .route("/v1/user/tokens", get(list_tokens))
-        .route("/v1/user/tokens/{tokenId}", get(get_token).delete(revoke_token))
+pub fn routes() -> OpenApiRouter<App> {
+    OpenApiRouter::default()
+        .routes(routes!(list_tokens))
+        .routes(routes!(get_token, revoke_token))
 }
 
 /// A token as stored, without its secret (which is never stored).
@@ -88,7 +89,7 @@ impl Token {
     }
 }
 
-#[derive(Serialize, Debug)]
+#[derive(Serialize, Debug, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 struct TokenJson {
     object: &'static str,
@@ -96,8 +97,10 @@ struct TokenJson {
     #[serde(skip_serializing_if = "Option::is_none")]
     label: Option<String>,
     scopes: Vec<String>,
+    #[schema(value_type = String, format = DateTime)]
     #[serde(with = "clock::ts")]
     created_at: i64,
+    #[schema(value_type = Option<String>, format = DateTime)]
     #[serde(with = "clock::ts::opt", skip_serializing_if = "Option::is_none")]
     expires_at: Option<i64>,
     expired: bool,
@@ -106,7 +109,7 @@ struct TokenJson {
     urls: TokenUrls,
 }
 
-#[derive(Serialize, Debug)]
+#[derive(Serialize, Debug, utoipa::ToSchema)]
 struct TokenUrls {
     location: String,
 }
@@ -166,21 +169,39 @@ fn not_found(id: &str) -> ApiError {
     ApiError::not_found(format!("token {id:?} not found among your tokens"))
 }
 
+/// List the caller's API tokens
+#[utoipa::path(
+    get,
+    path = "/v1/user/tokens",
+    tag = "API tokens",
+    params(Paging),
+    responses((status = 200, description = "The caller's tokens, oldest first; the one of this request is `current`.", body = List<TokenJson>)),
+    security(("token" = ["org:read"]))
+)]
 async fn list_tokens(
     caller: Caller,
     State(app): State<App>,
-    query: Query,
+    QueryOf(paging): QueryOf<Paging>,
 ) -> ApiResult<axum::Json<List<TokenJson>>> {
-    let page = Page::from_query(&query, "user-tokens")?;
+    let page = Page::new(&paging, "user-tokens")?;
     let user_id = caller.user_id.clone();
     let list = app.db.read(move |c| list_page(c, &user_id, &page)).await?;
     Ok(axum::Json(list.map(|t| t.to_json(&app.urls, &caller.token_id))))
 }
 
+/// Get one of the caller's API tokens
+#[utoipa::path(
+    get,
+    path = "/v1/user/tokens/{tokenId}",
+    tag = "API tokens",
+    params(TokenPath),
+    responses((status = 200, description = "The token (never its secret).", body = TokenJson)),
+    security(("token" = ["org:read"]))
+)]
 async fn get_token(
     caller: Caller,
     State(app): State<App>,
-    Path(token_id): Path<String>,
+    Path(TokenPath { token_id }): Path<TokenPath>,
 ) -> ApiResult<axum::Json<TokenJson>> {
     let user_id = caller.user_id.clone();
     let token = app
@@ -192,10 +213,19 @@ async fn get_token(
 
 /// 204 also when there is no such token of the caller's (DELETE is idempotent, and another
 /// user's token id tells nothing).
+#[utoipa::path(
+    delete,
+    path = "/v1/user/tokens/{tokenId}",
+    tag = "API tokens",
+    summary = "Revoke one of the caller's API tokens",
+    params(TokenPath),
+    responses((status = 204, description = "The token is revoked (or was not the caller's).")),
+    security(("token" = ["org:write"]))
+)]
 async fn revoke_token(
     caller: Caller,
     State(app): State<App>,
-    Path(token_id): Path<String>,
+    Path(TokenPath { token_id }): Path<TokenPath>,
 ) -> ApiResult<StatusCode> {
     let revoked = app
         .db

@@ -2,10 +2,10 @@
 
 use std::collections::HashMap;
 
-use axum::Router;
 use axum::extract::State;
-use axum::routing::get;
 use serde::Serialize;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 use crate::app::App;
 use crate::auth::Caller;
@@ -13,12 +13,13 @@ use crate::db::{Conn, DbError, Row, Value};
 use crate::error::{ApiError, ApiResult};
 use crate::extract::Path;
 use crate::params;
+use crate::paths::UserPath;
 use crate::urls::Urls;
 
-pub fn routes() -> Router<App> {
-    Router::new()
-        .route("/v1/user", get(get_authenticated_user))
-        .route("/v1/users/{userId}", get(get_user))
+pub fn routes() -> OpenApiRouter<App> {
+    OpenApiRouter::default()
+        .routes(routes!(get_authenticated_user))
+        .routes(routes!(get_user))
 }
 
 /// A user as stored.
@@ -80,12 +81,14 @@ impl From<&Caller> for User {
     }
 }
 
-#[derive(Serialize, Debug, Clone)]
+#[derive(Serialize, Debug, Clone, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct UserJson {
+    /// Always `user`.
     pub object: &'static str,
     pub id: String,
     pub display_name: String,
+    /// Absent for users the caller shares no organization with.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub email: Option<String>,
     #[serde(rename = "photoURL", skip_serializing_if = "Option::is_none")]
@@ -93,7 +96,7 @@ pub struct UserJson {
     pub urls: UserUrls,
 }
 
-#[derive(Serialize, Debug, Clone)]
+#[derive(Serialize, Debug, Clone, utoipa::ToSchema)]
 pub struct UserUrls {
     pub location: String,
 }
@@ -138,14 +141,31 @@ pub fn load(c: &mut dyn Conn, id: &str) -> Result<Option<User>, DbError> {
     row.map(|r| User::from_row(&r, UserCols::AT)).transpose()
 }
 
+/// Get the authenticated user
+#[utoipa::path(
+    get,
+    path = "/v1/user",
+    tag = "Users",
+    responses((status = 200, description = "The user the token belongs to.", body = UserJson)),
+    security(("token" = ["org:read"]))
+)]
 async fn get_authenticated_user(caller: Caller, State(app): State<App>) -> ApiResult<axum::Json<UserJson>> {
     Ok(axum::Json(User::from(&caller).to_json(&app.urls, true)))
 }
 
+/// Get a user by its id
+#[utoipa::path(
+    get,
+    path = "/v1/users/{userId}",
+    tag = "Users",
+    params(UserPath),
+    responses((status = 200, description = "The user's public profile (with its email when the caller shares an organization with it).", body = UserJson)),
+    security(("token" = ["org:read"]))
+)]
 async fn get_user(
     caller: Caller,
     State(app): State<App>,
-    Path(user_id): Path<String>,
+    Path(UserPath { user_id }): Path<UserPath>,
 ) -> ApiResult<axum::Json<UserJson>> {
     let me = caller.user_id.clone();
     let (user, shares_org) = app

@@ -46,6 +46,19 @@ macro_rules! wire_enum {
             }
         }
 
+        // By hand: the derive does not read `rename` through this macro's literals, and the
+        // schema must list the wire strings.
+        impl utoipa::PartialSchema for $name {
+            fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+                utoipa::openapi::schema::ObjectBuilder::new()
+                    .schema_type(utoipa::openapi::schema::Type::String)
+                    .enum_values(Some([$($wire),+]))
+                    .into()
+            }
+        }
+
+        impl utoipa::ToSchema for $name {}
+
         impl std::fmt::Display for $name {
             fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str(self.as_str())

@@ -13,7 +13,8 @@ use crate::auth::Caller;
 use crate::content::store::{self, StoredTree};
 use crate::content::{Source, open};
 use crate::error::{ApiError, ApiResult};
-use crate::extract::{Path, Query};
+use crate::extract::{FromQuery, Path, Query, QueryOf};
+use crate::paths::{ChangeRequestPath, RevisionPath};
 
 fn limit(q: &Query) -> ApiResult<usize> {
     match q.str("limit") {
@@ -28,6 +29,33 @@ fn limit(q: &Query) -> ApiResult<usize> {
                 ))
             }),
     }
+}
+
+/// The query of the changes of a change request or a revision.
+#[derive(utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ChangesQuery {
+    /// How many changes to answer, from 1 to 1000 (10 when absent); `more` counts the rest.
+    #[param(value_type = Option<u32>, minimum = 1, maximum = 1000)]
+    limit: usize,
+}
+
+impl FromQuery for ChangesQuery {
+    fn from_query(q: &Query) -> ApiResult<ChangesQuery> {
+        Ok(ChangesQuery { limit: limit(q)? })
+    }
+}
+
+/// The answer of the changes operations (built as JSON by [`respond`]).
+#[derive(utoipa::ToSchema)]
+#[allow(dead_code)]
+pub struct ChangesJson {
+    /// What changed, each `{"type": "page_created" | "page_edited" | "page_moved" |
+    /// "page_deleted" | "file_created" | "file_edited" | "file_deleted" | "variables_edited", ...}`
+    /// with the page, file or variables concerned.
+    changes: Vec<serde_json::Value>,
+    /// How many more changes there are beyond `limit`; absent when none.
+    more: Option<u64>,
 }
 
 fn page_ref(p: &PageEntry, index: &TreeIndex) -> Value {
@@ -132,13 +160,24 @@ fn respond(changes: Vec<Value>, limit: usize, merged_from: Option<Value>) -> Val
 }
 
 /// `GET .../change-requests/{id}/changes`: what the change request changes from its base.
+#[utoipa::path(
+    get,
+    path = "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/changes",
+    tag = "Change requests",
+    summary = "List what a change request changes",
+    params(ChangeRequestPath, ChangesQuery),
+    responses((status = 200, description = "The changes from the change request's base.", body = ChangesJson)),
+    security(("token" = ["space:content:read"]))
+)]
 pub async fn list_changes(
     caller: Caller,
     State(app): State<App>,
-    Path((space_id, cr_id)): Path<(String, String)>,
-    q: Query,
+    Path(ChangeRequestPath {
+        space_id,
+        change_request_id: cr_id,
+    }): Path<ChangeRequestPath>,
+    QueryOf(ChangesQuery { limit }): QueryOf<ChangesQuery>,
 ) -> ApiResult<axum::Json<Value>> {
-    let limit = limit(&q)?;
     let app2 = app.clone();
     let body = app
         .db
@@ -163,13 +202,24 @@ pub async fn list_changes(
 
 /// `GET /v1/spaces/{spaceId}/revisions/{revisionId}/changes`: what a revision changed from its
 /// first parent.
+#[utoipa::path(
+    get,
+    path = "/v1/spaces/{spaceId}/revisions/{revisionId}/changes",
+    tag = "Revisions",
+    summary = "List what a revision changed",
+    params(RevisionPath, ChangesQuery),
+    responses((status = 200, description = "The changes from the revision's first parent.", body = ChangesJson)),
+    security(("token" = ["space:content:read"]))
+)]
 pub async fn list_revision_changes(
     caller: Caller,
     State(app): State<App>,
-    Path((space_id, revision_id)): Path<(String, String)>,
-    q: Query,
+    Path(RevisionPath {
+        space_id,
+        revision_id,
+    }): Path<RevisionPath>,
+    QueryOf(ChangesQuery { limit }): QueryOf<ChangesQuery>,
 ) -> ApiResult<axum::Json<Value>> {
-    let limit = limit(&q)?;
     let app2 = app.clone();
     let body = app
         .db

@@ -9,21 +9,53 @@ use crate::app::App;
 use crate::auth::Caller;
 use crate::db::{Args, Conn};
 use crate::error::{ApiError, ApiResult};
-use crate::extract::{Order, Path, Query};
+use crate::extract::{FromQuery, Order, Path, Query, QueryOf};
 use crate::orgs;
-use crate::paging::{List, Page};
+use crate::paging::{List, Page, Paging};
+use crate::paths::{OrgPath, SpacePath};
 use crate::spaces;
 
 /// The filters of both listings.
-struct Filters {
+#[derive(utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct Filters {
+    /// Only change requests in these states (repeated or comma-separated): `draft`, `open`
+    /// (the default), `archived`, `merged`.
+    #[param(rename = "status", inline, value_type = Option<Vec<Status>>, style = Form, explode = true)]
     statuses: Vec<String>,
+    /// Only those created by this user (an id).
     creator: Option<String>,
+    /// Only those this user (an id) contributed to.
     contributor: Option<String>,
+    /// Only those with a review requested from this user (an id).
+    #[param(rename = "requestedReviewer")]
     reviewer: Option<String>,
+    /// Only those that address this conversations issues cluster.
+    #[param(rename = "conversationsIssuesCluster")]
     cluster: Option<String>,
+    /// Only those of this space (an id); for the organization's listing.
     space: Option<String>,
+    /// What the list is ordered by: `updatedAt` (the default) or `createdAt`.
+    #[param(rename = "orderBy", value_type = Option<String>)]
     order_by: &'static str,
+    /// The direction of the order.
+    #[param(inline, value_type = Option<Order>)]
     order: Order,
+}
+
+/// The query of both listings: filters and paging.
+pub struct ListQuery {
+    filters: Filters,
+    paging: Paging,
+}
+
+impl FromQuery for ListQuery {
+    fn from_query(q: &Query) -> ApiResult<ListQuery> {
+        Ok(ListQuery {
+            filters: Filters::from_query(q)?,
+            paging: Paging::from_query(q)?,
+        })
+    }
 }
 
 impl Filters {
@@ -144,14 +176,22 @@ fn query(
     }))
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/spaces/{spaceId}/change-requests",
+    tag = "Change requests",
+    summary = "List the change requests of a space",
+    params(SpacePath, Filters, Paging),
+    responses((status = 200, description = "The change requests.", body = List<ChangeRequestJson>)),
+    security(("token" = ["space:content:read"]))
+)]
 pub async fn list_space_change_requests(
     caller: Caller,
     State(app): State<App>,
-    Path(space_id): Path<String>,
-    q: Query,
+    Path(SpacePath { space_id }): Path<SpacePath>,
+    QueryOf(ListQuery { filters, paging }): QueryOf<ListQuery>,
 ) -> ApiResult<axum::Json<List<ChangeRequestJson>>> {
-    let filters = Filters::from_query(&q)?;
-    let page = Page::from_query(&q, filters.scope(&format!("space-crs:{space_id}")))?;
+    let page = Page::new(&paging, filters.scope(&format!("space-crs:{space_id}")))?;
     let app2 = app.clone();
     let list = app
         .db
@@ -171,14 +211,24 @@ pub async fn list_space_change_requests(
     Ok(axum::Json(list))
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/orgs/{organizationId}/change-requests",
+    tag = "Change requests",
+    summary = "List the change requests of an organization",
+    params(OrgPath, Filters, Paging),
+    responses((status = 200, description = "The change requests of the spaces the caller can see.", body = List<ChangeRequestJson>)),
+    security(("token" = ["space:content:read"]))
+)]
 pub async fn list_org_change_requests(
     caller: Caller,
     State(app): State<App>,
-    Path(org_id): Path<String>,
-    q: Query,
+    Path(OrgPath {
+        organization_id: org_id,
+    }): Path<OrgPath>,
+    QueryOf(ListQuery { filters, paging }): QueryOf<ListQuery>,
 ) -> ApiResult<axum::Json<List<ChangeRequestJson>>> {
-    let filters = Filters::from_query(&q)?;
-    let page = Page::from_query(&q, filters.scope(&format!("org-crs:{org_id}")))?;
+    let page = Page::new(&paging, filters.scope(&format!("org-crs:{org_id}")))?;
     let app2 = app.clone();
     let list = app
         .db

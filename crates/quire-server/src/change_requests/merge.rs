@@ -18,10 +18,12 @@ use crate::content::attempts::Attempts;
 use crate::content::store::{self, NewRevision, StoredTree};
 use crate::content::{main, write::lock_change_request};
 use crate::db::{Conn, DbError, for_update};
+use crate::error::ErrorEnvelope;
 use crate::error::{ApiError, ApiResult};
 use crate::events::{self, Event, Kind};
 use crate::extract::Path;
 use crate::merge_rules::{MergeRule, MergeRules};
+use crate::paths::ChangeRequestPath;
 use crate::permissions::SpaceAction;
 use crate::spaces::{self, SpaceFor};
 use crate::{clock, ids, params, users};
@@ -36,7 +38,7 @@ crate::wire_enum::wire_enum! {
     }
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 pub struct MergeResult {
     revision: String,
     result: MergeResultKind,
@@ -157,10 +159,25 @@ fn describe_conflicts(
     Value::Array(list)
 }
 
+#[utoipa::path(
+    post,
+    path = "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/merge",
+    tag = "Change requests",
+    summary = "Merge a change request into main",
+    params(ChangeRequestPath),
+    responses(
+        (status = 200, description = "The merge's result.", body = MergeResult),
+        (status = 409, description = "The change request cannot merge as it is (conflicts, merge rules, status).", body = ErrorEnvelope),
+    ),
+    security(("token" = ["space:content:write"]))
+)]
 pub async fn merge_change_request(
     caller: Caller,
     State(app): State<App>,
-    Path((space_id, cr_id)): Path<(String, String)>,
+    Path(ChangeRequestPath {
+        space_id,
+        change_request_id: cr_id,
+    }): Path<ChangeRequestPath>,
 ) -> ApiResult<axum::Json<MergeResult>> {
     let mut attempts = Attempts::default();
     while attempts.more() {
@@ -412,10 +429,26 @@ fn lock_for_merge(c: &mut dyn Conn, space_id: &str, cr_id: &str) -> ApiResult<Ch
     }
 }
 
+#[utoipa::path(
+    post,
+    path = "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/update",
+    tag = "Change requests",
+    operation_id = "update_change_request_from_main",
+    summary = "Bring main's changes into a change request",
+    params(ChangeRequestPath),
+    responses(
+        (status = 200, description = "The update's result.", body = MergeResult),
+        (status = 409, description = "The change request cannot be updated as it is.", body = ErrorEnvelope),
+    ),
+    security(("token" = ["space:content:write"]))
+)]
 pub async fn update_change_request(
     caller: Caller,
     State(app): State<App>,
-    Path((space_id, cr_id)): Path<(String, String)>,
+    Path(ChangeRequestPath {
+        space_id,
+        change_request_id: cr_id,
+    }): Path<ChangeRequestPath>,
 ) -> ApiResult<axum::Json<MergeResult>> {
     let mut attempts = Attempts::default();
     while attempts.more() {

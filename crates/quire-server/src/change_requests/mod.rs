@@ -7,58 +7,43 @@ mod merge;
 pub mod model;
 mod reviews;
 
-use axum::Router;
 use axum::extract::State;
 use axum::http::{StatusCode, header};
 use axum::response::IntoResponse;
-use axum::routing::{get, post};
 use serde::Deserialize;
 use serde_json::json;
 
 use crate::app::App;
 use crate::auth::Caller;
 use crate::db::Conn;
-use crate::error::{ApiError, ApiResult};
+use crate::error::{ApiError, ApiResult, ErrorEnvelope};
 use crate::events::{self, Event, Kind};
 use crate::extract::{OptionalJson, Path};
+use crate::paths::{ChangeRequestPath, SpacePath};
 use crate::permissions::SpaceAction;
 use crate::spaces;
 use crate::{clock, ids, params, users, validate};
 pub use model::{ChangeRequest, ChangeRequestJson, Status};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
-pub fn routes() -> Router<App> {
-    let cr = "/v1/spaces/{spaceId}/change-requests/{changeRequestId}";
-    Router::new()
-        .route(
-            "/v1/spaces/{spaceId}/change-requests",
-            get(list::list_space_change_requests).post(create_change_request),
-        )
-        .route(
-            "/v1/orgs/{organizationId}/change-requests",
-            get(list::list_org_change_requests),
-        )
-        .route(cr, get(get_change_request).patch(update_change_request))
-        .route(&format!("{cr}/merge"), post(merge::merge_change_request))
-        .route(&format!("{cr}/update"), post(merge::update_change_request))
-        .route(&format!("{cr}/changes"), get(changes::list_changes))
-        .route(&format!("{cr}/contributors"), get(reviews::list_contributors))
-        .route(
-            &format!("{cr}/requested-reviewers"),
-            get(reviews::list_requested_reviewers).post(reviews::request_reviewers),
-        )
-        .route(
-            &format!("{cr}/requested-reviewers/{{userId}}"),
-            axum::routing::delete(reviews::remove_requested_reviewer),
-        )
-        .route(
-            &format!("{cr}/reviews"),
-            get(reviews::list_reviews).post(reviews::submit_review),
-        )
-        .route(&format!("{cr}/reviews/{{reviewId}}"), get(reviews::get_review))
-        .route(
-            "/v1/spaces/{spaceId}/revisions/{revisionId}/changes",
-            get(changes::list_revision_changes),
-        )
+pub fn routes() -> OpenApiRouter<App> {
+    OpenApiRouter::default()
+        .routes(routes!(list::list_space_change_requests, create_change_request))
+        .routes(routes!(list::list_org_change_requests))
+        .routes(routes!(get_change_request, update_change_request))
+        .routes(routes!(merge::merge_change_request))
+        .routes(routes!(merge::update_change_request))
+        .routes(routes!(changes::list_changes))
+        .routes(routes!(reviews::list_contributors))
+        .routes(routes!(
+            reviews::list_requested_reviewers,
+            reviews::request_reviewers
+        ))
+        .routes(routes!(reviews::remove_requested_reviewer))
+        .routes(routes!(reviews::list_reviews, reviews::submit_review))
+        .routes(routes!(reviews::get_review))
+        .routes(routes!(changes::list_revision_changes))
 }
 
 pub const SUBJECT_MAX: usize = 100;
@@ -76,7 +61,7 @@ pub fn render(c: &mut dyn Conn, app: &App, crs: &[ChangeRequest]) -> ApiResult<V
         .collect::<Result<_, _>>()?)
 }
 
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Default, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 struct CreateChangeRequest {
     subject: Option<String>,
@@ -88,10 +73,20 @@ struct CreateChangeRequest {
     template: Option<serde_json::Value>,
 }
 
+#[utoipa::path(
+    post,
+    path = "/v1/spaces/{spaceId}/change-requests",
+    tag = "Change requests",
+    summary = "Create a change request",
+    params(SpacePath),
+    request_body(content = Option<CreateChangeRequest>, description = "Optional.", content_type = "application/json"),
+    responses((status = 201, description = "The new change request.", body = ChangeRequestJson, headers(("Location" = String, description = "The change request's URL.")))),
+    security(("token" = ["space:content:write"]))
+)]
 async fn create_change_request(
     caller: Caller,
     State(app): State<App>,
-    Path(space_id): Path<String>,
+    Path(SpacePath { space_id }): Path<SpacePath>,
     OptionalJson(body): OptionalJson<CreateChangeRequest>,
 ) -> ApiResult<impl IntoResponse> {
     let body = body.unwrap_or_default();
@@ -165,19 +160,36 @@ async fn create_change_request(
     ))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct UpdateChangeRequest {
     subject: Option<String>,
     #[serde(default)]
+    #[schema(value_type = Option<serde_json::Value>)]
     description: crate::extract::Patch<serde_json::Value>,
     status: Option<String>,
 }
 
+#[utoipa::path(
+    patch,
+    path = "/v1/spaces/{spaceId}/change-requests/{changeRequestId}",
+    tag = "Change requests",
+    summary = "Update a change request",
+    params(ChangeRequestPath),
+    responses(
+        (status = 200, description = "The change request as updated.", body = ChangeRequestJson),
+        (status = 204, description = "Updated; sent for `Prefer: return=minimal`."),
+        (status = 409, description = "The change request is merged and can no longer change.", body = ErrorEnvelope),
+    ),
+    security(("token" = ["space:content:write"]))
+)]
 async fn update_change_request(
     caller: Caller,
     State(app): State<App>,
-    Path((space_id, cr_id)): Path<(String, String)>,
+    Path(ChangeRequestPath {
+        space_id,
+        change_request_id: cr_id,
+    }): Path<ChangeRequestPath>,
     headers: axum::http::HeaderMap,
     crate::extract::Json(body): crate::extract::Json<UpdateChangeRequest>,
 ) -> ApiResult<axum::response::Response> {
@@ -257,10 +269,22 @@ pub fn render_one(c: &mut dyn Conn, app: &App, cr: &ChangeRequest) -> ApiResult<
         .ok_or_else(|| ApiError::internal("nothing rendered"))
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/spaces/{spaceId}/change-requests/{changeRequestId}",
+    tag = "Change requests",
+    summary = "Get a change request",
+    params(ChangeRequestPath),
+    responses((status = 200, description = "The change request.", body = ChangeRequestJson)),
+    security(("token" = ["space:content:read"]))
+)]
 async fn get_change_request(
     caller: Caller,
     State(app): State<App>,
-    Path((space_id, cr_id)): Path<(String, String)>,
+    Path(ChangeRequestPath {
+        space_id,
+        change_request_id: cr_id,
+    }): Path<ChangeRequestPath>,
 ) -> ApiResult<axum::Json<ChangeRequestJson>> {
     let app2 = app.clone();
     let json = app

@@ -227,7 +227,7 @@ pub fn load(c: &mut dyn Conn, space_id: &str, id_or_number: &str) -> ApiResult<C
         })
 }
 
-#[derive(Serialize, Debug)]
+#[derive(Serialize, Debug, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ChangeRequestJson {
     pub object: &'static str,
@@ -238,12 +238,15 @@ pub struct ChangeRequestJson {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<serde_json::Value>,
     pub created_by: UserJson,
+    #[schema(value_type = String, format = DateTime)]
     #[serde(with = "clock::ts")]
     pub created_at: i64,
+    #[schema(value_type = String, format = DateTime)]
     #[serde(with = "clock::ts")]
     pub updated_at: i64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub merged_by: Option<UserJson>,
+    #[schema(value_type = Option<String>, format = DateTime)]
     #[serde(with = "clock::ts::opt", skip_serializing_if = "Option::is_none")]
     pub merged_at: Option<i64>,
     pub space: String,
@@ -263,7 +266,7 @@ pub struct ChangeRequestJson {
     pub urls: ChangeRequestUrls,
 }
 
-#[derive(Serialize, Debug)]
+#[derive(Serialize, Debug, utoipa::ToSchema)]
 pub struct ChangeRequestUrls {
     pub app: String,
     pub location: String,

@@ -13,10 +13,11 @@ use super::model::{self, ChangeRequest};
 use crate::app::App;
 use crate::auth::Caller;
 use crate::db::{Args, Conn, Row};
-use crate::error::{ApiError, ApiResult};
+use crate::error::{ApiError, ApiResult, ErrorEnvelope};
 use crate::events::{self, Event, Kind};
-use crate::extract::{Json, Path, Query};
-use crate::paging::{List, Page};
+use crate::extract::{FromQuery, Json, Path, Query, QueryOf};
+use crate::paging::{List, Page, Paging};
+use crate::paths::{ChangeRequestPath, ChangeRequestUserPath, ReviewPath};
 use crate::permissions::SpaceAction;
 use crate::spaces::{self, SpaceFor};
 use crate::users::{self, User, UserJson};
@@ -49,12 +50,13 @@ fn open(
     Ok((space, cr))
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RequestedReviewer {
     object: &'static str,
     revision: String,
     requested_by: UserJson,
+    #[schema(value_type = String, format = DateTime)]
     #[serde(with = "clock::ts")]
     created_at: i64,
     kind: &'static str,
@@ -118,13 +120,25 @@ fn render_reviewers(c: &mut dyn Conn, app: &App, rows: &[ReviewerRow]) -> ApiRes
         .collect())
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/requested-reviewers",
+    tag = "Change requests",
+    summary = "List the reviewers requested on a change request",
+    params(ChangeRequestPath, Paging),
+    responses((status = 200, description = "The requested reviewers.", body = List<RequestedReviewer>)),
+    security(("token" = ["space:content:read"]))
+)]
 pub async fn list_requested_reviewers(
     caller: Caller,
     State(app): State<App>,
-    Path((space_id, cr_id)): Path<(String, String)>,
-    q: Query,
+    Path(ChangeRequestPath {
+        space_id,
+        change_request_id: cr_id,
+    }): Path<ChangeRequestPath>,
+    QueryOf(paging): QueryOf<Paging>,
 ) -> ApiResult<axum::Json<List<RequestedReviewer>>> {
-    let page = Page::from_query(&q, format!("reviewers:{space_id}:{cr_id}"))?;
+    let page = Page::new(&paging, format!("reviewers:{space_id}:{cr_id}"))?;
     let app2 = app.clone();
     let list = app
         .db
@@ -163,7 +177,7 @@ pub async fn list_requested_reviewers(
     Ok(axum::Json(list))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RequestReviewers {
     users: Vec<String>,
@@ -171,15 +185,31 @@ pub struct RequestReviewers {
     description: Option<serde_json::Value>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 pub struct RequestedReviewers {
     users: Vec<RequestedReviewer>,
 }
 
+#[utoipa::path(
+    post,
+    path = "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/requested-reviewers",
+    tag = "Change requests",
+    summary = "Request reviewers on a change request",
+    params(ChangeRequestPath),
+    request_body = RequestReviewers,
+    responses(
+        (status = 200, description = "The reviewers requested.", body = RequestedReviewers),
+        (status = 409, description = "The change request is merged or archived.", body = ErrorEnvelope),
+    ),
+    security(("token" = ["space:content:write"]))
+)]
 pub async fn request_reviewers(
     caller: Caller,
     State(app): State<App>,
-    Path((space_id, cr_id)): Path<(String, String)>,
+    Path(ChangeRequestPath {
+        space_id,
+        change_request_id: cr_id,
+    }): Path<ChangeRequestPath>,
     Json(body): Json<RequestReviewers>,
 ) -> ApiResult<axum::Json<RequestedReviewers>> {
     if body.users.is_empty() {
@@ -231,10 +261,23 @@ pub async fn request_reviewers(
     Ok(axum::Json(RequestedReviewers { users }))
 }
 
+#[utoipa::path(
+    delete,
+    path = "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/requested-reviewers/{userId}",
+    tag = "Change requests",
+    summary = "Withdraw a review request",
+    params(ChangeRequestUserPath),
+    responses((status = 204, description = "The user is no longer a requested reviewer.")),
+    security(("token" = ["space:content:write"]))
+)]
 pub async fn remove_requested_reviewer(
     caller: Caller,
     State(app): State<App>,
-    Path((space_id, cr_id, user_id)): Path<(String, String, String)>,
+    Path(ChangeRequestUserPath {
+        space_id,
+        change_request_id: cr_id,
+        user_id,
+    }): Path<ChangeRequestUserPath>,
 ) -> ApiResult<StatusCode> {
     app.db
         .write(move |c| {
@@ -305,7 +348,7 @@ impl Review {
     }
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ReviewJson {
     object: &'static str,
@@ -318,14 +361,17 @@ pub struct ReviewJson {
     outdated: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     comment: Option<crate::comments::model::CommentJson>,
+    #[schema(value_type = String, format = DateTime)]
     #[serde(with = "clock::ts")]
     created_at: i64,
+    #[schema(value_type = String, format = DateTime)]
     #[serde(with = "clock::ts")]
     updated_at: i64,
     urls: ReviewUrls,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
+#[schema(as = ReviewUrls)]
 struct ReviewUrls {
     location: String,
 }
@@ -415,6 +461,52 @@ fn markdown_format(q: &Query) -> ApiResult<bool> {
     Ok(q.one_of("format", &["markdown", "document"], "markdown")? == "markdown")
 }
 
+/// `format` of the comments in reviews.
+#[derive(utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct FormatQuery {
+    /// The format of comment bodies: `markdown` (the default) or `document`.
+    #[param(rename = "format", value_type = Option<String>)]
+    markdown: bool,
+}
+
+impl FromQuery for FormatQuery {
+    fn from_query(query: &Query) -> ApiResult<FormatQuery> {
+        Ok(FormatQuery {
+            markdown: markdown_format(query)?,
+        })
+    }
+}
+
+/// The query of `GET .../change-requests/{changeRequestId}/reviews`.
+#[derive(utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ListReviewsQuery {
+    /// The format of comment bodies: `markdown` (the default) or `document`.
+    #[param(rename = "format", value_type = Option<String>)]
+    markdown: bool,
+    /// Only the reviews that are outdated (`true`) or current (`false`); absent: all.
+    #[param(value_type = Option<bool>)]
+    outdated: Option<bool>,
+    #[param(ignore)]
+    paging: Paging,
+}
+
+impl FromQuery for ListReviewsQuery {
+    fn from_query(q: &Query) -> ApiResult<ListReviewsQuery> {
+        let markdown = markdown_format(q)?;
+        let outdated = match q.str("outdated") {
+            None | Some("") => None,
+            Some(_) => Some(q.bool("outdated", false)?),
+        };
+        Ok(ListReviewsQuery {
+            markdown,
+            outdated,
+            paging: Paging::from_query(q)?,
+        })
+    }
+}
+
 /// Every review of a change request, oldest first (small: read whole, then paged in memory).
 fn all_reviews(c: &mut dyn Conn, cr_id: &str) -> ApiResult<Vec<Review>> {
     c.query(
@@ -426,18 +518,29 @@ fn all_reviews(c: &mut dyn Conn, cr_id: &str) -> ApiResult<Vec<Review>> {
     .collect()
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/reviews",
+    tag = "Change requests",
+    summary = "List the reviews of a change request",
+    params(ChangeRequestPath, ListReviewsQuery, Paging),
+    responses((status = 200, description = "The reviews, oldest first.", body = List<ReviewJson>)),
+    security(("token" = ["space:content:read"]))
+)]
 pub async fn list_reviews(
     caller: Caller,
     State(app): State<App>,
-    Path((space_id, cr_id)): Path<(String, String)>,
-    q: Query,
+    Path(ChangeRequestPath {
+        space_id,
+        change_request_id: cr_id,
+    }): Path<ChangeRequestPath>,
+    QueryOf(ListReviewsQuery {
+        markdown,
+        outdated,
+        paging,
+    }): QueryOf<ListReviewsQuery>,
 ) -> ApiResult<axum::Json<List<ReviewJson>>> {
-    let markdown = markdown_format(&q)?;
-    let outdated = match q.str("outdated") {
-        None | Some("") => None,
-        Some(_) => Some(q.bool("outdated", false)?),
-    };
-    let page = Page::from_query(&q, format!("reviews:{space_id}:{cr_id}:{outdated:?}"))?;
+    let page = Page::new(&paging, format!("reviews:{space_id}:{cr_id}:{outdated:?}"))?;
     let app2 = app.clone();
     let list = app
         .db
@@ -463,13 +566,25 @@ pub async fn list_reviews(
     Ok(axum::Json(list))
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/reviews/{reviewId}",
+    tag = "Change requests",
+    summary = "Get a review of a change request",
+    params(ReviewPath, FormatQuery),
+    responses((status = 200, description = "The review.", body = ReviewJson)),
+    security(("token" = ["space:content:read"]))
+)]
 pub async fn get_review(
     caller: Caller,
     State(app): State<App>,
-    Path((space_id, cr_id, review_id)): Path<(String, String, String)>,
-    q: Query,
+    Path(ReviewPath {
+        space_id,
+        change_request_id: cr_id,
+        review_id,
+    }): Path<ReviewPath>,
+    QueryOf(FormatQuery { markdown }): QueryOf<FormatQuery>,
 ) -> ApiResult<axum::Json<ReviewJson>> {
-    let markdown = markdown_format(&q)?;
     let app2 = app.clone();
     let json = app
         .db
@@ -486,17 +601,34 @@ pub async fn get_review(
     Ok(axum::Json(json))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SubmitReview {
     status: String,
+    #[schema(value_type = Option<crate::openapi::DocumentInputSchema>)]
     comment: Option<DocumentInput>,
 }
 
+#[utoipa::path(
+    post,
+    path = "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/reviews",
+    tag = "Change requests",
+    summary = "Review a change request",
+    params(ChangeRequestPath),
+    request_body = SubmitReview,
+    responses(
+        (status = 201, description = "The review.", body = ReviewJson),
+        (status = 409, description = "The change request is merged or archived: it can no longer be reviewed.", body = ErrorEnvelope),
+    ),
+    security(("token" = ["space:content:write"]))
+)]
 pub async fn submit_review(
     caller: Caller,
     State(app): State<App>,
-    Path((space_id, cr_id)): Path<(String, String)>,
+    Path(ChangeRequestPath {
+        space_id,
+        change_request_id: cr_id,
+    }): Path<ChangeRequestPath>,
     Json(body): Json<SubmitReview>,
 ) -> ApiResult<impl IntoResponse> {
     let status = ReviewStatus::parse(&body.status).ok_or_else(|| {
@@ -577,9 +709,10 @@ pub async fn submit_review(
     ))
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Contributor {
+    #[schema(value_type = String, format = DateTime)]
     #[serde(with = "clock::ts")]
     updated_at: i64,
     count: i64,
@@ -587,13 +720,25 @@ pub struct Contributor {
     action_type: &'static str,
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/contributors",
+    tag = "Change requests",
+    summary = "List the contributors of a change request",
+    params(ChangeRequestPath, Paging),
+    responses((status = 200, description = "The contributors.", body = List<Contributor>)),
+    security(("token" = ["space:content:read"]))
+)]
 pub async fn list_contributors(
     caller: Caller,
     State(app): State<App>,
-    Path((space_id, cr_id)): Path<(String, String)>,
-    q: Query,
+    Path(ChangeRequestPath {
+        space_id,
+        change_request_id: cr_id,
+    }): Path<ChangeRequestPath>,
+    QueryOf(paging): QueryOf<Paging>,
 ) -> ApiResult<axum::Json<List<Contributor>>> {
-    let page = Page::from_query(&q, format!("contributors:{space_id}:{cr_id}"))?;
+    let page = Page::new(&paging, format!("contributors:{space_id}:{cr_id}"))?;
     let app2 = app.clone();
     let list = app
         .db

@@ -2,11 +2,9 @@
 
 pub mod model;
 
-use axum::Router;
 use axum::extract::State;
 use axum::http::{StatusCode, header};
 use axum::response::IntoResponse;
-use axum::routing::{get, post};
 use serde::Deserialize;
 
 use crate::access::AccessContext;
@@ -14,45 +12,43 @@ use crate::app::App;
 use crate::auth::Caller;
 use crate::db::{Args, Conn, bytewise};
 use crate::error::{ApiError, ApiResult};
-use crate::extract::{Json, OptionalJson, Patch, Path, Query};
+use crate::extract::{FromQuery, Json, OptionalJson, Patch, Path, Query, QueryOf};
 use crate::orgs;
-use crate::paging::{List, Page};
+use crate::paging::{List, Page, Paging};
+use crate::paths::{CollectionPath, OrgPath};
 use crate::permissions::{CollectionAction, DefaultLevel, OrgAction};
 use crate::siblings::{self, Kind, Position};
 use crate::spaces::{self, SpaceJson};
 use crate::{clock, ids, params, validate};
 pub use model::{Collection, CollectionFor, CollectionJson};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
-pub fn routes() -> Router<App> {
-    Router::new()
-        .route(
-            "/v1/collections/{collectionId}",
-            get(get_collection)
-                .patch(update_collection)
-                .delete(delete_collection),
-        )
-        .route(
-            "/v1/collections/{collectionId}/spaces",
-            get(list_collection_spaces),
-        )
-        .route("/v1/collections/{collectionId}/move", post(move_collection))
-        .route(
-            "/v1/collections/{collectionId}/transfer",
-            post(transfer_collection),
-        )
-        .route(
-            "/v1/orgs/{organizationId}/collections",
-            get(list_collections).post(create_collection),
-        )
+pub fn routes() -> OpenApiRouter<App> {
+    OpenApiRouter::default()
+        .routes(routes!(list_collections, create_collection))
+        .routes(routes!(get_collection, update_collection, delete_collection))
+        .routes(routes!(list_collection_spaces))
+        .routes(routes!(move_collection))
+        .routes(routes!(transfer_collection))
 }
 
 pub const TITLE_MAX: usize = 50;
 pub const DESCRIPTION_MAX: usize = 100;
 
+#[utoipa::path(
+    get,
+    path = "/v1/collections/{collectionId}",
+    tag = "Collections",
+    summary = "Get a collection",
+    params(CollectionPath),
+    responses((status = 200, description = "The collection.", body = CollectionJson)),
+    security(("token" = ["space:metadata:read"]))
+)]
 async fn get_collection(
     caller: Caller,
     State(app): State<App>,
-    Path(id): Path<String>,
+    Path(CollectionPath { collection_id: id }): Path<CollectionPath>,
 ) -> ApiResult<axum::Json<CollectionJson>> {
     let col = app
         .db
@@ -61,17 +57,29 @@ async fn get_collection(
     Ok(axum::Json(col.to_json(&app.urls)))
 }
 
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Default, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct CreateCollection {
     title: Option<String>,
     parent: Option<String>,
 }
 
+#[utoipa::path(
+    post,
+    path = "/v1/orgs/{organizationId}/collections",
+    tag = "Collections",
+    summary = "Create a collection",
+    params(OrgPath),
+    request_body(content = Option<CreateCollection>, description = "Optional.", content_type = "application/json"),
+    responses((status = 201, description = "The new collection.", body = CollectionJson, headers(("Location" = String, description = "The collection's URL.")))),
+    security(("token" = ["space:metadata:write"]))
+)]
 async fn create_collection(
     caller: Caller,
     State(app): State<App>,
-    Path(org_id): Path<String>,
+    Path(OrgPath {
+        organization_id: org_id,
+    }): Path<OrgPath>,
     OptionalJson(body): OptionalJson<CreateCollection>,
 ) -> ApiResult<impl IntoResponse> {
     let body = body.unwrap_or_default();
@@ -111,13 +119,15 @@ async fn create_collection(
     ))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 struct UpdateCollection {
     title: Option<String>,
     #[serde(default)]
+    #[schema(value_type = Option<String>)]
     description: Patch<String>,
     #[serde(default)]
+    #[schema(value_type = Option<serde_json::Value>)]
     default_level: Patch<serde_json::Value>,
 }
 
@@ -130,10 +140,20 @@ pub fn parse_default_level(value: &Patch<serde_json::Value>) -> ApiResult<Option
     }
 }
 
+#[utoipa::path(
+    patch,
+    path = "/v1/collections/{collectionId}",
+    tag = "Collections",
+    summary = "Update a collection",
+    params(CollectionPath),
+    request_body = UpdateCollection,
+    responses((status = 200, description = "The collection as updated.", body = CollectionJson)),
+    security(("token" = ["space:metadata:write"]))
+)]
 async fn update_collection(
     caller: Caller,
     State(app): State<App>,
-    Path(id): Path<String>,
+    Path(CollectionPath { collection_id: id }): Path<CollectionPath>,
     Json(body): Json<UpdateCollection>,
 ) -> ApiResult<axum::Json<CollectionJson>> {
     if let Some(t) = &body.title {
@@ -168,10 +188,19 @@ async fn update_collection(
     Ok(axum::Json(col.to_json(&app.urls)))
 }
 
+#[utoipa::path(
+    delete,
+    path = "/v1/collections/{collectionId}",
+    tag = "Collections",
+    summary = "Delete a collection and everything in it",
+    params(CollectionPath),
+    responses((status = 204, description = "The collection is deleted.")),
+    security(("token" = ["space:metadata:write"]))
+)]
 async fn delete_collection(
     caller: Caller,
     State(app): State<App>,
-    Path(id): Path<String>,
+    Path(CollectionPath { collection_id: id }): Path<CollectionPath>,
 ) -> ApiResult<StatusCode> {
     let retention = app.settings.space_retention_ms;
     app.db
@@ -242,13 +271,22 @@ fn delete_subtree(c: &mut dyn Conn, col: &Collection, retention_ms: i64, actor: 
     Ok(())
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/collections/{collectionId}/spaces",
+    tag = "Collections",
+    summary = "List the spaces of a collection",
+    params(CollectionPath, Paging),
+    responses((status = 200, description = "The spaces the caller can see.", body = List<SpaceJson>)),
+    security(("token" = ["space:metadata:read"]))
+)]
 async fn list_collection_spaces(
     caller: Caller,
     State(app): State<App>,
-    Path(id): Path<String>,
-    query: Query,
+    Path(CollectionPath { collection_id: id }): Path<CollectionPath>,
+    QueryOf(paging): QueryOf<Paging>,
 ) -> ApiResult<axum::Json<List<SpaceJson>>> {
-    let page = Page::from_query(&query, format!("collection-spaces:{id}"))?;
+    let page = Page::new(&paging, format!("collection-spaces:{id}"))?;
     let list = app
         .db
         .read(move |c| {
@@ -280,10 +318,12 @@ async fn list_collection_spaces(
     Ok(axum::Json(list.map(|s| s.to_json(&app.urls))))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(as = Move)]
 pub struct MoveBody {
     #[serde(default)]
+    #[schema(value_type = Option<String>)]
     pub parent: Patch<String>,
     pub position: Option<Position>,
 }
@@ -320,10 +360,20 @@ pub fn require_create_in(
     }
 }
 
+#[utoipa::path(
+    post,
+    path = "/v1/collections/{collectionId}/move",
+    tag = "Collections",
+    summary = "Move a collection",
+    params(CollectionPath),
+    request_body = MoveBody,
+    responses((status = 200, description = "The collection as moved.", body = CollectionJson)),
+    security(("token" = ["space:metadata:write"]))
+)]
 async fn move_collection(
     caller: Caller,
     State(app): State<App>,
-    Path(id): Path<String>,
+    Path(CollectionPath { collection_id: id }): Path<CollectionPath>,
     Json(body): Json<MoveBody>,
 ) -> ApiResult<axum::Json<CollectionJson>> {
     body.check()?;
@@ -365,16 +415,27 @@ async fn move_collection(
     Ok(axum::Json(col.to_json(&app.urls)))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(as = TransferCollection)]
 struct TransferBody {
     organization: String,
 }
 
+#[utoipa::path(
+    post,
+    path = "/v1/collections/{collectionId}/transfer",
+    tag = "Collections",
+    summary = "Transfer a collection to another organization",
+    params(CollectionPath),
+    request_body = TransferBody,
+    responses((status = 200, description = "The collection in its new organization.", body = CollectionJson)),
+    security(("token" = ["space:metadata:write"]))
+)]
 async fn transfer_collection(
     caller: Caller,
     State(app): State<App>,
-    Path(id): Path<String>,
+    Path(CollectionPath { collection_id: id }): Path<CollectionPath>,
     Json(body): Json<TransferBody>,
 ) -> ApiResult<axum::Json<CollectionJson>> {
     let col = app
@@ -422,14 +483,45 @@ async fn transfer_collection(
     Ok(axum::Json(col.to_json(&app.urls)))
 }
 
+/// The query of `GET /v1/orgs/{organizationId}/collections`.
+#[derive(utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+struct ListCollectionsQuery {
+    /// Whether to list collections inside collections too (`true`, the default), or only the
+    /// organization's top-level ones.
+    #[param(value_type = Option<bool>)]
+    nested: bool,
+    #[param(ignore)]
+    paging: Paging,
+}
+
+impl FromQuery for ListCollectionsQuery {
+    fn from_query(query: &Query) -> ApiResult<ListCollectionsQuery> {
+        Ok(ListCollectionsQuery {
+            nested: query.bool("nested", true)?,
+            paging: Paging::from_query(query)?,
+        })
+    }
+}
+
+#[utoipa::path(
+    get,
+    path = "/v1/orgs/{organizationId}/collections",
+    tag = "Collections",
+    summary = "List the collections of an organization",
+    params(OrgPath, ListCollectionsQuery, Paging),
+    responses((status = 200, description = "The collections the caller can see.", body = List<CollectionJson>)),
+    security(("token" = ["space:metadata:read"]))
+)]
 async fn list_collections(
     caller: Caller,
     State(app): State<App>,
-    Path(org_id): Path<String>,
-    query: Query,
+    Path(OrgPath {
+        organization_id: org_id,
+    }): Path<OrgPath>,
+    QueryOf(ListCollectionsQuery { nested, paging }): QueryOf<ListCollectionsQuery>,
 ) -> ApiResult<axum::Json<List<CollectionJson>>> {
-    let nested = query.bool("nested", true)?;
-    let page = Page::from_query(&query, format!("collections:{org_id}:{nested}"))?;
+    let page = Page::new(&paging, format!("collections:{org_id}:{nested}"))?;
     let list = app
         .db
         .read(move |c| {

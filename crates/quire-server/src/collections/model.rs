@@ -175,7 +175,7 @@ pub fn load_visible(c: &mut dyn Conn, collection_id: &str, user_id: &str) -> Res
     }
 }
 
-#[derive(Serialize, Debug, Clone)]
+#[derive(Serialize, Debug, Clone, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CollectionJson {
     pub object: &'static str,
@@ -191,13 +191,13 @@ pub struct CollectionJson {
     pub permissions: CollectionPermissions,
 }
 
-#[derive(Serialize, Debug, Clone)]
+#[derive(Serialize, Debug, Clone, utoipa::ToSchema)]
 pub struct CollectionUrls {
     pub location: String,
     pub app: String,
 }
 
-#[derive(Serialize, Debug, Clone)]
+#[derive(Serialize, Debug, Clone, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CollectionPermissions {
     pub view: bool,

@@ -1,14 +1,10 @@
 //! Comments and replies on spaces and on change requests: post, list with filters, read, edit,
 //! resolve, react, delete; and the people who commented.
 
+mod api;
 pub mod model;
 
-use std::collections::HashMap;
-
-use axum::Router;
-use axum::extract::State;
 use axum::http::StatusCode;
-use axum::routing::get;
 use quire_content::changes::DocumentInput;
 use quire_content::{Document, markdown_to_document};
 use serde::Deserialize;
@@ -20,46 +16,58 @@ use crate::content::store;
 use crate::db::{Args, Conn};
 use crate::error::{ApiError, ApiResult};
 use crate::events::{self, Event, Kind};
-use crate::extract::{Json, Path, Query};
+use crate::extract::{FromQuery, Query};
 use crate::members::{self, MemberJson};
-use crate::paging::{List, Page};
+use crate::paging::{List, Page, Paging};
+use crate::paths::RouteIds;
 use crate::permissions::{Role, SpaceAction};
 use crate::spaces::{self, SpaceFor};
 use crate::{change_requests, clock, ids, params};
 use model::{
     BodyFormat, COMMENT_COLUMNS, Comment, CommentJson, CommentStatus, REPLY_COLUMNS, Reply, ReplyJson, Scope,
 };
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
-pub fn routes() -> Router<App> {
-    let routes = |base: &str| {
-        Router::new()
-            .route(base, get(list_comments).post(post_comment))
-            .route(
-                &format!("{base}/{{commentId}}"),
-                get(get_comment).put(update_comment).delete(delete_comment),
-            )
-            .route(
-                &format!("{base}/{{commentId}}/replies"),
-                get(list_replies).post(post_reply),
-            )
-            .route(
-                &format!("{base}/{{commentId}}/replies/{{commentReplyId}}"),
-                get(get_reply).put(update_reply).delete(delete_reply),
-            )
-    };
-    Router::new()
-        .merge(routes("/v1/spaces/{spaceId}/comments"))
-        .merge(routes(
-            "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/comments",
+pub fn routes() -> OpenApiRouter<App> {
+    OpenApiRouter::default()
+        .routes(routes!(api::list_space_comments, api::post_space_comment))
+        .routes(routes!(
+            api::get_space_comment,
+            api::update_space_comment,
+            api::delete_space_comment
         ))
-        .route("/v1/spaces/{spaceId}/commenters", get(list_commenters))
-        .route(
-            "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/commenters",
-            get(list_commenters),
-        )
+        .routes(routes!(
+            api::list_space_comment_replies,
+            api::post_space_comment_reply
+        ))
+        .routes(routes!(
+            api::get_space_comment_reply,
+            api::update_space_comment_reply,
+            api::delete_space_comment_reply
+        ))
+        .routes(routes!(api::list_space_commenters))
+        .routes(routes!(
+            api::list_change_request_comments,
+            api::post_change_request_comment
+        ))
+        .routes(routes!(
+            api::get_change_request_comment,
+            api::update_change_request_comment,
+            api::delete_change_request_comment
+        ))
+        .routes(routes!(
+            api::list_change_request_comment_replies,
+            api::post_change_request_comment_reply
+        ))
+        .routes(routes!(
+            api::get_change_request_comment_reply,
+            api::update_change_request_comment_reply,
+            api::delete_change_request_comment_reply
+        ))
+        .routes(routes!(api::list_change_request_commenters))
 }
 
-type Params = crate::extract::PathParams;
 use crate::extract::param;
 
 /// The space and scope of a comment route; the revision comments there point into.
@@ -69,7 +77,7 @@ struct Opened {
     revision: String,
 }
 
-fn open(c: &mut dyn Conn, params: &HashMap<String, String>, caller: &str) -> ApiResult<Opened> {
+fn open(c: &mut dyn Conn, params: &RouteIds, caller: &str) -> ApiResult<Opened> {
     let space_id = param(params, "spaceId")?;
     let space = spaces::model::load_active(c, space_id, caller)?;
     match params.get("changeRequestId") {
@@ -111,6 +119,77 @@ fn format(q: &Query) -> ApiResult<BodyFormat> {
         "document" => BodyFormat::Document,
         _ => BodyFormat::Markdown,
     })
+}
+
+/// `format` of the comment bodies in an answer.
+#[derive(utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct CommentFormat {
+    /// The format of bodies: `markdown` (the default) or `document`.
+    #[param(value_type = Option<String>)]
+    format: BodyFormat,
+}
+
+impl FromQuery for CommentFormat {
+    fn from_query(q: &Query) -> ApiResult<CommentFormat> {
+        Ok(CommentFormat { format: format(q)? })
+    }
+}
+
+/// The query of the comments lists.
+#[derive(utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ListCommentsQuery {
+    /// The direction of the order by time.
+    #[param(inline, value_type = Option<crate::extract::Order>)]
+    order: crate::extract::Order,
+    /// The format of bodies: `markdown` (the default) or `document`.
+    #[param(value_type = Option<String>)]
+    format: BodyFormat,
+    /// `all` (the default), `open` or `resolved`.
+    #[param(value_type = Option<String>)]
+    status: &'static str,
+    /// Only the comments on this page (an id).
+    #[param(rename = "targetPage")]
+    page_filter: Option<String>,
+    /// Only the comments of these users (ids, repeated or comma-separated).
+    #[param(value_type = Option<Vec<String>>, style = Form, explode = true)]
+    authors: Vec<String>,
+    #[param(ignore)]
+    paging: Paging,
+}
+
+impl FromQuery for ListCommentsQuery {
+    fn from_query(q: &Query) -> ApiResult<ListCommentsQuery> {
+        Ok(ListCommentsQuery {
+            order: q.order()?,
+            format: format(q)?,
+            status: q.one_of("status", &["all", "open", "resolved"], "all")?,
+            page_filter: q.str("targetPage").filter(|s| !s.is_empty()).map(str::to_string),
+            authors: q.all("authors"),
+            paging: Paging::from_query(q)?,
+        })
+    }
+}
+
+/// The query of the replies lists.
+#[derive(utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct RepliesQuery {
+    /// The format of bodies: `markdown` (the default) or `document`.
+    #[param(value_type = Option<String>)]
+    format: BodyFormat,
+    #[param(ignore)]
+    paging: Paging,
+}
+
+impl FromQuery for RepliesQuery {
+    fn from_query(q: &Query) -> ApiResult<RepliesQuery> {
+        Ok(RepliesQuery {
+            format: format(q)?,
+            paging: Paging::from_query(q)?,
+        })
+    }
 }
 
 /// A comment body from the request: markdown or a JSON document, never empty.
@@ -200,23 +279,25 @@ fn render_reply(
     .ok_or_else(|| ApiError::internal("nothing rendered"))
 }
 
-async fn list_comments(
+pub(crate) async fn list_comments(
     caller: Caller,
-    State(app): State<App>,
-    Path(params): Params,
-    q: Query,
+    app: App,
+    params: RouteIds,
+    ListCommentsQuery {
+        order,
+        format,
+        status,
+        page_filter,
+        mut authors,
+        paging,
+    }: ListCommentsQuery,
 ) -> ApiResult<axum::Json<List<CommentJson>>> {
-    let order = q.order()?;
-    let format = format(&q)?;
-    let status = q.one_of("status", &["all", "open", "resolved"], "all")?;
-    let page_filter = q.str("targetPage").filter(|s| !s.is_empty()).map(str::to_string);
-    let mut authors = q.all("authors");
     authors.sort();
     let scope = format!(
         "comments:{params:?}:{}:{status}:{page_filter:?}:{authors:?}",
         order.name()
     );
-    let page = Page::from_query(&q, scope)?;
+    let page = Page::new(&paging, scope)?;
     let app2 = app.clone();
     let list = app
         .db
@@ -287,17 +368,19 @@ async fn list_comments(
     Ok(axum::Json(list))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct PostComment {
+pub(crate) struct PostComment {
+    #[schema(value_type = crate::openapi::DocumentInputSchema)]
     body: DocumentInput,
     page: Option<String>,
     node: Option<String>,
     table_cell: Option<TableCell>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(as = CommentTableCell)]
 struct TableCell {
     record: String,
     definition: String,
@@ -307,11 +390,11 @@ fn require(opened: &Opened, action: SpaceAction) -> ApiResult<()> {
     opened.space.require(action)
 }
 
-async fn post_comment(
+pub(crate) async fn post_comment(
     caller: Caller,
-    State(app): State<App>,
-    Path(params): Params,
-    Json(body): Json<PostComment>,
+    app: App,
+    params: RouteIds,
+    body: PostComment,
 ) -> ApiResult<axum::Json<CommentJson>> {
     let text = self::body(body.body)?;
     if (body.node.is_some() || body.table_cell.is_some()) && body.page.is_none() {
@@ -396,13 +479,12 @@ fn has_node(nodes: &[quire_content::Node], key: &str) -> bool {
     })
 }
 
-async fn get_comment(
+pub(crate) async fn get_comment(
     caller: Caller,
-    State(app): State<App>,
-    Path(params): Params,
-    q: Query,
+    app: App,
+    params: RouteIds,
+    CommentFormat { format }: CommentFormat,
 ) -> ApiResult<axum::Json<CommentJson>> {
-    let format = format(&q)?;
     let app2 = app.clone();
     let json = app
         .db
@@ -415,10 +497,11 @@ async fn get_comment(
     Ok(axum::Json(json))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct UpdateComment {
+pub(crate) struct UpdateComment {
     resolved: Option<bool>,
+    #[schema(value_type = Option<crate::openapi::DocumentInputSchema>)]
     body: Option<DocumentInput>,
     #[serde(default)]
     added_reactions: Vec<String>,
@@ -520,11 +603,11 @@ fn unless_gone<T>(found: ApiResult<T>) -> ApiResult<Option<T>> {
     }
 }
 
-async fn update_comment(
+pub(crate) async fn update_comment(
     caller: Caller,
-    State(app): State<App>,
-    Path(params): Params,
-    Json(update): Json<UpdateComment>,
+    app: App,
+    params: RouteIds,
+    update: UpdateComment,
 ) -> ApiResult<axum::Json<CommentJson>> {
     let edit = Edit::parse(update.body, update.added_reactions, update.removed_reactions)?;
     let app2 = app.clone();
@@ -559,11 +642,7 @@ async fn update_comment(
     Ok(axum::Json(json))
 }
 
-async fn delete_comment(
-    caller: Caller,
-    State(app): State<App>,
-    Path(params): Params,
-) -> ApiResult<StatusCode> {
+pub(crate) async fn delete_comment(caller: Caller, app: App, params: RouteIds) -> ApiResult<StatusCode> {
     app.db
         .write(move |c| {
             // The space (and change request) must be visible: 404 otherwise. A comment that is
@@ -591,14 +670,13 @@ async fn delete_comment(
     Ok(StatusCode::NO_CONTENT)
 }
 
-async fn list_replies(
+pub(crate) async fn list_replies(
     caller: Caller,
-    State(app): State<App>,
-    Path(params): Params,
-    q: Query,
+    app: App,
+    params: RouteIds,
+    RepliesQuery { format, paging }: RepliesQuery,
 ) -> ApiResult<axum::Json<List<ReplyJson>>> {
-    let format = format(&q)?;
-    let page = Page::from_query(&q, format!("replies:{params:?}"))?;
+    let page = Page::new(&paging, format!("replies:{params:?}"))?;
     let app2 = app.clone();
     let list = app
         .db
@@ -645,20 +723,20 @@ async fn list_replies(
     Ok(axum::Json(list))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-struct PostReply {
+pub(crate) struct PostReply {
+    #[schema(value_type = crate::openapi::DocumentInputSchema)]
     body: DocumentInput,
 }
 
-async fn post_reply(
+pub(crate) async fn post_reply(
     caller: Caller,
-    State(app): State<App>,
-    Path(params): Params,
-    q: Query,
-    Json(input): Json<PostReply>,
+    app: App,
+    params: RouteIds,
+    CommentFormat { format }: CommentFormat,
+    input: PostReply,
 ) -> ApiResult<axum::Json<ReplyJson>> {
-    let format = format(&q)?;
     let text = body(input.body)?;
     let app2 = app.clone();
     let json = app
@@ -684,13 +762,12 @@ async fn post_reply(
     Ok(axum::Json(json))
 }
 
-async fn get_reply(
+pub(crate) async fn get_reply(
     caller: Caller,
-    State(app): State<App>,
-    Path(params): Params,
-    q: Query,
+    app: App,
+    params: RouteIds,
+    CommentFormat { format }: CommentFormat,
 ) -> ApiResult<axum::Json<ReplyJson>> {
-    let format = format(&q)?;
     let app2 = app.clone();
     let json = app
         .db
@@ -704,9 +781,10 @@ async fn get_reply(
     Ok(axum::Json(json))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct UpdateReply {
+pub(crate) struct UpdateReply {
+    #[schema(value_type = Option<crate::openapi::DocumentInputSchema>)]
     body: Option<DocumentInput>,
     #[serde(default)]
     added_reactions: Vec<String>,
@@ -714,11 +792,11 @@ struct UpdateReply {
     removed_reactions: Vec<String>,
 }
 
-async fn update_reply(
+pub(crate) async fn update_reply(
     caller: Caller,
-    State(app): State<App>,
-    Path(params): Params,
-    Json(update): Json<UpdateReply>,
+    app: App,
+    params: RouteIds,
+    update: UpdateReply,
 ) -> ApiResult<axum::Json<ReplyJson>> {
     let edit = Edit::parse(update.body, update.added_reactions, update.removed_reactions)?;
     let app2 = app.clone();
@@ -743,7 +821,7 @@ async fn update_reply(
     Ok(axum::Json(json))
 }
 
-async fn delete_reply(caller: Caller, State(app): State<App>, Path(params): Params) -> ApiResult<StatusCode> {
+pub(crate) async fn delete_reply(caller: Caller, app: App, params: RouteIds) -> ApiResult<StatusCode> {
     app.db
         .write(move |c| {
             let opened = open(c, &params, &caller.user_id)?;
@@ -775,13 +853,13 @@ async fn delete_reply(caller: Caller, State(app): State<App>, Path(params): Para
 }
 
 /// The members who posted comments or replies in a space or a change request.
-async fn list_commenters(
+pub(crate) async fn list_commenters(
     caller: Caller,
-    State(app): State<App>,
-    Path(params): Params,
-    q: Query,
+    app: App,
+    params: RouteIds,
+    paging: Paging,
 ) -> ApiResult<axum::Json<List<MemberJson>>> {
-    let page = Page::from_query(&q, format!("commenters:{params:?}"))?;
+    let page = Page::new(&paging, format!("commenters:{params:?}"))?;
     let app2 = app.clone();
     let list = app
         .db

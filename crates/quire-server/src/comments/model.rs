@@ -148,7 +148,8 @@ impl Reply {
 }
 
 /// What a caller may do with a comment or reply written by `author`.
-#[derive(Serialize, Debug, Clone, Copy)]
+#[derive(Serialize, Debug, Clone, Copy, utoipa::ToSchema)]
+#[schema(as = CommentPermissions)]
 pub struct Permissions {
     pub view: bool,
     pub edit: bool,
@@ -177,11 +178,17 @@ pub enum BodyFormat {
 }
 
 /// A body as sent: `{"markdown": ...}` or `{"document": ...}`.
-#[derive(Serialize, Debug)]
+#[derive(Serialize, Debug, utoipa::ToSchema)]
 #[serde(untagged)]
+#[schema(as = CommentBody)]
 pub enum Body {
-    Markdown { markdown: String },
-    Document { document: Document },
+    Markdown {
+        markdown: String,
+    },
+    Document {
+        #[schema(value_type = Object)]
+        document: Document,
+    },
 }
 
 /// The body of the comment or reply `what` ("comment \"x\""), as sent; an error when the
@@ -198,8 +205,9 @@ fn body_json(what: std::fmt::Arguments<'_>, body: &str, format: BodyFormat) -> R
 }
 
 /// What a comment is about.
-#[derive(Serialize, Debug)]
+#[derive(Serialize, Debug, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = CommentTarget)]
 struct Target {
     space: String,
     revision: String,
@@ -215,18 +223,18 @@ struct Target {
     review: Option<String>,
 }
 
-#[derive(Serialize, Debug)]
+#[derive(Serialize, Debug, utoipa::ToSchema)]
 struct IdOf {
     id: String,
 }
 
-#[derive(Serialize, Debug)]
+#[derive(Serialize, Debug, utoipa::ToSchema)]
 struct TableCellOf {
     record: String,
     definition: String,
 }
 
-#[derive(Serialize, Debug)]
+#[derive(Serialize, Debug, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Reaction {
     emoji: String,
@@ -234,31 +242,35 @@ pub struct Reaction {
     users: Vec<ReactionUser>,
 }
 
-#[derive(Serialize, Debug)]
+#[derive(Serialize, Debug, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 struct ReactionUser {
     user: UserJson,
+    #[schema(value_type = String, format = DateTime)]
     #[serde(with = "clock::ts")]
     reacted_at: i64,
 }
 
-#[derive(Serialize, Debug)]
+#[derive(Serialize, Debug, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Replier {
+    #[schema(value_type = String, format = DateTime)]
     #[serde(with = "clock::ts")]
     updated_at: i64,
     count: i64,
     user: UserJson,
 }
 
-#[derive(Serialize, Debug)]
+#[derive(Serialize, Debug, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CommentJson {
     object: &'static str,
     pub id: String,
     posted_by: UserJson,
+    #[schema(value_type = String, format = DateTime)]
     #[serde(with = "clock::ts")]
     posted_at: i64,
+    #[schema(value_type = Option<String>, format = DateTime)]
     #[serde(with = "clock::ts::opt", skip_serializing_if = "Option::is_none")]
     edited_at: Option<i64>,
     reactions: Vec<Reaction>,
@@ -267,6 +279,7 @@ pub struct CommentJson {
     body: Body,
     target: Target,
     status: CommentStatus,
+    #[schema(value_type = Option<String>, format = DateTime)]
     #[serde(with = "clock::ts::opt", skip_serializing_if = "Option::is_none")]
     resolved_at: Option<i64>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -275,14 +288,16 @@ pub struct CommentJson {
     permissions: Permissions,
 }
 
-#[derive(Serialize, Debug)]
+#[derive(Serialize, Debug, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ReplyJson {
     object: &'static str,
     pub id: String,
     posted_by: UserJson,
+    #[schema(value_type = String, format = DateTime)]
     #[serde(with = "clock::ts")]
     posted_at: i64,
+    #[schema(value_type = Option<String>, format = DateTime)]
     #[serde(with = "clock::ts::opt", skip_serializing_if = "Option::is_none")]
     edited_at: Option<i64>,
     reactions: Vec<Reaction>,
@@ -291,7 +306,8 @@ pub struct ReplyJson {
     permissions: Permissions,
 }
 
-#[derive(Serialize, Debug)]
+#[derive(Serialize, Debug, utoipa::ToSchema)]
+#[schema(as = CommentUrls)]
 struct Location {
     location: String,
 }

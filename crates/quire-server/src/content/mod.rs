@@ -1,6 +1,7 @@
 //! Space content: revisions, pages, files and documents, read from main, from a revision or
 //! from a change request; written through change request batches and templates.
 
+mod api;
 pub mod attempts;
 pub mod derived;
 pub mod init;
@@ -12,59 +13,46 @@ pub mod store;
 pub mod template;
 pub mod write;
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
-use axum::Router;
-use axum::routing::{get, post};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 use crate::app::App;
 use crate::change_requests::{self, ChangeRequest};
 use crate::db::Conn;
 use crate::error::{ApiError, ApiResult};
+use crate::paths::RouteIds;
 use crate::spaces::{self, SpaceFor};
 use render::Context;
 use store::StoredTree;
 
-pub fn routes() -> Router<App> {
-    let reads = |prefix: &str| {
-        Router::new()
-            .route(prefix, get(read::get_revision))
-            .route(&format!("{prefix}/pages"), get(read::list_pages))
-            .route(&format!("{prefix}/files"), get(read::list_files))
-            .route(&format!("{prefix}/files/{{fileId}}"), get(read::get_file))
-            .route(&format!("{prefix}/page/{{pageId}}"), get(read::get_page))
-            .route(
-                &format!("{prefix}/path/{{*pagePath}}"),
-                get(read::get_page_by_path),
-            )
-            .route(
-                &format!("{prefix}/reusable-contents/{{reusableContentId}}"),
-                get(read::get_reusable),
-            )
-    };
-    Router::new()
-        .merge(reads("/v1/spaces/{spaceId}/content"))
-        .merge(reads("/v1/spaces/{spaceId}/revisions/{revisionId}"))
-        .merge(reads(
-            "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/content",
-        ))
-        .route(
-            "/v1/spaces/{spaceId}/revisions/{revisionId}/page/{pageId}/document",
-            get(read::get_page_document),
-        )
-        .route(
-            "/v1/spaces/{spaceId}/documents/{documentId}",
-            get(read::get_document),
-        )
-        .route(
-            "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/content",
-            post(write::update_content),
-        )
-        .route(
-            "/v1/spaces/{spaceId}/content/template",
-            post(template::apply_template),
-        )
+pub fn routes() -> OpenApiRouter<App> {
+    OpenApiRouter::default()
+        .routes(routes!(api::get_content))
+        .routes(routes!(api::list_content_pages))
+        .routes(routes!(api::list_content_files))
+        .routes(routes!(api::get_content_file))
+        .routes(routes!(api::get_content_page))
+        .routes(routes!(api::get_content_page_by_path))
+        .routes(routes!(api::get_content_reusable_content))
+        .routes(routes!(template::apply_template))
+        .routes(routes!(api::get_revision))
+        .routes(routes!(api::list_revision_pages))
+        .routes(routes!(api::list_revision_files))
+        .routes(routes!(api::get_revision_file))
+        .routes(routes!(api::get_revision_page))
+        .routes(routes!(api::get_revision_page_by_path))
+        .routes(routes!(api::get_revision_reusable_content))
+        .routes(routes!(api::get_revision_page_document))
+        .routes(routes!(api::get_change_request_content, write::update_content))
+        .routes(routes!(api::list_change_request_pages))
+        .routes(routes!(api::list_change_request_files))
+        .routes(routes!(api::get_change_request_file))
+        .routes(routes!(api::get_change_request_page))
+        .routes(routes!(api::get_change_request_page_by_path))
+        .routes(routes!(api::get_change_request_reusable_content))
+        .routes(routes!(read::get_document))
 }
 
 /// Which revision a read is about, from the names of the path parameters.
@@ -76,10 +64,10 @@ pub enum Source {
 }
 
 impl Source {
-    pub fn from_params(params: &HashMap<String, String>) -> Source {
-        if let Some(r) = params.get("revisionId") {
+    pub fn from_params(params: &RouteIds) -> Source {
+        if let Some(r) = &params.revision_id {
             Source::Revision(r.clone())
-        } else if let Some(cr) = params.get("changeRequestId") {
+        } else if let Some(cr) = &params.change_request_id {
             Source::ChangeRequest(cr.clone())
         } else {
             Source::Main
@@ -112,7 +100,7 @@ pub fn open_path(
     c: &mut dyn Conn,
     app: &App,
     caller: &crate::auth::Caller,
-    params: &HashMap<String, String>,
+    params: &RouteIds,
 ) -> ApiResult<Opened> {
     open(
         c,

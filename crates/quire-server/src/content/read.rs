@@ -1,7 +1,5 @@
 //! Reads of content: a revision, its pages, files, reusable contents and documents.
 
-use std::collections::HashMap;
-
 use axum::extract::State;
 use quire_content::Document;
 use serde::Serialize;
@@ -11,15 +9,16 @@ use super::{Opened, Source, open_space, store};
 use crate::app::App;
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult};
-use crate::extract::{Path, Query};
+use crate::extract::Path;
 use crate::paging::{List, Page};
 use crate::spaces::SpaceFor;
 
-type Params = crate::extract::PathParams;
 use crate::extract::param;
+use crate::paging::Paging;
+use crate::paths::{DocumentPath, RouteIds};
 
 /// The space a content route names, if the caller may read its content (from the space cache).
-async fn active_space(app: &App, caller: &Caller, params: &HashMap<String, String>) -> ApiResult<SpaceFor> {
+async fn active_space(app: &App, caller: &Caller, params: &RouteIds) -> ApiResult<SpaceFor> {
     let space_id = param(params, "spaceId")?;
     app.spaces.load_active(&app.db, space_id, &caller.user_id).await
 }
@@ -28,10 +27,8 @@ async fn active_space(app: &App, caller: &Caller, params: &HashMap<String, Strin
 async fn read_opened<T: Send + 'static>(
     app: &App,
     caller: Caller,
-    params: HashMap<String, String>,
-    read: impl FnOnce(&mut dyn crate::db::Conn, &App, &Opened, &HashMap<String, String>) -> ApiResult<T>
-    + Send
-    + 'static,
+    params: RouteIds,
+    read: impl FnOnce(&mut dyn crate::db::Conn, &App, &Opened, &RouteIds) -> ApiResult<T> + Send + 'static,
 ) -> ApiResult<T> {
     let space = active_space(app, &caller, &params).await?;
     read_in_space(app, space, params, read).await
@@ -41,10 +38,8 @@ async fn read_opened<T: Send + 'static>(
 async fn read_in_space<T: Send + 'static>(
     app: &App,
     space: SpaceFor,
-    params: HashMap<String, String>,
-    read: impl FnOnce(&mut dyn crate::db::Conn, &App, &Opened, &HashMap<String, String>) -> ApiResult<T>
-    + Send
-    + 'static,
+    params: RouteIds,
+    read: impl FnOnce(&mut dyn crate::db::Conn, &App, &Opened, &RouteIds) -> ApiResult<T> + Send + 'static,
 ) -> ApiResult<T> {
     let app2 = app.clone();
     app.db
@@ -70,7 +65,7 @@ fn page_in<'a>(opened: &'a Opened, page_id: &str) -> ApiResult<&'a quire_content
 async fn with_revision<T: Send + 'static>(
     app: &App,
     caller: Caller,
-    params: HashMap<String, String>,
+    params: RouteIds,
     render: impl FnOnce(&App, &Opened) -> ApiResult<T> + Send + 'static,
 ) -> ApiResult<T> {
     let space = active_space(app, &caller, &params).await?;
@@ -85,11 +80,10 @@ async fn with_revision<T: Send + 'static>(
 
 pub async fn get_revision(
     caller: Caller,
-    State(app): State<App>,
-    Path(params): Params,
-    query: Query,
+    app: App,
+    params: RouteIds,
+    opts: ReadOptions,
 ) -> ApiResult<axum::Json<RevisionJson>> {
-    let opts = ReadOptions::from_query(&query)?;
     let space = active_space(&app, &caller, &params).await?;
     let app2 = app.clone();
     let json = app
@@ -116,7 +110,7 @@ pub async fn get_revision(
     Ok(axum::Json(json))
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 pub struct Pages {
     pages: Vec<PageJson>,
 }
@@ -126,12 +120,11 @@ pub struct Pages {
 /// for clients that take it: the tree of a 10,000-page space is 8 MB, about 0.5 MB compressed.
 pub async fn list_pages(
     caller: Caller,
-    State(app): State<App>,
-    Path(params): Params,
-    query: Query,
+    app: App,
+    params: RouteIds,
+    opts: ReadOptions,
     headers: axum::http::HeaderMap,
 ) -> ApiResult<axum::response::Response> {
-    let opts = ReadOptions::from_query(&query)?;
     let gzip = crate::encoding::accepts_gzip(&headers);
     let body = with_revision(&app, caller, params, move |app, opened| {
         let key = store::RenderedKey {
@@ -173,13 +166,12 @@ pub async fn list_pages(
 
 pub async fn list_files(
     caller: Caller,
-    State(app): State<App>,
-    Path(params): Params,
-    query: Query,
+    app: App,
+    params: RouteIds,
+    paging: Paging,
 ) -> ApiResult<axum::Json<List<FileJson>>> {
-    ReadOptions::from_query(&query)?;
-    let scope = format!("files:{}", params.get("spaceId").map_or("", String::as_str));
-    let page = Page::from_query(&query, scope)?;
+    let scope = format!("files:{}", params.space_id);
+    let page = Page::new(&paging, scope)?;
     let list = with_revision(&app, caller, params, move |app, opened| {
         let files = render::sorted_files(&opened.stored.tree);
         let after: Option<(i64, String)> = page.after()?;
@@ -198,13 +190,7 @@ pub async fn list_files(
     Ok(axum::Json(list))
 }
 
-pub async fn get_file(
-    caller: Caller,
-    State(app): State<App>,
-    Path(params): Params,
-    query: Query,
-) -> ApiResult<axum::Json<FileJson>> {
-    ReadOptions::from_query(&query)?;
+pub async fn get_file(caller: Caller, app: App, params: RouteIds) -> ApiResult<axum::Json<FileJson>> {
     let json =
         read_opened(&app, caller, params, move |_, app, opened, params| {
             let file_id = param(params, "fileId")?;
@@ -259,12 +245,11 @@ fn page_json(
 /// page of a 10,000-page space and a read rarely parses and renders a document again.
 pub async fn get_page(
     caller: Caller,
-    State(app): State<App>,
-    Path(params): Params,
-    query: Query,
+    app: App,
+    params: RouteIds,
+    opts: ReadOptions,
     headers: axum::http::HeaderMap,
 ) -> ApiResult<axum::response::Response> {
-    let opts = ReadOptions::from_query(&query)?;
     let gzip = crate::encoding::accepts_gzip(&headers);
     let space = active_space(&app, &caller, &params).await?;
     // The main revision's pages are the hottest reads there are: answered from memory when
@@ -312,11 +297,10 @@ fn page_key(
 
 pub async fn get_page_by_path(
     caller: Caller,
-    State(app): State<App>,
-    Path(params): Params,
-    query: Query,
+    app: App,
+    params: RouteIds,
+    opts: ReadOptions,
 ) -> ApiResult<axum::Json<PageJson>> {
-    let opts = ReadOptions::from_query(&query)?;
     let json = read_opened(&app, caller, params, move |c, app, opened, params| {
         let path = param(params, "pagePath")?;
         let id = opened
@@ -331,11 +315,7 @@ pub async fn get_page_by_path(
     Ok(axum::Json(json))
 }
 
-pub async fn get_reusable(
-    caller: Caller,
-    State(app): State<App>,
-    Path(params): Params,
-) -> ApiResult<axum::Json<ReusableJson>> {
+pub async fn get_reusable(caller: Caller, app: App, params: RouteIds) -> ApiResult<axum::Json<ReusableJson>> {
     let json = read_opened(&app, caller, params, move |_, _, opened, params| {
         let id = param(params, "reusableContentId")?;
         let r = opened.stored.tree.reusable.get(id).ok_or_else(|| {
@@ -350,11 +330,10 @@ pub async fn get_reusable(
 /// `GET /v1/spaces/{spaceId}/revisions/{revisionId}/page/{pageId}/document`.
 pub async fn get_page_document(
     caller: Caller,
-    State(app): State<App>,
-    Path(params): Params,
-    query: Query,
+    app: App,
+    params: RouteIds,
+    opts: ReadOptions,
 ) -> ApiResult<axum::Json<Document>> {
-    let opts = ReadOptions::from_query(&query)?;
     let document = read_opened(&app, caller, params, move |c, app, opened, params| {
         let page = page_in(opened, param(params, "pageId")?)?;
         let opts = ReadOptions {
@@ -384,10 +363,22 @@ pub async fn get_page_document(
 }
 
 /// `GET /v1/spaces/{spaceId}/documents/{documentId}`: a stored document of the space.
+#[utoipa::path(
+    get,
+    path = "/v1/spaces/{spaceId}/documents/{documentId}",
+    tag = "Space content",
+    summary = "Get a stored document of a space",
+    params(DocumentPath),
+    responses((status = 200, description = "The document.", body = Object)),
+    security(("token" = ["space:metadata:read"]))
+)]
 pub async fn get_document(
     caller: Caller,
     State(app): State<App>,
-    Path((space_id, document_id)): Path<(String, String)>,
+    Path(DocumentPath {
+        space_id,
+        document_id,
+    }): Path<DocumentPath>,
 ) -> ApiResult<axum::Json<Document>> {
     let app2 = app.clone();
     let document = app

@@ -54,14 +54,29 @@ pub enum Evaluated {
 }
 
 /// Options of content reads.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct ReadOptions {
+    /// The body of pages: `markdown` or `document`; absent: none. Markdown takes
+    /// `format.markdown.refs`: `relative` (the default) or `stable` links.
+    #[param(value_type = Option<String>)]
     pub format: Option<Format>,
+    /// Whether expressions are evaluated: `false` (the default), `true` or
+    /// `deterministic-only`.
+    #[param(value_type = Option<String>)]
     pub evaluated: Evaluated,
     /// `metadata=false`: leave out mutable git metadata (quire records none).
+    #[param(value_type = Option<bool>)]
     pub metadata: bool,
     /// `computed=false`: skip computed pages.
+    #[param(value_type = Option<bool>)]
     pub computed: bool,
+}
+
+impl crate::extract::FromQuery for ReadOptions {
+    fn from_query(query: &Query) -> Result<ReadOptions, ApiError> {
+        ReadOptions::from_query(query)
+    }
 }
 
 impl ReadOptions {
@@ -100,7 +115,7 @@ fn is_false(b: &bool) -> bool {
 }
 
 /// A page of a revision.
-#[derive(Serialize, Debug)]
+#[derive(Serialize, Debug, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PageJson {
     pub id: String,
@@ -112,8 +127,10 @@ pub struct PageJson {
     pub emoji: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub icon: Option<String>,
+    #[schema(value_type = String, format = DateTime)]
     #[serde(with = "clock::ts")]
     pub created_at: i64,
+    #[schema(value_type = String, format = DateTime)]
     #[serde(with = "clock::ts")]
     pub updated_at: i64,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -124,12 +141,14 @@ pub struct PageJson {
     pub path: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    #[schema(no_recursion)]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pages: Option<Vec<PageJson>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub layout: Option<Layout>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cover: Option<Value>,
+    #[schema(value_type = Option<Object>)]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub variables: Option<Map<String, Value>>,
     #[serde(skip_serializing_if = "is_false")]
@@ -156,18 +175,19 @@ pub struct PageJson {
     pub document_id: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub markdown: Option<String>,
+    #[schema(value_type = Option<Object>)]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub document: Option<Document>,
 }
 
-#[derive(Serialize, Debug)]
+#[derive(Serialize, Debug, utoipa::ToSchema)]
 pub struct PageUrls {
     pub app: String,
 }
 
 /// A page's layout options: GitBook's defaults, under the options the page set. Typed, so that
 /// rendering a 10,000-page tree does not build 10,000 JSON maps.
-#[derive(Serialize, Debug)]
+#[derive(Serialize, Debug, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Layout {
     width: Value,
@@ -370,7 +390,7 @@ fn ref_target(tree: &Tree, index: &TreeIndex, current: &str, r: &ContentRef, sta
 }
 
 /// A file of a revision, with a signed download URL.
-#[derive(Serialize, Debug)]
+#[derive(Serialize, Debug, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct FileJson {
     pub id: String,
@@ -379,6 +399,8 @@ pub struct FileJson {
     #[serde(rename = "downloadURL")]
     pub download_url: String,
     pub size: u64,
+    /// Width and height of an image.
+    #[schema(value_type = Option<Object>)]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dimensions: Option<quire_content::tree::Dimensions>,
 }
@@ -401,7 +423,7 @@ pub fn file(ctx: &Context<'_>, f: &FileEntry) -> FileJson {
     }
 }
 
-#[derive(Serialize, Debug)]
+#[derive(Serialize, Debug, utoipa::ToSchema)]
 pub struct ReusableJson {
     pub id: String,
     pub title: String,
@@ -418,7 +440,7 @@ pub fn reusable(r: &ReusableEntry) -> ReusableJson {
 }
 
 /// A revision.
-#[derive(Serialize, Debug)]
+#[derive(Serialize, Debug, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RevisionJson {
     pub object: &'static str,
@@ -428,7 +450,9 @@ pub struct RevisionJson {
     pub files: Vec<FileJson>,
     pub reusable_contents: Vec<ReusableJson>,
     pub tags: Vec<Value>,
+    #[schema(value_type = Object)]
     pub variables: Map<String, Value>,
+    #[schema(value_type = String, format = DateTime)]
     #[serde(with = "clock::ts")]
     pub created_at: i64,
     #[serde(rename = "type")]
@@ -438,7 +462,7 @@ pub struct RevisionJson {
     pub merged_from: Option<Value>,
 }
 
-#[derive(Serialize, Debug)]
+#[derive(Serialize, Debug, utoipa::ToSchema)]
 pub struct RevisionUrls {
     pub app: String,
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -24,8 +24,9 @@ use crate::app::App;
 use crate::auth::Caller;
 use crate::change_requests::ChangeRequest;
 use crate::db::Conn;
-use crate::error::{ApiError, ApiResult};
+use crate::error::{ApiError, ApiResult, ErrorEnvelope};
 use crate::extract::{Json, Path};
+use crate::paths::SpacePath;
 use crate::permissions::SpaceAction;
 use crate::spaces::SpaceFor;
 use crate::{clock, ids, params, spaces};
@@ -281,10 +282,27 @@ pub struct ApplyTemplate {
     change_request_id: Option<String>,
 }
 
+#[utoipa::path(
+    post,
+    path = "/v1/spaces/{spaceId}/content/template",
+    tag = "Space content",
+    summary = "Apply a template to a space's main content",
+    params(SpacePath),
+    request_body(
+        content = Object,
+        description = "The template to apply (as `template` of a new space: `{\"template\": \"...\"}` or \
+                       an OpenAPI template), with an optional `changeRequestId` to apply it there instead of main."
+    ),
+    responses(
+        (status = 204, description = "The template is applied."),
+        (status = 409, description = "The content changed meanwhile: retry.", body = ErrorEnvelope),
+    ),
+    security(("token" = ["space:content:write"]))
+)]
 pub async fn apply_template(
     caller: Caller,
     State(app): State<App>,
-    Path(space_id): Path<String>,
+    Path(SpacePath { space_id }): Path<SpacePath>,
     Json(body): Json<ApplyTemplate>,
 ) -> ApiResult<StatusCode> {
     let mut template_value = body.template;

@@ -21,21 +21,22 @@ use crate::app::App;
 use crate::auth::Caller;
 use crate::change_requests::{self, ChangeRequest, ChangeRequestJson};
 use crate::db::{Conn, for_update};
-use crate::error::{ApiError, ApiResult};
-use crate::extract::{Json, Path, Query};
+use crate::error::{ApiError, ApiResult, ErrorEnvelope};
+use crate::extract::{FromQuery, Json, Path, Query, QueryOf};
+use crate::paths::ChangeRequestPath;
 use crate::permissions::SpaceAction;
 use crate::spaces::SpaceFor;
 use crate::{clock, file_blobs, files, ids, params, spaces};
 use std::time::Instant;
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 #[serde(untagged)]
 pub enum UpdateResponse {
     Compat(ChangeRequestJson),
     Detailed(Detailed),
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Detailed {
     change_request: ChangeRequestJson,
@@ -43,12 +44,40 @@ pub struct Detailed {
     inserted_files: Vec<FileJson>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 pub struct AffectedJson {
     object: &'static str,
     #[serde(rename = "ref", skip_serializing_if = "Option::is_none")]
     reference: Option<String>,
     page: Value,
+}
+
+/// The body of a batch, as documented (it is parsed by [`parse_changes`], which names the
+/// failing change).
+#[derive(utoipa::ToSchema)]
+#[allow(dead_code)]
+pub struct UpdateContentBody {
+    /// The changes, applied in order: `insert_page`, `update_page`, `move_page`,
+    /// `delete_page`, `insert_file`, `update_file`, `delete_file`, `update_variables`, ...
+    changes: Vec<Value>,
+}
+
+/// The query of a batch.
+#[derive(utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct UpdateContentQuery {
+    /// `true` (the default): answer the change request only; `false`: also what each change
+    /// affected and the files inserted.
+    #[param(value_type = Option<bool>)]
+    compat: bool,
+}
+
+impl FromQuery for UpdateContentQuery {
+    fn from_query(query: &Query) -> ApiResult<UpdateContentQuery> {
+        Ok(UpdateContentQuery {
+            compat: query.bool("compat", true)?,
+        })
+    }
 }
 
 /// Reads the `changes` of a batch, naming the failing change.
@@ -337,14 +366,29 @@ fn check_content_type(content_type: &str) -> Result<(), String> {
     Ok(())
 }
 
+#[utoipa::path(
+    post,
+    path = "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/content",
+    tag = "Change request content",
+    summary = "Write a batch of changes to a change request's content",
+    params(ChangeRequestPath, UpdateContentQuery),
+    request_body = UpdateContentBody,
+    responses(
+        (status = 200, description = "The change request after the batch; with `compat=false`, also what each change affected and the files inserted.", body = UpdateResponse),
+        (status = 409, description = "The change request is merged or archived: its content can no longer change.", body = ErrorEnvelope),
+    ),
+    security(("token" = ["space:content:write"]))
+)]
 pub async fn update_content(
     caller: Caller,
     State(app): State<App>,
-    Path((space_id, cr_id)): Path<(String, String)>,
-    query: Query,
+    Path(ChangeRequestPath {
+        space_id,
+        change_request_id: cr_id,
+    }): Path<ChangeRequestPath>,
+    QueryOf(UpdateContentQuery { compat }): QueryOf<UpdateContentQuery>,
     Json(body): Json<Value>,
 ) -> ApiResult<axum::Json<UpdateResponse>> {
-    let compat = query.bool("compat", true)?;
     let changes = Arc::new(parse_changes(body)?);
     let (files, blobs) = prepare_files(&app, &caller.user_id, &space_id, &cr_id, &changes).await?;
     let (files, blobs) = (Arc::new(files), Arc::new(blobs));

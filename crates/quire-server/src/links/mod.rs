@@ -6,32 +6,23 @@
 //! backlinks from main's index corrected by the pages whose documents differ from main's, which
 //! are usually few (see docs/decisions.md, "Links").
 
+mod api;
 pub mod index;
 pub mod model;
 mod read;
 
-use axum::Router;
-use axum::routing::get;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 use crate::app::App;
 
-pub fn routes() -> Router<App> {
-    let content = |prefix: &str| {
-        Router::new()
-            .route(&format!("{prefix}/page/{{pageId}}/links"), get(read::page_links))
-            .route(
-                &format!("{prefix}/page/{{pageId}}/backlinks"),
-                get(read::page_backlinks),
-            )
-            .route(
-                &format!("{prefix}/files/{{fileId}}/backlinks"),
-                get(read::file_backlinks),
-            )
-    };
-    Router::new()
-        .route("/v1/spaces/{spaceId}/links", get(read::space_links))
-        .merge(content("/v1/spaces/{spaceId}/content"))
-        .merge(content(
-            "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/content",
-        ))
+pub fn routes() -> OpenApiRouter<App> {
+    OpenApiRouter::default()
+        .routes(routes!(api::list_space_links))
+        .routes(routes!(api::list_content_page_links))
+        .routes(routes!(api::list_content_page_backlinks))
+        .routes(routes!(api::list_content_file_backlinks))
+        .routes(routes!(api::list_change_request_page_links))
+        .routes(routes!(api::list_change_request_page_backlinks))
+        .routes(routes!(api::list_change_request_file_backlinks))
 }

@@ -148,7 +148,8 @@ impl Target {
 }
 
 /// `status` of a link.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, utoipa::ToSchema)]
+#[schema(as = LinkStatus, rename_all = "kebab-case")]
 pub enum Status {
     Ok,
     Broken,
@@ -229,8 +230,9 @@ pub fn links_of_document(
 
 /// Where content is: GitBook's `ContentLocation`, with ids for the organization, space and
 /// revision.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(tag = "kind", rename_all = "camelCase")]
+#[schema(as = ContentLocation)]
 pub enum Location {
     #[serde(rename = "page", rename_all = "camelCase")]
     Page {
@@ -256,13 +258,13 @@ pub enum Location {
     Url { url: String },
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(tag = "type", rename = "revision")]
 pub struct VersionContext {
     pub revision: String,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(tag = "type", rename = "anchor")]
 pub struct InternalLocation {
     pub anchor: String,
@@ -325,7 +327,7 @@ impl Where<'_> {
 }
 
 /// A link and the pages it stands on.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct LinkItem {
     pub status: &'static str,
@@ -346,7 +348,7 @@ impl LinkItem {
 }
 
 /// A list of links: the PAGING envelope with `stats`.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct LinkList {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next: Option<crate::paging::Next>,
@@ -366,13 +368,14 @@ impl LinkList {
     }
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[schema(as = LinkStats)]
 pub struct Stats {
     pub total: u64,
     pub broken: BrokenStats,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct BrokenStats {
     pub total: u64,

@@ -2,8 +2,6 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use axum::extract::State;
-
 use super::model::{
     BrokenStats, Kind, LinkItem, LinkList, Location, Stats, Status, Target, Where, links_of_document,
 };
@@ -13,8 +11,29 @@ use crate::content::store::{self, StoredTree};
 use crate::content::{Opened, open_path};
 use crate::db::{Args, Conn, DbError, like_prefix};
 use crate::error::{ApiError, ApiResult};
-use crate::extract::{Path, PathParams, Query, param};
-use crate::paging::{List, Page};
+use crate::extract::{FromQuery, Query, param};
+use crate::paging::{List, Page, Paging};
+use crate::paths::RouteIds;
+
+/// The query of the links lists: `status` and paging.
+#[derive(utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct LinksQuery {
+    /// Only the links with this status.
+    #[param(inline, value_type = Option<Status>)]
+    status: Option<Status>,
+    #[param(ignore)]
+    paging: Paging,
+}
+
+impl FromQuery for LinksQuery {
+    fn from_query(query: &Query) -> ApiResult<LinksQuery> {
+        Ok(LinksQuery {
+            status: Status::from_query(query)?,
+            paging: Paging::from_query(query)?,
+        })
+    }
+}
 
 /// Most locations listed for one link: a link present on every page of a large space would
 /// otherwise make one item megabytes long. Backlinks list them all, with paging.
@@ -32,10 +51,10 @@ fn location_base<'a>(opened: &'a Opened) -> Where<'a> {
 }
 
 /// The scope of a cursor: the list, its parent and filters.
-fn scope(what: &str, params: &HashMap<String, String>, status: Option<Status>) -> String {
+fn scope(what: &str, params: &RouteIds, status: Option<Status>) -> String {
     let mut ids: Vec<&str> = ["spaceId", "changeRequestId", "pageId", "fileId"]
         .iter()
-        .filter_map(|k| params.get(*k).map(String::as_str))
+        .filter_map(|k| params.get(k))
         .collect();
     ids.insert(0, what);
     format!("{}:{}", ids.join(":"), status.map_or("", Status::as_str))
@@ -76,12 +95,11 @@ crate::columns! {
 /// `GET /v1/spaces/{spaceId}/links`: the links of main, one item per target, in target order.
 pub async fn space_links(
     caller: Caller,
-    State(app): State<App>,
-    Path(params): PathParams,
-    query: Query,
+    app: App,
+    params: RouteIds,
+    LinksQuery { status, paging }: LinksQuery,
 ) -> ApiResult<axum::Json<LinkList>> {
-    let status = Status::from_query(&query)?;
-    let page = Page::from_query(&query, scope("links", &params, status))?;
+    let page = Page::new(&paging, scope("links", &params, status))?;
     let app2 = app.clone();
     let list = app
         .db
@@ -205,12 +223,11 @@ fn locations_of<'a>(
 /// from its document.
 pub async fn page_links(
     caller: Caller,
-    State(app): State<App>,
-    Path(params): PathParams,
-    query: Query,
+    app: App,
+    params: RouteIds,
+    LinksQuery { status, paging }: LinksQuery,
 ) -> ApiResult<axum::Json<LinkList>> {
-    let status = Status::from_query(&query)?;
-    let page = Page::from_query(&query, scope("page-links", &params, status))?;
+    let page = Page::new(&paging, scope("page-links", &params, status))?;
     let app2 = app.clone();
     let list =
         app.db
@@ -325,31 +342,31 @@ impl Linked<'_> {
 
 pub async fn page_backlinks(
     caller: Caller,
-    State(app): State<App>,
-    Path(params): PathParams,
-    query: Query,
+    app: App,
+    params: RouteIds,
+    paging: Paging,
 ) -> ApiResult<axum::Json<List<Location>>> {
-    backlinks(caller, app, params, query, "pageId").await
+    backlinks(caller, app, params, paging, "pageId").await
 }
 
 pub async fn file_backlinks(
     caller: Caller,
-    State(app): State<App>,
-    Path(params): PathParams,
-    query: Query,
+    app: App,
+    params: RouteIds,
+    paging: Paging,
 ) -> ApiResult<axum::Json<List<Location>>> {
-    backlinks(caller, app, params, query, "fileId").await
+    backlinks(caller, app, params, paging, "fileId").await
 }
 
 /// The pages that link to a page, or that embed or link to a file, in page id order.
 async fn backlinks(
     caller: Caller,
     app: App,
-    params: HashMap<String, String>,
-    query: Query,
+    params: RouteIds,
+    paging: Paging,
     what: &'static str,
 ) -> ApiResult<axum::Json<List<Location>>> {
-    let page = Page::from_query(&query, scope("backlinks", &params, None))?;
+    let page = Page::new(&paging, scope("backlinks", &params, None))?;
     let app2 = app.clone();
     let list = app
         .db

@@ -2,10 +2,8 @@
 
 pub mod model;
 
-use axum::Router;
 use axum::extract::State;
 use axum::http::StatusCode;
-use axum::routing::{get, post};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
@@ -14,26 +12,23 @@ use crate::auth::Caller;
 use crate::db::{Args, Conn, for_update, like_contains};
 use crate::error::{ApiError, ApiResult};
 use crate::events::{self, Event, Kind};
-use crate::extract::{Json, Patch, Path, Query};
+use crate::extract::{FromQuery, Json, Order, Patch, Path, Query, QueryOf};
 use crate::orgs::{self, OrgFor};
-use crate::paging::{List, Page};
+use crate::paging::{List, Page, Paging};
+use crate::paths::{OrgMemberPath, OrgPath};
 use crate::permissions::{MemberAction, OrgAction, Role, member_allows};
 use crate::{clock, params, signing, users};
 pub use model::{Member, MemberJson};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
-pub fn routes() -> Router<App> {
-    Router::new()
-        .route("/v1/orgs/{organizationId}/members", get(list_members))
-        .route(
-            "/v1/orgs/{organizationId}/members/{userId}",
-            get(get_member).patch(update_member).delete(remove_member),
-        )
-        .route("/v1/orgs/{organizationId}/members/{userId}/sso", post(set_sso))
-        .route(
-            "/v1/orgs/{organizationId}/members/{userId}/teams",
-            get(crate::teams::list_member_teams),
-        )
-        .route("/v1/orgs/{organizationId}/ping", post(ping))
+pub fn routes() -> OpenApiRouter<App> {
+    OpenApiRouter::default()
+        .routes(routes!(list_members))
+        .routes(routes!(get_member, update_member, remove_member))
+        .routes(routes!(set_sso))
+        .routes(routes!(crate::teams::list_member_teams))
+        .routes(routes!(ping))
 }
 
 /// Fails with 404 or 403 unless the caller may act on the membership of `user_id`.
@@ -55,22 +50,71 @@ pub fn require_member_action(
     Ok(())
 }
 
+/// The query of `GET /v1/orgs/{organizationId}/members`.
+#[derive(utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+struct ListMembersQuery {
+    /// The direction of the sort.
+    #[param(inline, value_type = Option<Order>)]
+    order: Order,
+    /// What to sort by: `joinedAt` (the default), `lastSeenAt` or `name`.
+    #[param(value_type = Option<String>)]
+    sort: &'static str,
+    /// Only members with this role; `guest` for members without one.
+    #[param(value_type = Option<String>)]
+    role: Option<Option<Role>>,
+    /// Only members whose name or email contains this text (case and accents ignored).
+    #[param(value_type = Option<String>)]
+    search: Option<String>,
+    #[param(ignore)]
+    paging: Paging,
+}
+
+impl FromQuery for ListMembersQuery {
+    fn from_query(query: &Query) -> ApiResult<ListMembersQuery> {
+        let order = query.order()?;
+        let sort = query.one_of("sort", &["joinedAt", "lastSeenAt", "name"], "joinedAt")?;
+        let role = match query.str("role") {
+            None | Some("") => None,
+            Some("guest") => Some(None),
+            Some(r) => Some(Some(Role::parse_field("role", r)?)),
+        };
+        let search = query.str("search").map(users::fold).filter(|s| !s.is_empty());
+        Ok(ListMembersQuery {
+            order,
+            sort,
+            role,
+            search,
+            paging: Paging::from_query(query)?,
+        })
+    }
+}
+
+#[utoipa::path(
+    get,
+    path = "/v1/orgs/{organizationId}/members",
+    tag = "Organization members",
+    summary = "List the members of an organization",
+    params(OrgPath, ListMembersQuery, Paging),
+    responses((status = 200, description = "The members.", body = List<MemberJson>)),
+    security(("token" = ["org:read"]))
+)]
 async fn list_members(
     caller: Caller,
     State(app): State<App>,
-    Path(org_id): Path<String>,
-    query: Query,
+    Path(OrgPath {
+        organization_id: org_id,
+    }): Path<OrgPath>,
+    QueryOf(ListMembersQuery {
+        order,
+        sort,
+        role,
+        search,
+        paging,
+    }): QueryOf<ListMembersQuery>,
 ) -> ApiResult<axum::Json<List<MemberJson>>> {
-    let order = query.order()?;
-    let sort = query.one_of("sort", &["joinedAt", "lastSeenAt", "name"], "joinedAt")?;
-    let role = match query.str("role") {
-        None | Some("") => None,
-        Some("guest") => Some(None),
-        Some(r) => Some(Some(Role::parse_field("role", r)?)),
-    };
-    let search = query.str("search").map(users::fold).filter(|s| !s.is_empty());
     let scope = format!("members:{org_id}:{}:{sort}:{role:?}:{search:?}", order.name());
-    let page = Page::from_query(&query, scope)?;
+    let page = Page::new(&paging, scope)?;
     let list = app
         .db
         .read(move |c| {
@@ -125,10 +169,22 @@ async fn list_members(
     Ok(axum::Json(list.map(|m| m.to_json(&app.urls))))
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/orgs/{organizationId}/members/{userId}",
+    tag = "Organization members",
+    summary = "Get a member of an organization",
+    params(OrgMemberPath),
+    responses((status = 200, description = "The member.", body = MemberJson)),
+    security(("token" = ["org:read"]))
+)]
 async fn get_member(
     caller: Caller,
     State(app): State<App>,
-    Path((org_id, user_id)): Path<(String, String)>,
+    Path(OrgMemberPath {
+        organization_id: org_id,
+        user_id,
+    }): Path<OrgMemberPath>,
 ) -> ApiResult<axum::Json<MemberJson>> {
     let member = app
         .db
@@ -145,17 +201,31 @@ fn not_a_member(user_id: &str) -> ApiError {
     ApiError::not_found(format!("user {user_id:?} is not a member of this organization"))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct UpdateMember {
     #[serde(default)]
+    #[schema(value_type = Option<String>)]
     role: Patch<String>,
 }
 
+#[utoipa::path(
+    patch,
+    path = "/v1/orgs/{organizationId}/members/{userId}",
+    tag = "Organization members",
+    summary = "Change a member's role",
+    params(OrgMemberPath),
+    request_body = UpdateMember,
+    responses((status = 200, description = "The member as updated.", body = MemberJson)),
+    security(("token" = ["org:write"]))
+)]
 async fn update_member(
     caller: Caller,
     State(app): State<App>,
-    Path((org_id, user_id)): Path<(String, String)>,
+    Path(OrgMemberPath {
+        organization_id: org_id,
+        user_id,
+    }): Path<OrgMemberPath>,
     Json(body): Json<UpdateMember>,
 ) -> ApiResult<axum::Json<MemberJson>> {
     let role = match body.role {
@@ -209,10 +279,22 @@ fn keep_an_admin(c: &mut dyn Conn, org_id: &str) -> ApiResult<()> {
     Ok(())
 }
 
+#[utoipa::path(
+    delete,
+    path = "/v1/orgs/{organizationId}/members/{userId}",
+    tag = "Organization members",
+    summary = "Remove a member from an organization",
+    params(OrgMemberPath),
+    responses((status = 204, description = "The user is no longer a member.")),
+    security(("token" = ["org:write"]))
+)]
 async fn remove_member(
     caller: Caller,
     State(app): State<App>,
-    Path((org_id, user_id)): Path<(String, String)>,
+    Path(OrgMemberPath {
+        organization_id: org_id,
+        user_id,
+    }): Path<OrgMemberPath>,
 ) -> ApiResult<StatusCode> {
     app.db
         .write(move |c| {
@@ -302,10 +384,22 @@ pub fn added(
     Ok(())
 }
 
+#[utoipa::path(
+    post,
+    path = "/v1/orgs/{organizationId}/members/{userId}/sso",
+    tag = "Organization members",
+    summary = "Mark a member as an SSO member",
+    params(OrgMemberPath),
+    responses((status = 200, description = "The member as updated.", body = MemberJson)),
+    security(("token" = ["org:write"]))
+)]
 async fn set_sso(
     caller: Caller,
     State(app): State<App>,
-    Path((org_id, user_id)): Path<(String, String)>,
+    Path(OrgMemberPath {
+        organization_id: org_id,
+        user_id,
+    }): Path<OrgMemberPath>,
 ) -> ApiResult<axum::Json<MemberJson>> {
     let member = app
         .db
@@ -325,7 +419,7 @@ async fn set_sso(
     Ok(axum::Json(member.to_json(&app.urls)))
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 struct PingResponse {
     service_visitor_claims: String,
@@ -333,10 +427,21 @@ struct PingResponse {
 
 /// Records that the caller was active, and returns a signed token of the claims a visitor-auth
 /// site can attach to this user.
+#[utoipa::path(
+    post,
+    path = "/v1/orgs/{organizationId}/ping",
+    tag = "Organization members",
+    summary = "Record the caller's activity in an organization",
+    params(OrgPath),
+    responses((status = 200, description = "The signed claims a visitor-auth site can attach to the caller.", body = PingResponse)),
+    security(("token" = ["org:write"]))
+)]
 async fn ping(
     caller: Caller,
     State(app): State<App>,
-    Path(org_id): Path<String>,
+    Path(OrgPath {
+        organization_id: org_id,
+    }): Path<OrgPath>,
 ) -> ApiResult<axum::Json<PingResponse>> {
     let now = clock::now_ms();
     let user_id = caller.user_id.clone();

@@ -93,7 +93,7 @@ pub fn load(c: &mut dyn Conn, org_id: &str, user_id: &str) -> Result<Option<Memb
         .transpose()
 }
 
-#[derive(Serialize, Debug)]
+#[derive(Serialize, Debug, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct MemberJson {
     pub object: &'static str,
@@ -101,8 +101,10 @@ pub struct MemberJson {
     pub role: Option<Role>,
     pub user: UserJson,
     pub disabled: bool,
+    #[schema(value_type = String, format = DateTime)]
     #[serde(with = "clock::ts")]
     pub joined_at: i64,
+    #[schema(value_type = Option<String>, format = DateTime)]
     #[serde(with = "clock::ts::opt", skip_serializing_if = "Option::is_none")]
     pub last_seen_at: Option<i64>,
     pub sso: bool,

@@ -1,8 +1,6 @@
 //! The organization's instructions for documentation agents: a rich document.
 
-use axum::Router;
 use axum::extract::State;
-use axum::routing::get;
 use serde::{Deserialize, Serialize};
 
 use super::model;
@@ -10,28 +8,30 @@ use crate::app::App;
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{Json, Path};
+use crate::paths::OrgPath;
 use crate::permissions::OrgAction;
 use crate::{clock, params, richtext};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
-pub fn routes() -> Router<App> {
-    Router::new().route(
-        "/v1/orgs/{organizationId}/agent-instructions",
-        get(get_instructions).put(put_instructions),
-    )
+pub fn routes() -> OpenApiRouter<App> {
+    OpenApiRouter::default().routes(routes!(get_instructions, put_instructions))
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 struct AgentInstructions {
     object: &'static str,
     instructions: serde_json::Value,
+    #[schema(value_type = String, format = DateTime)]
     #[serde(with = "clock::ts")]
     updated_at: i64,
     updated_by: String,
     urls: Location,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
+#[schema(as = AgentInstructionsUrls)]
 struct Location {
     location: String,
 }
@@ -58,10 +58,21 @@ fn load(c: &mut dyn crate::db::Conn, org_id: &str) -> Result<(serde_json::Value,
     ))
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/orgs/{organizationId}/agent-instructions",
+    tag = "Organizations",
+    summary = "Get the organization's instructions for documentation agents",
+    params(OrgPath),
+    responses((status = 200, description = "The instructions.", body = AgentInstructions)),
+    security(("token" = ["org:read"]))
+)]
 async fn get_instructions(
     caller: Caller,
     State(app): State<App>,
-    Path(org_id): Path<String>,
+    Path(OrgPath {
+        organization_id: org_id,
+    }): Path<OrgPath>,
 ) -> ApiResult<axum::Json<AgentInstructions>> {
     let location = app.urls.api(&format!("/orgs/{org_id}/agent-instructions"));
     let (instructions, updated_at, updated_by) = app
@@ -80,16 +91,28 @@ async fn get_instructions(
     }))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct PutInstructions {
     instructions: serde_json::Value,
 }
 
+#[utoipa::path(
+    put,
+    path = "/v1/orgs/{organizationId}/agent-instructions",
+    tag = "Organizations",
+    summary = "Replace the organization's instructions for documentation agents",
+    params(OrgPath),
+    request_body = PutInstructions,
+    responses((status = 200, description = "The instructions as stored.", body = AgentInstructions)),
+    security(("token" = ["org:write"]))
+)]
 async fn put_instructions(
     caller: Caller,
     State(app): State<App>,
-    Path(org_id): Path<String>,
+    Path(OrgPath {
+        organization_id: org_id,
+    }): Path<OrgPath>,
     Json(body): Json<PutInstructions>,
 ) -> ApiResult<axum::Json<AgentInstructions>> {
     let document = richtext::validate("instructions", body.instructions)?;

@@ -1,9 +1,7 @@
 //! Joining an organization through its email domains, and finding organizations by domain.
 
-use axum::Router;
 use axum::extract::State;
 use axum::http::StatusCode;
-use axum::routing::{get, post};
 use serde::Serialize;
 
 use super::model::{self, OrgJson};
@@ -12,13 +10,16 @@ use crate::auth::Caller;
 use crate::db::Args;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::Path;
+use crate::paths::{EmailDomainPath, OrgPath};
 use crate::permissions::Role;
 use crate::{clock, params, validate};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
-pub fn routes() -> Router<App> {
-    Router::new()
-        .route("/v1/orgs/{organizationId}/join", post(join_org))
-        .route("/v1/email-domains/{emailDomain}/orgs", get(orgs_for_domain))
+pub fn routes() -> OpenApiRouter<App> {
+    OpenApiRouter::default()
+        .routes(routes!(join_org))
+        .routes(routes!(orgs_for_domain))
 }
 
 /// The domain of the caller's email, when it is verified.
@@ -34,10 +35,21 @@ fn verified_domain(c: &mut dyn crate::db::Conn, caller: &Caller) -> Result<Optio
         .flatten())
 }
 
+#[utoipa::path(
+    post,
+    path = "/v1/orgs/{organizationId}/join",
+    tag = "Organizations",
+    summary = "Join an organization by the caller's verified email domain",
+    params(OrgPath),
+    responses((status = 204, description = "The caller is a member.")),
+    security(("token" = ["org:write"]))
+)]
 async fn join_org(
     caller: Caller,
     State(app): State<App>,
-    Path(org_id): Path<String>,
+    Path(OrgPath {
+        organization_id: org_id,
+    }): Path<OrgPath>,
 ) -> ApiResult<StatusCode> {
     app.db
         .write(move |c| {
@@ -73,17 +85,26 @@ async fn join_org(
     Ok(StatusCode::NO_CONTENT)
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 struct OrgsForDomain {
     organizations: Vec<OrgJson>,
 }
 
 /// Organizations that list `emailDomain` and that the caller belongs to or may join (its own
 /// verified domain): other callers cannot enumerate a domain's organizations.
+#[utoipa::path(
+    get,
+    path = "/v1/email-domains/{emailDomain}/orgs",
+    tag = "Organizations",
+    summary = "List the organizations of an email domain",
+    params(EmailDomainPath),
+    responses((status = 200, description = "The organizations listing the domain that the caller belongs to or may join.", body = OrgsForDomain)),
+    security(("token" = ["org:read"]))
+)]
 async fn orgs_for_domain(
     caller: Caller,
     State(app): State<App>,
-    Path(domain): Path<String>,
+    Path(EmailDomainPath { email_domain: domain }): Path<EmailDomainPath>,
 ) -> ApiResult<axum::Json<OrgsForDomain>> {
     let domain = validate::email_domain("emailDomain", &domain)?;
     let orgs = app

@@ -5,38 +5,49 @@ pub mod cache;
 mod join;
 pub mod model;
 
-use axum::Router;
 use axum::extract::State;
 use axum::http::{StatusCode, header};
 use axum::response::IntoResponse;
-use axum::routing::get;
 use serde::Deserialize;
 
 use crate::app::App;
 use crate::auth::Caller;
 use crate::db::{Args, Conn};
+use crate::error::ErrorEnvelope;
 use crate::error::{ApiError, ApiResult};
-use crate::extract::{Json, Patch, Path, Query};
+use crate::extract::{Json, Patch, Path, QueryOf};
 use crate::merge_rules::MergeRules;
-use crate::paging::{List, Page};
+use crate::paging::{List, Page, Paging};
+use crate::paths::OrgPath;
 use crate::permissions::{OrgAction, Role};
 use crate::{clock, ids, params, validate};
 pub use model::{Org, OrgFor, OrgJson, load_for, load_visible};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
-pub fn routes() -> Router<App> {
-    Router::new()
-        .route("/v1/orgs", get(list_orgs).post(create_org))
-        .route("/v1/orgs/{organizationId}", get(get_org).patch(update_org))
+pub fn routes() -> OpenApiRouter<App> {
+    OpenApiRouter::default()
+        .routes(routes!(list_orgs, create_org))
+        .routes(routes!(get_org, update_org))
         .merge(join::routes())
         .merge(agent_instructions::routes())
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/orgs",
+    tag = "Organizations",
+    summary = "List the organizations the caller belongs to",
+    params(Paging),
+    responses((status = 200, description = "The caller's organizations.", body = List<OrgJson>)),
+    security(("token" = ["org:read"]))
+)]
 async fn list_orgs(
     caller: Caller,
     State(app): State<App>,
-    query: Query,
+    QueryOf(paging): QueryOf<Paging>,
 ) -> ApiResult<axum::Json<List<OrgJson>>> {
-    let page = Page::from_query(&query, "orgs")?;
+    let page = Page::new(&paging, "orgs")?;
     let list = app
         .db
         .read(move |c| {
@@ -76,7 +87,7 @@ async fn list_orgs(
     Ok(axum::Json(list.map(|(o, _)| o.to_json(&app.urls))))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 struct CreateOrg {
     title: String,
@@ -84,6 +95,15 @@ struct CreateOrg {
     email_domains: Vec<String>,
 }
 
+#[utoipa::path(
+    post,
+    path = "/v1/orgs",
+    tag = "Organizations",
+    summary = "Create an organization",
+    request_body = CreateOrg,
+    responses((status = 201, description = "The new organization, whose only member (its admin) is the caller.", body = OrgJson, headers(("Location" = String, description = "The organization's URL.")))),
+    security(("token" = ["org:write"]))
+)]
 async fn create_org(
     caller: Caller,
     State(app): State<App>,
@@ -161,10 +181,21 @@ fn set_email_domains(c: &mut dyn Conn, org_id: &str, domains: &[String]) -> Resu
     Ok(())
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/orgs/{organizationId}",
+    tag = "Organizations",
+    summary = "Get an organization",
+    params(OrgPath),
+    responses((status = 200, description = "The organization.", body = OrgJson)),
+    security(("token" = ["org:read"]))
+)]
 async fn get_org(
     caller: Caller,
     State(app): State<App>,
-    Path(org_id): Path<String>,
+    Path(OrgPath {
+        organization_id: org_id,
+    }): Path<OrgPath>,
 ) -> ApiResult<axum::Json<OrgJson>> {
     let org = app
         .db
@@ -173,18 +204,22 @@ async fn get_org(
     Ok(axum::Json(org.to_json(&app.urls)))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct UpdateOrg {
     title: Option<String>,
     email_domains: Option<Vec<String>>,
     #[serde(default)]
+    #[schema(value_type = Option<String>)]
     hostname: Patch<String>,
     #[serde(default)]
+    #[schema(value_type = Option<String>)]
     default_role: Patch<String>,
     #[serde(default)]
+    #[schema(value_type = Option<DefaultContent>)]
     default_content: Patch<DefaultContent>,
     #[serde(default)]
+    #[schema(value_type = Option<String>)]
     logo: Patch<String>,
     sso: Option<bool>,
     ai: Option<bool>,
@@ -192,7 +227,7 @@ struct UpdateOrg {
     merge_rules: Option<serde_json::Value>,
 }
 
-#[derive(Deserialize, Clone)]
+#[derive(Deserialize, Clone, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct DefaultContent {
     #[serde(rename = "type")]
@@ -200,10 +235,25 @@ struct DefaultContent {
     site: String,
 }
 
+#[utoipa::path(
+    patch,
+    path = "/v1/orgs/{organizationId}",
+    tag = "Organizations",
+    summary = "Update an organization",
+    params(OrgPath),
+    request_body = UpdateOrg,
+    responses(
+        (status = 200, description = "The organization as updated.", body = OrgJson),
+        (status = 409, description = "The hostname is taken.", body = ErrorEnvelope),
+    ),
+    security(("token" = ["org:write"]))
+)]
 async fn update_org(
     caller: Caller,
     State(app): State<App>,
-    Path(org_id): Path<String>,
+    Path(OrgPath {
+        organization_id: org_id,
+    }): Path<OrgPath>,
     Json(body): Json<UpdateOrg>,
 ) -> ApiResult<axum::Json<OrgJson>> {
     let title = body

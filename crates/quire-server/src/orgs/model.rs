@@ -218,12 +218,13 @@ pub fn not_found(org_id: &str) -> ApiError {
     ApiError::not_found(format!("organization {org_id:?} not found"))
 }
 
-#[derive(Serialize, Debug)]
+#[derive(Serialize, Debug, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct OrgJson {
     pub object: &'static str,
     pub id: String,
     pub title: String,
+    #[schema(value_type = String, format = DateTime)]
     #[serde(with = "clock::ts")]
     pub created_at: i64,
     pub email_domains: Vec<String>,
@@ -251,14 +252,14 @@ pub struct OrgJson {
     pub permissions: OrgPermissions,
 }
 
-#[derive(Serialize, Debug)]
+#[derive(Serialize, Debug, utoipa::ToSchema)]
 pub struct SitePointer {
     #[serde(rename = "type")]
     pub kind: &'static str,
     pub site: String,
 }
 
-#[derive(Serialize, Debug)]
+#[derive(Serialize, Debug, utoipa::ToSchema)]
 pub struct OrgUrls {
     pub location: String,
     pub app: String,
@@ -266,13 +267,13 @@ pub struct OrgUrls {
     pub logo: Option<String>,
 }
 
-#[derive(Serialize, Debug)]
+#[derive(Serialize, Debug, utoipa::ToSchema)]
 pub struct Trial {
     pub status: &'static str,
     pub count: u32,
 }
 
-#[derive(Serialize, Debug)]
+#[derive(Serialize, Debug, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct OrgPermissions {
     pub view: bool,

@@ -11,9 +11,7 @@ pub mod query;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use axum::Router;
 use axum::extract::State;
-use axum::routing::get;
 use quire_content::search_text::{find_word, query_words};
 use serde::Serialize;
 
@@ -25,19 +23,47 @@ use crate::content::store::{self, RenderedKey, StoredTree};
 use crate::db::fulltext::FtsQuery;
 use crate::db::{Args, Conn};
 use crate::error::{ApiError, ApiResult};
-use crate::extract::{Path, Query};
-use crate::paging::{List, Page};
+use crate::extract::{FromQuery, Path, Query, QueryOf};
+use crate::paging::{List, Page, Paging};
+use crate::paths::{OrgPath, SpacePath};
 use crate::spaces::model::{self as space_model, Space};
 use query::{After, PageMatch, Scope};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
-pub fn routes() -> Router<App> {
-    Router::new()
-        .route("/v1/spaces/{spaceId}/search", get(search_space))
-        .route("/v1/orgs/{organizationId}/search", get(search_org))
+pub fn routes() -> OpenApiRouter<App> {
+    OpenApiRouter::default()
+        .routes(routes!(search_space))
+        .routes(routes!(search_org))
 }
 
 /// Longest query accepted (GitBook's limit).
 const MAX_QUERY_CHARS: usize = 512;
+
+/// The query of both searches.
+#[derive(utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct SearchQuery {
+    /// What to look for: words, all required, the last one also as a prefix; at most 512
+    /// characters.
+    #[param(rename = "query", value_type = String)]
+    raw: String,
+    #[param(ignore)]
+    fts: FtsQuery,
+    #[param(ignore)]
+    paging: Paging,
+}
+
+impl FromQuery for SearchQuery {
+    fn from_query(query: &Query) -> ApiResult<SearchQuery> {
+        let (raw, fts) = parse_query(query)?;
+        Ok(SearchQuery {
+            raw,
+            fts,
+            paging: Paging::from_query(query)?,
+        })
+    }
+}
 
 /// A last word shorter than this is matched whole: as a prefix it would match most of the index.
 const MIN_PREFIX_CHARS: usize = 2;
@@ -64,7 +90,7 @@ fn parse_query(query: &Query) -> ApiResult<(String, FtsQuery)> {
 }
 
 /// GitBook's `SearchPageResult`.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PageHit {
     id: String,
@@ -80,7 +106,7 @@ pub struct PageHit {
 }
 
 /// GitBook's `SearchSectionResult`.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SectionHit {
     id: String,
@@ -92,18 +118,19 @@ pub struct SectionHit {
     urls: HitUrls,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct Ancestor {
     title: String,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[schema(as = SearchHitUrls)]
 pub struct HitUrls {
     app: String,
 }
 
 /// GitBook's `SearchSpaceResult`: the hits of one space.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct SpaceHit {
     #[serde(rename = "type")]
     kind: &'static str,
@@ -122,15 +149,27 @@ struct Shown {
 /// A space's search. The answer depends only on the revision the index describes, the query
 /// and the page asked for, so it is cached per revision like the page tree: a popular query costs
 /// one full-text search per revision and process.
+#[utoipa::path(
+    get,
+    path = "/v1/spaces/{spaceId}/search",
+    tag = "Space content",
+    summary = "Search a space's content",
+    params(SpacePath, SearchQuery, Paging),
+    responses((status = 200, description = "The pages that match, best first, with their matching sections.", body = List<PageHit>)),
+    security(("token" = ["space:content:read"]))
+)]
 async fn search_space(
     caller: Caller,
     State(app): State<App>,
-    Path(space_id): Path<String>,
-    query: Query,
+    Path(SpacePath { space_id }): Path<SpacePath>,
+    QueryOf(SearchQuery { raw, fts, paging }): QueryOf<SearchQuery>,
 ) -> ApiResult<axum::response::Response> {
-    let (raw, fts) = parse_query(&query)?;
-    let page = Page::from_query(&query, format!("search:{space_id}:{raw}"))?;
-    let options = format!("{}\u{0}{}\u{0}{raw}", page.limit, query.str("page").unwrap_or(""));
+    let page = Page::new(&paging, format!("search:{space_id}:{raw}"))?;
+    let options = format!(
+        "{}\u{0}{}\u{0}{raw}",
+        page.limit,
+        paging.page.as_deref().unwrap_or("")
+    );
     // Access and the current revision first, inline: on a cached answer that is all the work.
     let app2 = app.clone();
     let user = caller.user_id.clone();
@@ -190,14 +229,24 @@ fn to_bytes<T: Serialize>(value: &T) -> ApiResult<bytes::Bytes> {
         .map_err(|e| ApiError::internal(format!("cannot render search results: {e}")))
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/orgs/{organizationId}/search",
+    tag = "Organizations",
+    summary = "Search the spaces of an organization",
+    params(OrgPath, SearchQuery, Paging),
+    responses((status = 200, description = "The spaces with pages that match, each with its hits.", body = List<SpaceHit>)),
+    security(("token" = ["space:content:read"]))
+)]
 async fn search_org(
     caller: Caller,
     State(app): State<App>,
-    Path(org_id): Path<String>,
-    query: Query,
+    Path(OrgPath {
+        organization_id: org_id,
+    }): Path<OrgPath>,
+    QueryOf(SearchQuery { raw, fts, paging }): QueryOf<SearchQuery>,
 ) -> ApiResult<axum::Json<List<SpaceHit>>> {
-    let (raw, fts) = parse_query(&query)?;
-    let page = Page::from_query(&query, format!("org-search:{org_id}:{raw}"))?;
+    let page = Page::new(&paging, format!("org-search:{org_id}:{raw}"))?;
     let app2 = app.clone();
     let list = app
         .db

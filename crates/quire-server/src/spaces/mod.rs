@@ -5,11 +5,9 @@ pub mod cache;
 pub mod lifecycle;
 pub mod model;
 
-use axum::Router;
 use axum::extract::State;
 use axum::http::{StatusCode, header};
 use axum::response::IntoResponse;
-use axum::routing::{get, post};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
@@ -20,33 +18,27 @@ use crate::collections::{self, MoveBody, require_create_in};
 use crate::db::{Args, Conn};
 use crate::error::{ApiError, ApiResult};
 use crate::events::{self, Event};
-use crate::extract::{Json, OptionalJson, Patch, Path, Query};
+use crate::extract::{FromQuery, Json, OptionalJson, Patch, Path, Query, QueryOf};
 use crate::merge_rules::MergeRules;
 use crate::orgs;
-use crate::paging::{List, Page};
+use crate::paging::{List, OrderQuery, Page, Paging};
+use crate::paths::{OrgMemberPath, OrgPath, SpacePath};
 use crate::permissions::{MemberAction, Role, SpaceAction, Standing};
 use crate::siblings::{self, Kind};
 use crate::{clock, ids, params, validate};
 pub use model::{EditMode, Space, SpaceFor, SpaceJson, Visibility};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
-pub fn routes() -> Router<App> {
-    Router::new()
-        .route(
-            "/v1/orgs/{organizationId}/spaces",
-            get(list_org_spaces).post(create_space),
-        )
-        .route(
-            "/v1/spaces/{spaceId}",
-            get(get_space).patch(update_space).delete(delete_space),
-        )
-        .route("/v1/spaces/{spaceId}/duplicate", post(duplicate_space))
-        .route("/v1/spaces/{spaceId}/restore", post(restore_space))
-        .route("/v1/spaces/{spaceId}/move", post(move_space))
-        .route("/v1/spaces/{spaceId}/transfer", post(transfer_space))
-        .route(
-            "/v1/orgs/{organizationId}/members/{userId}/spaces",
-            get(list_member_spaces),
-        )
+pub fn routes() -> OpenApiRouter<App> {
+    OpenApiRouter::default()
+        .routes(routes!(list_org_spaces, create_space))
+        .routes(routes!(get_space, update_space, delete_space))
+        .routes(routes!(duplicate_space))
+        .routes(routes!(restore_space))
+        .routes(routes!(move_space))
+        .routes(routes!(transfer_space))
+        .routes(routes!(list_member_spaces))
 }
 
 pub const TITLE_MAX: usize = 50;
@@ -80,15 +72,41 @@ fn emoji(value: &str) -> ApiResult<String> {
     Ok(value.to_string())
 }
 
+/// The query of `GET /v1/spaces/{spaceId}`.
+#[derive(utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+struct GetSpaceQuery {
+    /// The key of a share-link site, which resolves its published URLs. quire publishes no
+    /// sites yet, so the key changes nothing in the answer.
+    #[param(rename = "shareKey")]
+    share_key: Option<String>,
+}
+
+impl FromQuery for GetSpaceQuery {
+    fn from_query(query: &Query) -> ApiResult<GetSpaceQuery> {
+        Ok(GetSpaceQuery {
+            share_key: query.str("shareKey").map(str::to_string),
+        })
+    }
+}
+
+#[utoipa::path(
+    get,
+    path = "/v1/spaces/{spaceId}",
+    tag = "Spaces",
+    summary = "Get a space",
+    params(SpacePath, GetSpaceQuery),
+    responses((status = 200, description = "The space.", body = SpaceJson)),
+    security(("token" = ["space:metadata:read"]))
+)]
 async fn get_space(
     caller: Caller,
     State(app): State<App>,
-    Path(space_id): Path<String>,
-    query: Query,
+    Path(SpacePath { space_id }): Path<SpacePath>,
+    QueryOf(GetSpaceQuery {
+        share_key: _share_key,
+    }): QueryOf<GetSpaceQuery>,
 ) -> ApiResult<axum::Json<SpaceJson>> {
-    // `shareKey` resolves published URLs of share-link sites; quire publishes no sites yet, so
-    // the key changes nothing in the answer.
-    let _share_key = query.str("shareKey");
     let space = app
         .spaces
         .load_visible(&app.db, &space_id, &caller.user_id)
@@ -96,7 +114,7 @@ async fn get_space(
     Ok(axum::Json(space.to_json(&app.urls)))
 }
 
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Default, utoipa::ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 struct CreateSpace {
     title: Option<String>,
@@ -112,10 +130,22 @@ struct CreateSpace {
     computed_source: Option<serde_json::Value>,
 }
 
+#[utoipa::path(
+    post,
+    path = "/v1/orgs/{organizationId}/spaces",
+    tag = "Spaces",
+    summary = "Create a space",
+    params(OrgPath),
+    request_body(content = Option<CreateSpace>, description = "Optional.", content_type = "application/json"),
+    responses((status = 201, description = "The new space.", body = SpaceJson, headers(("Location" = String, description = "The space's URL.")))),
+    security(("token" = ["space:metadata:write"]))
+)]
 async fn create_space(
     caller: Caller,
     State(app): State<App>,
-    Path(org_id): Path<String>,
+    Path(OrgPath {
+        organization_id: org_id,
+    }): Path<OrgPath>,
     OptionalJson(body): OptionalJson<CreateSpace>,
 ) -> ApiResult<impl IntoResponse> {
     let body = body.unwrap_or_default();
@@ -206,13 +236,24 @@ fn visibility(value: &str, in_collection: bool) -> ApiResult<Visibility> {
     Ok(visibility)
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/orgs/{organizationId}/spaces",
+    tag = "Spaces",
+    summary = "List the spaces of an organization",
+    params(OrgPath, Paging),
+    responses((status = 200, description = "The spaces the caller can see, in creation order.", body = List<SpaceJson>)),
+    security(("token" = ["space:metadata:read"]))
+)]
 async fn list_org_spaces(
     caller: Caller,
     State(app): State<App>,
-    Path(org_id): Path<String>,
-    query: Query,
+    Path(OrgPath {
+        organization_id: org_id,
+    }): Path<OrgPath>,
+    QueryOf(paging): QueryOf<Paging>,
 ) -> ApiResult<axum::Json<List<SpaceJson>>> {
-    let page = Page::from_query(&query, format!("org-spaces:{org_id}"))?;
+    let page = Page::new(&paging, format!("org-spaces:{org_id}"))?;
     let access = app
         .orgs
         .load_visible(&app.db, &org_id, &caller.user_id)
@@ -259,7 +300,7 @@ fn list_visible(
     Ok(page.finish(rows, count as u64, |s| (s.space.created_at, s.space.id.clone())))
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 struct MemberSpace {
     permission: Role,
     space: SpaceJson,
@@ -267,15 +308,26 @@ struct MemberSpace {
 
 /// The spaces a member can access, with the member's effective role on each; each space's
 /// `permissions` are the caller's.
+#[utoipa::path(
+    get,
+    path = "/v1/orgs/{organizationId}/members/{userId}/spaces",
+    tag = "Organization members",
+    summary = "List the spaces a member can access",
+    params(OrgMemberPath, OrderQuery, Paging),
+    responses((status = 200, description = "The spaces with the member's role on each.", body = List<MemberSpace>)),
+    security(("token" = ["org:read"]))
+)]
 async fn list_member_spaces(
     caller: Caller,
     State(app): State<App>,
-    Path((org_id, user_id)): Path<(String, String)>,
-    query: Query,
+    Path(OrgMemberPath {
+        organization_id: org_id,
+        user_id,
+    }): Path<OrgMemberPath>,
+    QueryOf(OrderQuery { order, paging }): QueryOf<OrderQuery>,
 ) -> ApiResult<axum::Json<List<MemberSpace>>> {
-    let order = query.order()?;
-    let page = Page::from_query(
-        &query,
+    let page = Page::new(
+        &paging,
         format!("member-spaces:{org_id}:{user_id}:{}", order.name()),
     )?;
     let list = app
@@ -312,26 +364,39 @@ async fn list_member_spaces(
     })))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 struct UpdateSpace {
     edit_mode: Option<String>,
     title: Option<String>,
     #[serde(default)]
+    #[schema(value_type = Option<serde_json::Value>)]
     default_level: Patch<serde_json::Value>,
     language: Option<String>,
     merge_rules: Option<serde_json::Value>,
     #[serde(default)]
+    #[schema(value_type = Option<String>)]
     emoji: Patch<String>,
     #[serde(default)]
+    #[schema(value_type = Option<String>)]
     icon: Patch<String>,
     visibility: Option<String>,
 }
 
+#[utoipa::path(
+    patch,
+    path = "/v1/spaces/{spaceId}",
+    tag = "Spaces",
+    summary = "Update a space",
+    params(SpacePath),
+    request_body = UpdateSpace,
+    responses((status = 200, description = "The space as updated.", body = SpaceJson)),
+    security(("token" = ["space:metadata:write"]))
+)]
 async fn update_space(
     caller: Caller,
     State(app): State<App>,
-    Path(space_id): Path<String>,
+    Path(SpacePath { space_id }): Path<SpacePath>,
     Json(body): Json<UpdateSpace>,
 ) -> ApiResult<axum::Json<SpaceJson>> {
     let edit_mode = body.edit_mode.as_deref().map(edit_mode).transpose()?;
@@ -416,10 +481,19 @@ async fn update_space(
     Ok(axum::Json(space.to_json(&app.urls)))
 }
 
+#[utoipa::path(
+    delete,
+    path = "/v1/spaces/{spaceId}",
+    tag = "Spaces",
+    summary = "Delete a space (it can be restored for the retention period)",
+    params(SpacePath),
+    responses((status = 204, description = "The space is deleted.")),
+    security(("token" = ["space:metadata:write"]))
+)]
 async fn delete_space(
     caller: Caller,
     State(app): State<App>,
-    Path(space_id): Path<String>,
+    Path(SpacePath { space_id }): Path<SpacePath>,
 ) -> ApiResult<StatusCode> {
     let retention = app.settings.space_retention_ms;
     app.db
@@ -436,10 +510,19 @@ async fn delete_space(
     Ok(StatusCode::NO_CONTENT)
 }
 
+#[utoipa::path(
+    post,
+    path = "/v1/spaces/{spaceId}/restore",
+    tag = "Spaces",
+    summary = "Restore a deleted space",
+    params(SpacePath),
+    responses((status = 200, description = "The space, restored.", body = SpaceJson)),
+    security(("token" = ["space:metadata:write"]))
+)]
 async fn restore_space(
     caller: Caller,
     State(app): State<App>,
-    Path(space_id): Path<String>,
+    Path(SpacePath { space_id }): Path<SpacePath>,
 ) -> ApiResult<axum::Json<SpaceJson>> {
     let retention = app.settings.space_retention_ms;
     let space = app
@@ -454,10 +537,19 @@ async fn restore_space(
     Ok(axum::Json(space.to_json(&app.urls)))
 }
 
+#[utoipa::path(
+    post,
+    path = "/v1/spaces/{spaceId}/duplicate",
+    tag = "Spaces",
+    summary = "Duplicate a space",
+    params(SpacePath),
+    responses((status = 201, description = "The copy.", body = SpaceJson, headers(("Location" = String, description = "The copy's URL.")))),
+    security(("token" = ["space:metadata:write"]))
+)]
 async fn duplicate_space(
     caller: Caller,
     State(app): State<App>,
-    Path(space_id): Path<String>,
+    Path(SpacePath { space_id }): Path<SpacePath>,
 ) -> ApiResult<impl IntoResponse> {
     // The copy gets the content of the source's revision as it is now; its file bytes are
     // copied first, so the new space never references bytes it does not have. Who may create
@@ -570,10 +662,20 @@ async fn create_copy(
         .await
 }
 
+#[utoipa::path(
+    post,
+    path = "/v1/spaces/{spaceId}/move",
+    tag = "Spaces",
+    summary = "Move a space",
+    params(SpacePath),
+    request_body = MoveBody,
+    responses((status = 200, description = "The space as moved.", body = SpaceJson)),
+    security(("token" = ["space:metadata:write"]))
+)]
 async fn move_space(
     caller: Caller,
     State(app): State<App>,
-    Path(space_id): Path<String>,
+    Path(SpacePath { space_id }): Path<SpacePath>,
     Json(body): Json<MoveBody>,
 ) -> ApiResult<axum::Json<SpaceJson>> {
     body.check()?;
@@ -622,17 +724,27 @@ fn reparent(c: &mut dyn Conn, space_id: &str, parent: Option<&str>) -> ApiResult
     Ok(())
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct TransferSpace {
     organization: String,
     collection: Option<String>,
 }
 
+#[utoipa::path(
+    post,
+    path = "/v1/spaces/{spaceId}/transfer",
+    tag = "Spaces",
+    summary = "Transfer a space to another organization",
+    params(SpacePath),
+    request_body = TransferSpace,
+    responses((status = 200, description = "The space in its new organization.", body = SpaceJson)),
+    security(("token" = ["space:metadata:write"]))
+)]
 async fn transfer_space(
     caller: Caller,
     State(app): State<App>,
-    Path(space_id): Path<String>,
+    Path(SpacePath { space_id }): Path<SpacePath>,
     Json(body): Json<TransferSpace>,
 ) -> ApiResult<axum::Json<SpaceJson>> {
     let space = app

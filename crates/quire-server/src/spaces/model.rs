@@ -307,7 +307,7 @@ pub fn role_in(ctx: &AccessContext, space: &Space) -> Option<Role> {
     ctx.space_role(&space.id, space.default_level, space.parent.as_deref())
 }
 
-#[derive(Serialize, Debug, Clone)]
+#[derive(Serialize, Debug, Clone, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SpaceJson {
     pub object: &'static str,
@@ -315,10 +315,13 @@ pub struct SpaceJson {
     pub title: String,
     pub emoji: String,
     pub visibility: Visibility,
+    #[schema(value_type = String, format = DateTime)]
     #[serde(with = "clock::ts")]
     pub created_at: i64,
+    #[schema(value_type = String, format = DateTime)]
     #[serde(with = "clock::ts")]
     pub updated_at: i64,
+    #[schema(value_type = Option<String>, format = DateTime)]
     #[serde(with = "clock::ts::opt", skip_serializing_if = "Option::is_none")]
     pub deleted_at: Option<i64>,
     pub edit_mode: EditMode,
@@ -338,7 +341,7 @@ pub struct SpaceJson {
     pub permissions: SpacePermissions,
 }
 
-#[derive(Serialize, Debug, Clone)]
+#[derive(Serialize, Debug, Clone, utoipa::ToSchema)]
 pub struct SpaceUrls {
     pub location: String,
     pub app: String,
@@ -350,7 +353,7 @@ pub struct SpaceUrls {
     pub icon: Option<String>,
 }
 
-#[derive(Serialize, Debug, Clone)]
+#[derive(Serialize, Debug, Clone, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SpacePermissions {
     pub view: bool,

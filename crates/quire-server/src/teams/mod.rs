@@ -4,43 +4,32 @@ pub mod model;
 
 use std::collections::HashMap;
 
-use axum::Router;
 use axum::extract::State;
 use axum::http::{StatusCode, header};
 use axum::response::IntoResponse;
-use axum::routing::{get, put};
 use serde::{Deserialize, Serialize};
 
 use crate::app::App;
 use crate::auth::Caller;
 use crate::db::{Args, Conn, like_contains};
 use crate::error::{ApiError, ApiResult};
-use crate::extract::{Json, OptionalJson, Path, Query};
+use crate::extract::{FromQuery, Json, OptionalJson, Path, Query, QueryOf};
 use crate::members::{self, MemberJson};
 use crate::orgs::{self, OrgFor};
-use crate::paging::{List, Page};
+use crate::paging::{List, Page, Paging};
+use crate::paths::{OrgMemberPath, OrgPath, TeamMemberPath, TeamPath};
 use crate::permissions::{OrgAction, Role, TeamAction};
 use crate::{clock, ids, params, users, validate};
 pub use model::{Team, TeamJson, TeamMemberRole, TeamRole};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
-pub fn routes() -> Router<App> {
-    Router::new()
-        .route(
-            "/v1/orgs/{organizationId}/teams",
-            get(list_teams).put(create_team),
-        )
-        .route(
-            "/v1/orgs/{organizationId}/teams/{teamId}",
-            get(get_team).patch(update_team).delete(delete_team),
-        )
-        .route(
-            "/v1/orgs/{organizationId}/teams/{teamId}/members",
-            get(list_team_members).put(update_team_members),
-        )
-        .route(
-            "/v1/orgs/{organizationId}/teams/{teamId}/members/{userId}",
-            put(add_team_member).delete(remove_team_member),
-        )
+pub fn routes() -> OpenApiRouter<App> {
+    OpenApiRouter::default()
+        .routes(routes!(list_teams, create_team))
+        .routes(routes!(get_team, update_team, delete_team))
+        .routes(routes!(list_team_members, update_team_members))
+        .routes(routes!(add_team_member, remove_team_member))
 }
 
 fn title(value: &str) -> ApiResult<String> {
@@ -77,15 +66,65 @@ fn require_manage(org: &OrgFor, team: &Team) -> ApiResult<()> {
     Ok(())
 }
 
+/// The query of `GET /v1/orgs/{organizationId}/teams`.
+#[derive(utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+struct ListTeamsQuery {
+    /// Only the teams this user (an id) belongs to.
+    owner: Option<String>,
+    /// Only the teams whose title contains this text (case and accents ignored).
+    title: Option<String>,
+    #[param(ignore)]
+    paging: Paging,
+}
+
+impl FromQuery for ListTeamsQuery {
+    fn from_query(query: &Query) -> ApiResult<ListTeamsQuery> {
+        Ok(ListTeamsQuery {
+            owner: query.str("owner").filter(|s| !s.is_empty()).map(String::from),
+            title: query.str("title").map(users::fold).filter(|s| !s.is_empty()),
+            paging: Paging::from_query(query)?,
+        })
+    }
+}
+
+/// The query of `GET /v1/orgs/{organizationId}/members/{userId}/teams`.
+#[derive(utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ListMemberTeamsQuery {
+    /// Only the teams whose title contains this text (case and accents ignored).
+    title: Option<String>,
+    #[param(ignore)]
+    paging: Paging,
+}
+
+impl FromQuery for ListMemberTeamsQuery {
+    fn from_query(query: &Query) -> ApiResult<ListMemberTeamsQuery> {
+        Ok(ListMemberTeamsQuery {
+            title: query.str("title").map(users::fold).filter(|s| !s.is_empty()),
+            paging: Paging::from_query(query)?,
+        })
+    }
+}
+
+#[utoipa::path(
+    get,
+    path = "/v1/orgs/{organizationId}/teams",
+    tag = "Teams",
+    summary = "List the teams of an organization",
+    params(OrgPath, ListTeamsQuery, Paging),
+    responses((status = 200, description = "The teams.", body = List<TeamJson>)),
+    security(("token" = ["org:read"]))
+)]
 async fn list_teams(
     caller: Caller,
     State(app): State<App>,
-    Path(org_id): Path<String>,
-    query: Query,
+    Path(OrgPath {
+        organization_id: org_id,
+    }): Path<OrgPath>,
+    QueryOf(ListTeamsQuery { owner, title, paging }): QueryOf<ListTeamsQuery>,
 ) -> ApiResult<axum::Json<List<TeamJson>>> {
-    let owner = query.str("owner").filter(|s| !s.is_empty()).map(String::from);
-    let title = query.str("title").map(users::fold).filter(|s| !s.is_empty());
-    let page = Page::from_query(&query, format!("teams:{org_id}:{owner:?}:{title:?}"))?;
+    let page = Page::new(&paging, format!("teams:{org_id}:{owner:?}:{title:?}"))?;
     let (standing, list) = app
         .db
         .read(move |c| {
@@ -125,7 +164,7 @@ async fn list_teams(
     Ok(axum::Json(list.map(|t| t.to_json(standing))))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct CreateTeam {
     title: String,
@@ -133,10 +172,22 @@ struct CreateTeam {
     members: Vec<String>,
 }
 
+#[utoipa::path(
+    put,
+    path = "/v1/orgs/{organizationId}/teams",
+    tag = "Teams",
+    summary = "Create a team",
+    params(OrgPath),
+    request_body = CreateTeam,
+    responses((status = 201, description = "The new team.", body = TeamJson, headers(("Location" = String, description = "The team's URL.")))),
+    security(("token" = ["org:write"]))
+)]
 async fn create_team(
     caller: Caller,
     State(app): State<App>,
-    Path(org_id): Path<String>,
+    Path(OrgPath {
+        organization_id: org_id,
+    }): Path<OrgPath>,
     Json(body): Json<CreateTeam>,
 ) -> ApiResult<impl IntoResponse> {
     let title = title(&body.title)?;
@@ -186,10 +237,22 @@ fn set_team_member(c: &mut dyn Conn, team_id: &str, user_id: &str, role: TeamRol
     Ok(())
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/orgs/{organizationId}/teams/{teamId}",
+    tag = "Teams",
+    summary = "Get a team",
+    params(TeamPath),
+    responses((status = 200, description = "The team.", body = TeamJson)),
+    security(("token" = ["org:read"]))
+)]
 async fn get_team(
     caller: Caller,
     State(app): State<App>,
-    Path((org_id, team_id)): Path<(String, String)>,
+    Path(TeamPath {
+        organization_id: org_id,
+        team_id,
+    }): Path<TeamPath>,
 ) -> ApiResult<axum::Json<TeamJson>> {
     let (standing, team) = app
         .db
@@ -202,16 +265,29 @@ async fn get_team(
     Ok(axum::Json(team.to_json(standing)))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct UpdateTeam {
     title: String,
 }
 
+#[utoipa::path(
+    patch,
+    path = "/v1/orgs/{organizationId}/teams/{teamId}",
+    tag = "Teams",
+    summary = "Rename a team",
+    params(TeamPath),
+    request_body = UpdateTeam,
+    responses((status = 200, description = "The team as updated.", body = TeamJson)),
+    security(("token" = ["org:write"]))
+)]
 async fn update_team(
     caller: Caller,
     State(app): State<App>,
-    Path((org_id, team_id)): Path<(String, String)>,
+    Path(TeamPath {
+        organization_id: org_id,
+        team_id,
+    }): Path<TeamPath>,
     Json(body): Json<UpdateTeam>,
 ) -> ApiResult<axum::Json<TeamJson>> {
     let title = title(&body.title)?;
@@ -231,10 +307,22 @@ async fn update_team(
     Ok(axum::Json(team.to_json(standing)))
 }
 
+#[utoipa::path(
+    delete,
+    path = "/v1/orgs/{organizationId}/teams/{teamId}",
+    tag = "Teams",
+    summary = "Delete a team",
+    params(TeamPath),
+    responses((status = 204, description = "The team is gone.")),
+    security(("token" = ["org:write"]))
+)]
 async fn delete_team(
     caller: Caller,
     State(app): State<App>,
-    Path((org_id, team_id)): Path<(String, String)>,
+    Path(TeamPath {
+        organization_id: org_id,
+        team_id,
+    }): Path<TeamPath>,
 ) -> ApiResult<StatusCode> {
     app.db
         .write(move |c| {
@@ -257,25 +345,37 @@ async fn delete_team(
     Ok(StatusCode::NO_CONTENT)
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 struct TeamMemberItem {
     organization: MemberJson,
     team: TeamMemberRole,
     permissions: ViewPermission,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 struct ViewPermission {
     view: bool,
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/orgs/{organizationId}/teams/{teamId}/members",
+    tag = "Teams",
+    summary = "List the members of a team",
+    params(TeamPath, Paging),
+    responses((status = 200, description = "The team's members with their role in it.", body = List<TeamMemberItem>)),
+    security(("token" = ["org:read"]))
+)]
 async fn list_team_members(
     caller: Caller,
     State(app): State<App>,
-    Path((org_id, team_id)): Path<(String, String)>,
-    query: Query,
+    Path(TeamPath {
+        organization_id: org_id,
+        team_id,
+    }): Path<TeamPath>,
+    QueryOf(paging): QueryOf<Paging>,
 ) -> ApiResult<axum::Json<List<TeamMemberItem>>> {
-    let page = Page::from_query(&query, format!("team-members:{team_id}"))?;
+    let page = Page::new(&paging, format!("team-members:{team_id}"))?;
     let list = app
         .db
         .read(move |c| {
@@ -313,7 +413,7 @@ async fn list_team_members(
     })))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct UpdateTeamMembers {
     #[serde(default)]
@@ -324,16 +424,30 @@ struct UpdateTeamMembers {
     memberships: HashMap<String, RoleBody>,
 }
 
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Default, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(as = TeamRoleBody)]
 struct RoleBody {
     role: Option<TeamRole>,
 }
 
+#[utoipa::path(
+    put,
+    path = "/v1/orgs/{organizationId}/teams/{teamId}/members",
+    tag = "Teams",
+    summary = "Add, remove and change the role of team members",
+    params(TeamPath),
+    request_body = UpdateTeamMembers,
+    responses((status = 204, description = "The team's members are updated.")),
+    security(("token" = ["org:write"]))
+)]
 async fn update_team_members(
     caller: Caller,
     State(app): State<App>,
-    Path((org_id, team_id)): Path<(String, String)>,
+    Path(TeamPath {
+        organization_id: org_id,
+        team_id,
+    }): Path<TeamPath>,
     Json(body): Json<UpdateTeamMembers>,
 ) -> ApiResult<StatusCode> {
     app.db
@@ -379,10 +493,24 @@ fn add_keeping_role(c: &mut dyn Conn, team_id: &str, user_id: &str) -> ApiResult
     Ok(())
 }
 
+#[utoipa::path(
+    put,
+    path = "/v1/orgs/{organizationId}/teams/{teamId}/members/{userId}",
+    tag = "Teams",
+    summary = "Add a member to a team",
+    params(TeamMemberPath),
+    request_body(content = Option<RoleBody>, description = "Optional.", content_type = "application/json"),
+    responses((status = 204, description = "The user is a member of the team.")),
+    security(("token" = ["org:write"]))
+)]
 async fn add_team_member(
     caller: Caller,
     State(app): State<App>,
-    Path((org_id, team_id, user_id)): Path<(String, String, String)>,
+    Path(TeamMemberPath {
+        organization_id: org_id,
+        team_id,
+        user_id,
+    }): Path<TeamMemberPath>,
     OptionalJson(body): OptionalJson<RoleBody>,
 ) -> ApiResult<StatusCode> {
     let role = body.and_then(|b| b.role);
@@ -401,10 +529,23 @@ async fn add_team_member(
     Ok(StatusCode::NO_CONTENT)
 }
 
+#[utoipa::path(
+    delete,
+    path = "/v1/orgs/{organizationId}/teams/{teamId}/members/{userId}",
+    tag = "Teams",
+    summary = "Remove a member from a team",
+    params(TeamMemberPath),
+    responses((status = 204, description = "The user is not a member of the team.")),
+    security(("token" = ["org:write"]))
+)]
 async fn remove_team_member(
     caller: Caller,
     State(app): State<App>,
-    Path((org_id, team_id, user_id)): Path<(String, String, String)>,
+    Path(TeamMemberPath {
+        organization_id: org_id,
+        team_id,
+        user_id,
+    }): Path<TeamMemberPath>,
 ) -> ApiResult<StatusCode> {
     app.db
         .write(move |c| {
@@ -424,21 +565,32 @@ async fn remove_team_member(
     Ok(StatusCode::NO_CONTENT)
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 pub struct MemberTeamItem {
     team: TeamJson,
     member: TeamMemberRole,
 }
 
 /// `GET /v1/orgs/{organizationId}/members/{userId}/teams`: the teams a member belongs to.
+#[utoipa::path(
+    get,
+    path = "/v1/orgs/{organizationId}/members/{userId}/teams",
+    tag = "Organization members",
+    summary = "List the teams of a member",
+    params(OrgMemberPath, ListMemberTeamsQuery, Paging),
+    responses((status = 200, description = "The member's teams with its role in each.", body = List<MemberTeamItem>)),
+    security(("token" = ["org:read"]))
+)]
 pub async fn list_member_teams(
     caller: Caller,
     State(app): State<App>,
-    Path((org_id, user_id)): Path<(String, String)>,
-    query: Query,
+    Path(OrgMemberPath {
+        organization_id: org_id,
+        user_id,
+    }): Path<OrgMemberPath>,
+    QueryOf(ListMemberTeamsQuery { title, paging }): QueryOf<ListMemberTeamsQuery>,
 ) -> ApiResult<axum::Json<List<MemberTeamItem>>> {
-    let title = query.str("title").map(users::fold).filter(|s| !s.is_empty());
-    let page = Page::from_query(&query, format!("member-teams:{org_id}:{user_id}:{title:?}"))?;
+    let page = Page::new(&paging, format!("member-teams:{org_id}:{user_id}:{title:?}"))?;
     let (standing, list) = app
         .db
         .read(move |c| {

@@ -85,7 +85,7 @@ impl Team {
     }
 }
 
-#[derive(Serialize, Debug)]
+#[derive(Serialize, Debug, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TeamJson {
     pub object: &'static str,
@@ -93,12 +93,13 @@ pub struct TeamJson {
     pub title: String,
     pub members: i64,
     pub spaces: i64,
+    #[schema(value_type = String, format = DateTime)]
     #[serde(with = "clock::ts")]
     pub created_at: i64,
     pub permissions: TeamPermissions,
 }
 
-#[derive(Serialize, Debug)]
+#[derive(Serialize, Debug, utoipa::ToSchema)]
 pub struct TeamPermissions {
     pub admin: bool,
     pub view: bool,
@@ -112,7 +113,7 @@ crate::wire_enum::wire_enum! {
     }
 }
 
-#[derive(Serialize, Debug)]
+#[derive(Serialize, Debug, utoipa::ToSchema)]
 pub struct TeamMemberRole {
     pub role: TeamRole,
 }

@@ -18,6 +18,7 @@ mod links;
 mod matrix;
 mod members;
 mod object_store;
+mod openapi;
 mod orgs;
 mod outsiders;
 mod processes;

@@ -45,6 +45,7 @@ const SWEEP: &[(&str, &str, Expect)] = &[
     ("GET", "/healthz", Own),
     ("GET", "/readyz", Own),
     ("GET", "/metrics", Own),
+    ("GET", "/v1/openapi.json", Own),
     ("GET", "/blobs/{spaceId}/{hash}/{name}", Hidden),
     // Users and organizations.
     ("GET", "/v1/user", Own),
@@ -433,7 +434,7 @@ const SWEEP: &[(&str, &str, Expect)] = &[
 
 /// Every (method, path) the router serves, read from its `Debug` output (axum has no public
 /// way to list routes). HEAD, which axum answers for every GET, is left out.
-fn router_routes(app: &TestApp) -> BTreeSet<(String, String)> {
+pub(crate) fn router_routes(app: &TestApp) -> BTreeSet<(String, String)> {
     let state = app.server().clone();
     let dump = format!("{:?}", quire_server::app::router(state));
     // `Router { path_router: PathRouter { routes: {RouteId(n): MethodRouter(MethodRouter { ...,

@@ -1,0 +1,394 @@
+//! Typed path parameters: one struct per path shape, named after what the path ends on. Their
+//! fields carry the spec's parameter names (`{spaceId}` is `space_id`), so a handler reads
+//! `path.space_id` instead of a position or a string key, and the OpenAPI document describes
+//! each parameter from the same struct. Used through [`crate::extract::Path`], whose rejection
+//! is the JSON error envelope.
+
+use serde::Deserialize;
+use utoipa::IntoParams;
+
+/// Declares path structs: each derives `Deserialize` (camelCase, as the route templates spell
+/// the names) and `IntoParams` (in: path), so the document and the extractor cannot disagree.
+macro_rules! path_structs {
+    ($(
+        $(#[$meta:meta])*
+        $name:ident { $($(#[$field_meta:meta])* $field:ident),+ $(,)? }
+    )+) => {$(
+        $(#[$meta])*
+        #[derive(Debug, Clone, Deserialize, IntoParams)]
+        #[serde(rename_all = "camelCase")]
+        #[into_params(parameter_in = Path)]
+        pub struct $name {
+            $($(#[$field_meta])* pub $field: String,)+
+        }
+    )+};
+}
+
+path_structs! {
+    /// `/v1/orgs/{organizationId}`.
+    OrgPath {
+        /// The id of the organization.
+        organization_id,
+    }
+    /// `/v1/orgs/{organizationId}/members/{userId}`.
+    OrgMemberPath {
+        /// The id of the organization.
+        organization_id,
+        /// The id of the member (a user id).
+        user_id,
+    }
+    /// `/v1/orgs/{organizationId}/teams/{teamId}`.
+    TeamPath {
+        /// The id of the organization.
+        organization_id,
+        /// The id of the team.
+        team_id,
+    }
+    /// `/v1/orgs/{organizationId}/teams/{teamId}/members/{userId}`.
+    TeamMemberPath {
+        /// The id of the organization.
+        organization_id,
+        /// The id of the team.
+        team_id,
+        /// The id of the member (a user id).
+        user_id,
+    }
+    /// `/v1/orgs/{organizationId}/link-invites/{inviteId}`, `/v1/orgs/{organizationId}/invites/{inviteId}`.
+    InvitePath {
+        /// The id of the organization.
+        organization_id,
+        /// The id of the invite link.
+        invite_id,
+    }
+    /// `/v1/email-domains/{emailDomain}/orgs`.
+    EmailDomainPath {
+        /// An email domain (`example.com`).
+        email_domain,
+    }
+    /// `/v1/users/{userId}`.
+    UserPath {
+        /// The id of the user.
+        user_id,
+    }
+    /// `/v1/user/tokens/{tokenId}`.
+    TokenPath {
+        /// The id of the token (not its secret).
+        token_id,
+    }
+    /// `/v1/collections/{collectionId}`.
+    CollectionPath {
+        /// The id of the collection.
+        collection_id,
+    }
+    /// `/v1/collections/{collectionId}/permissions/users/{userId}`.
+    CollectionUserPath {
+        /// The id of the collection.
+        collection_id,
+        /// The id of the user.
+        user_id,
+    }
+    /// `/v1/collections/{collectionId}/permissions/teams/{teamId}`.
+    CollectionTeamPath {
+        /// The id of the collection.
+        collection_id,
+        /// The id of the team.
+        team_id,
+    }
+    /// `/v1/spaces/{spaceId}`.
+    SpacePath {
+        /// The id of the space.
+        space_id,
+    }
+    /// `/v1/spaces/{spaceId}/permissions/users/{userId}`.
+    SpaceUserPath {
+        /// The id of the space.
+        space_id,
+        /// The id of the user.
+        user_id,
+    }
+    /// `/v1/spaces/{spaceId}/permissions/teams/{teamId}`.
+    SpaceTeamPath {
+        /// The id of the space.
+        space_id,
+        /// The id of the team.
+        team_id,
+    }
+    /// `/v1/spaces/{spaceId}/documents/{documentId}`.
+    DocumentPath {
+        /// The id of the space.
+        space_id,
+        /// The id of the document (its content hash).
+        document_id,
+    }
+    /// `/v1/spaces/{spaceId}/content/files/{fileId}`.
+    FilePath {
+        /// The id of the space.
+        space_id,
+        /// The id of the file.
+        file_id,
+    }
+    /// `/v1/spaces/{spaceId}/content/page/{pageId}`.
+    PagePath {
+        /// The id of the space.
+        space_id,
+        /// The id of the page.
+        page_id,
+    }
+    /// `/v1/spaces/{spaceId}/content/path/{pagePath}`.
+    PageByPathPath {
+        /// The id of the space.
+        space_id,
+        /// The path of the page (`getting-started/install`).
+        page_path,
+    }
+    /// `/v1/spaces/{spaceId}/content/reusable-contents/{reusableContentId}`.
+    ReusableContentPath {
+        /// The id of the space.
+        space_id,
+        /// The id of the reusable content.
+        reusable_content_id,
+    }
+    /// `/v1/spaces/{spaceId}/revisions/{revisionId}`.
+    RevisionPath {
+        /// The id of the space.
+        space_id,
+        /// The id of the revision.
+        revision_id,
+    }
+    /// `/v1/spaces/{spaceId}/revisions/{revisionId}/files/{fileId}`.
+    RevisionFilePath {
+        /// The id of the space.
+        space_id,
+        /// The id of the revision.
+        revision_id,
+        /// The id of the file.
+        file_id,
+    }
+    /// `/v1/spaces/{spaceId}/revisions/{revisionId}/page/{pageId}`.
+    RevisionPagePath {
+        /// The id of the space.
+        space_id,
+        /// The id of the revision.
+        revision_id,
+        /// The id of the page.
+        page_id,
+    }
+    /// `/v1/spaces/{spaceId}/revisions/{revisionId}/path/{pagePath}`.
+    RevisionPageByPathPath {
+        /// The id of the space.
+        space_id,
+        /// The id of the revision.
+        revision_id,
+        /// The path of the page (`getting-started/install`).
+        page_path,
+    }
+    /// `/v1/spaces/{spaceId}/revisions/{revisionId}/reusable-contents/{reusableContentId}`.
+    RevisionReusableContentPath {
+        /// The id of the space.
+        space_id,
+        /// The id of the revision.
+        revision_id,
+        /// The id of the reusable content.
+        reusable_content_id,
+    }
+    /// `/v1/spaces/{spaceId}/change-requests/{changeRequestId}`.
+    ChangeRequestPath {
+        /// The id of the space.
+        space_id,
+        /// The id of the change request.
+        change_request_id,
+    }
+    /// `/v1/spaces/{spaceId}/change-requests/{changeRequestId}/requested-reviewers/{userId}`.
+    ChangeRequestUserPath {
+        /// The id of the space.
+        space_id,
+        /// The id of the change request.
+        change_request_id,
+        /// The id of the user.
+        user_id,
+    }
+    /// `/v1/spaces/{spaceId}/change-requests/{changeRequestId}/reviews/{reviewId}`.
+    ReviewPath {
+        /// The id of the space.
+        space_id,
+        /// The id of the change request.
+        change_request_id,
+        /// The id of the review.
+        review_id,
+    }
+    /// `/v1/spaces/{spaceId}/change-requests/{changeRequestId}/content/files/{fileId}`.
+    ChangeRequestFilePath {
+        /// The id of the space.
+        space_id,
+        /// The id of the change request.
+        change_request_id,
+        /// The id of the file.
+        file_id,
+    }
+    /// `/v1/spaces/{spaceId}/change-requests/{changeRequestId}/content/page/{pageId}`.
+    ChangeRequestPagePath {
+        /// The id of the space.
+        space_id,
+        /// The id of the change request.
+        change_request_id,
+        /// The id of the page.
+        page_id,
+    }
+    /// `/v1/spaces/{spaceId}/change-requests/{changeRequestId}/content/path/{pagePath}`.
+    ChangeRequestPageByPathPath {
+        /// The id of the space.
+        space_id,
+        /// The id of the change request.
+        change_request_id,
+        /// The path of the page (`getting-started/install`).
+        page_path,
+    }
+    /// `/v1/spaces/{spaceId}/change-requests/{changeRequestId}/content/reusable-contents/{reusableContentId}`.
+    ChangeRequestReusableContentPath {
+        /// The id of the space.
+        space_id,
+        /// The id of the change request.
+        change_request_id,
+        /// The id of the reusable content.
+        reusable_content_id,
+    }
+    /// `/v1/spaces/{spaceId}/comments/{commentId}`.
+    CommentPath {
+        /// The id of the space.
+        space_id,
+        /// The id of the comment.
+        comment_id,
+    }
+    /// `/v1/spaces/{spaceId}/comments/{commentId}/replies/{commentReplyId}`.
+    ReplyPath {
+        /// The id of the space.
+        space_id,
+        /// The id of the comment.
+        comment_id,
+        /// The id of the reply.
+        comment_reply_id,
+    }
+    /// `/v1/spaces/{spaceId}/change-requests/{changeRequestId}/comments/{commentId}`.
+    ChangeRequestCommentPath {
+        /// The id of the space.
+        space_id,
+        /// The id of the change request.
+        change_request_id,
+        /// The id of the comment.
+        comment_id,
+    }
+    /// `/v1/spaces/{spaceId}/change-requests/{changeRequestId}/comments/{commentId}/replies/{commentReplyId}`.
+    ChangeRequestReplyPath {
+        /// The id of the space.
+        space_id,
+        /// The id of the change request.
+        change_request_id,
+        /// The id of the comment.
+        comment_id,
+        /// The id of the reply.
+        comment_reply_id,
+    }
+    /// `/blobs/{spaceId}/{hash}/{name}`: a file's signed download URL.
+    BlobPath {
+        /// The id of the space.
+        space_id,
+        /// The content hash of the file's bytes.
+        hash,
+        /// The file's name.
+        name,
+    }
+}
+
+/// The ids a route names, for the handlers that serve several routes (content read from main,
+/// a revision or a change request; comments of a space or of a change request). Each route's
+/// operation extracts its own path struct and converts it.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct RouteIds {
+    pub space_id: String,
+    pub revision_id: Option<String>,
+    pub change_request_id: Option<String>,
+    pub page_id: Option<String>,
+    pub file_id: Option<String>,
+    pub page_path: Option<String>,
+    pub reusable_content_id: Option<String>,
+    pub comment_id: Option<String>,
+    pub comment_reply_id: Option<String>,
+}
+
+impl RouteIds {
+    /// The id named by its path parameter (`"spaceId"`).
+    pub fn get(&self, name: &str) -> Option<&str> {
+        match name {
+            "spaceId" => Some(&self.space_id),
+            "revisionId" => self.revision_id.as_deref(),
+            "changeRequestId" => self.change_request_id.as_deref(),
+            "pageId" => self.page_id.as_deref(),
+            "fileId" => self.file_id.as_deref(),
+            "pagePath" => self.page_path.as_deref(),
+            "reusableContentId" => self.reusable_content_id.as_deref(),
+            "commentId" => self.comment_id.as_deref(),
+            "commentReplyId" => self.comment_reply_id.as_deref(),
+            _ => None,
+        }
+    }
+
+    fn named(&self) -> impl Iterator<Item = (&'static str, &str)> {
+        [
+            "spaceId",
+            "revisionId",
+            "changeRequestId",
+            "pageId",
+            "fileId",
+            "pagePath",
+            "reusableContentId",
+            "commentId",
+            "commentReplyId",
+        ]
+        .into_iter()
+        .filter_map(|name| self.get(name).map(|id| (name, id)))
+    }
+}
+
+/// `{"spaceId": "s", "commentId": "c"}`, the ids present in a fixed order: list cursors are
+/// scoped by it, so it must not vary between requests.
+impl std::fmt::Debug for RouteIds {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_map().entries(self.named()).finish()
+    }
+}
+
+macro_rules! route_ids {
+    ($($name:ident { $($field:ident),* })+) => {$(
+        impl From<$name> for RouteIds {
+            fn from(path: $name) -> RouteIds {
+                RouteIds {
+                    space_id: path.space_id,
+                    $($field: Some(path.$field),)*
+                    ..RouteIds::default()
+                }
+            }
+        }
+    )+};
+}
+
+route_ids! {
+    SpacePath {}
+    FilePath { file_id }
+    PagePath { page_id }
+    PageByPathPath { page_path }
+    ReusableContentPath { reusable_content_id }
+    RevisionPath { revision_id }
+    RevisionFilePath { revision_id, file_id }
+    RevisionPagePath { revision_id, page_id }
+    RevisionPageByPathPath { revision_id, page_path }
+    RevisionReusableContentPath { revision_id, reusable_content_id }
+    ChangeRequestPath { change_request_id }
+    ChangeRequestFilePath { change_request_id, file_id }
+    ChangeRequestPagePath { change_request_id, page_id }
+    ChangeRequestPageByPathPath { change_request_id, page_path }
+    ChangeRequestReusableContentPath { change_request_id, reusable_content_id }
+    CommentPath { comment_id }
+    ReplyPath { comment_id, comment_reply_id }
+    ChangeRequestCommentPath { change_request_id, comment_id }
+    ChangeRequestReplyPath { change_request_id, comment_id, comment_reply_id }
+}
