@@ -4,7 +4,8 @@
 use crate::auth::issue_token;
 use crate::db::{Conn, Db};
 use crate::error::ApiError;
-use crate::{clock, ids, params, validate};
+use crate::{clock, ids, params};
+use quire_store::validate;
 
 /// Creates a user and returns its id.
 pub fn create_user(db: &Db, email: &str, name: &str) -> Result<String, ApiError> {

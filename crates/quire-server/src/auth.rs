@@ -88,7 +88,7 @@ pub struct KnownToken {
     fetched_at: i64,
 }
 
-crate::columns! {
+quire_store::columns! {
     /// What a token lookup reads of the token, after its user's [`UserCols`].
     struct TokenCols of "api_tokens" {
         scopes: "t.scopes",

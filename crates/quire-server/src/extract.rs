@@ -8,6 +8,9 @@ use bytes::Bytes;
 use serde::de::DeserializeOwned;
 
 use crate::error::ApiError;
+pub use quire_store::paging::Order;
+use quire_store::paging::{DEFAULT_LIMIT, MAX_LIMIT, Paging};
+pub use quire_store::patch::Patch;
 
 /// A JSON request body. Requires `Content-Type: application/json` (415 otherwise), maps parse
 /// errors to 400 naming the field, and oversized bodies to 413.
@@ -199,79 +202,6 @@ impl<T: FromQuery, S: Send + Sync> FromRequestParts<S> for QueryOf<T> {
     }
 }
 
-/// The order of a list by its time: `asc` or `desc` (the default).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, utoipa::ToSchema)]
-#[schema(rename_all = "lowercase")]
-pub enum Order {
-    Asc,
-    Desc,
-}
-
-impl Order {
-    pub fn sql(self) -> &'static str {
-        match self {
-            Order::Asc => "ASC",
-            Order::Desc => "DESC",
-        }
-    }
-
-    /// The comparison that selects rows after a cursor in this order.
-    pub fn after_op(self) -> &'static str {
-        match self {
-            Order::Asc => ">",
-            Order::Desc => "<",
-        }
-    }
-
-    /// A time that every row comes after in this order: the keyset bound of a first page.
-    pub fn start_time(self) -> i64 {
-        match self {
-            Order::Asc => i64::MIN,
-            Order::Desc => i64::MAX,
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Order::Asc => "asc",
-            Order::Desc => "desc",
-        }
-    }
-}
-
-/// A field of a PATCH body: absent (keep), `null` (clear) or a value (set).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub enum Patch<T> {
-    #[default]
-    Absent,
-    Null,
-    Value(T),
-}
-
-impl<'de, T: serde::Deserialize<'de>> serde::Deserialize<'de> for Patch<T> {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        Ok(match Option::<T>::deserialize(d)? {
-            Some(v) => Patch::Value(v),
-            None => Patch::Null,
-        })
-    }
-}
-
-impl<T> Patch<T> {
-    pub fn is_absent(&self) -> bool {
-        matches!(self, Patch::Absent)
-    }
-
-    /// The new value for a nullable column: None keeps the current one.
-    pub fn into_update(self) -> Option<Option<T>> {
-        match self {
-            Patch::Absent => None,
-            Patch::Null => Some(None),
-            Patch::Value(v) => Some(Some(v)),
-        }
-    }
-}
-
 /// Path parameters, with rejections (bad percent-encoding) as JSON errors.
 pub struct Path<T>(pub T);
 
@@ -295,4 +225,65 @@ pub fn param<'a>(params: &'a crate::paths::RouteIds, name: &str) -> Result<&'a s
     params
         .get(name)
         .ok_or_else(|| ApiError::bad_request(format!("missing path parameter {name}")))
+}
+
+impl FromQuery for Paging {
+    fn from_query(query: &Query) -> Result<Paging, ApiError> {
+        let limit = match query.str("limit") {
+            None | Some("") => DEFAULT_LIMIT,
+            Some(raw) => match raw.parse::<usize>() {
+                Ok(n) if (1..=MAX_LIMIT).contains(&n) => n,
+                _ => {
+                    return Err(ApiError::bad_request(format!(
+                        "query parameter `limit` must be an integer from 1 to {MAX_LIMIT}, not {raw:?}"
+                    )));
+                }
+            },
+        };
+        let page = query.str("page").filter(|p| !p.is_empty()).map(str::to_string);
+        Ok(Paging { limit, page })
+    }
+}
+
+/// `order` with paging, for lists ordered by time.
+#[derive(Debug, Clone, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct OrderQuery {
+    /// The direction of the list's time order.
+    #[param(inline, value_type = Option<Order>)]
+    pub order: Order,
+    #[param(ignore)]
+    pub paging: Paging,
+}
+
+impl FromQuery for OrderQuery {
+    fn from_query(query: &Query) -> Result<OrderQuery, ApiError> {
+        Ok(OrderQuery {
+            order: query.order()?,
+            paging: Paging::from_query(query)?,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use quire_store::paging::Page;
+
+    #[test]
+    fn limit_bounds_and_cursor_scope() {
+        let page = |q: &str, scope: &str| {
+            Paging::from_query(&Query::parse(q))
+                .and_then(|paging| Page::new(&paging, scope).map_err(ApiError::from))
+        };
+        assert!(page("limit=1001", "a").is_err());
+        assert!(page("limit=0", "a").is_err());
+        let first = page("limit=2", "a").unwrap();
+        let list = first.finish(vec![1, 2, 3], 3, |n| *n);
+        let next = list.next.unwrap().page;
+        let again = page(&format!("page={next}"), "a").unwrap();
+        assert_eq!(again.after::<i32>().unwrap(), Some(2));
+        assert!(page(&format!("page={next}"), "b").is_err());
+        assert!(page("page=garbage", "a").is_err());
+    }
 }

@@ -71,7 +71,7 @@ pub fn record_refs(
     Ok(())
 }
 
-crate::columns! {
+quire_store::columns! {
     /// A stored blob that the collection may remove.
     struct BlobCols of "file_blobs" {
         space_id: "space_id",

@@ -12,16 +12,16 @@ use crate::db::{Args, Conn};
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{Json, Patch, Path, QueryOf};
 use crate::members;
-use crate::paging::{List, Page, Paging};
 use crate::paths::{
     CollectionPath, CollectionTeamPath, CollectionUserPath, SpacePath, SpaceTeamPath, SpaceUserPath,
 };
-use crate::permissions::{CollectionAction, Role, SpaceAction};
-use crate::siblings::Kind;
 use crate::spaces;
 use crate::teams::{self, TeamJson};
 use crate::users::{User, UserCols, UserJson};
 use crate::{clock, orgs, params};
+use quire_store::paging::{List, Page, Paging};
+use quire_store::permissions::{CollectionAction, Role, SpaceAction};
+use quire_store::siblings::Kind;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -47,7 +47,7 @@ struct Target {
     can_admin: bool,
     /// The caller's role on it, to name in a refusal.
     role: Option<Role>,
-    standing: crate::permissions::Standing,
+    standing: quire_store::permissions::Standing,
 }
 
 /// Loads the target the caller can see, or 404.
@@ -56,7 +56,7 @@ fn load_target(c: &mut dyn Conn, kind: Kind, id: &str, user_id: &str) -> ApiResu
         Kind::Space => {
             let s = spaces::model::load_active(c, id, user_id)?;
             let standing = orgs::load_for(c, &s.space.org_id, user_id)?
-                .map_or(crate::permissions::Standing::Outsider, |o| o.standing);
+                .map_or(quire_store::permissions::Standing::Outsider, |o| o.standing);
             Ok(Target {
                 kind,
                 id: id.to_string(),
@@ -83,12 +83,13 @@ fn load_target(c: &mut dyn Conn, kind: Kind, id: &str, user_id: &str) -> ApiResu
 impl Target {
     fn require_admin(&self) -> ApiResult<()> {
         if !self.can_admin {
-            return Err(crate::permissions::role_forbidden(
+            return Err(quire_store::permissions::role_forbidden(
                 "changing who can access it",
                 Role::Admin,
                 &format!("on {} {:?}", self.kind.name(), self.id),
                 self.role,
-            ));
+            )
+            .into());
         }
         Ok(())
     }
@@ -101,7 +102,7 @@ fn parse_role(value: &Patch<String>) -> ApiResult<Option<Role>> {
             "`role` is required: a role, or null to remove access",
         )),
         Patch::Null => Ok(None),
-        Patch::Value(r) => Role::parse_field("role", r).map(Some),
+        Patch::Value(r) => Ok(Some(Role::parse_field("role", r)?)),
     }
 }
 
@@ -294,7 +295,7 @@ struct TeamPermission {
     team: TeamJson,
 }
 
-crate::columns! {
+quire_store::columns! {
     /// The role a grant gives, selected after the grantee's columns.
     struct GrantCols of "grants" {
         role: "g.role",

@@ -14,11 +14,11 @@ use crate::error::{ApiError, ApiResult};
 use crate::extract::{Json, Patch, Path, QueryOf};
 use crate::members;
 use crate::orgs::{self, OrgFor};
-use crate::paging::{List, Page, Paging};
 use crate::paths::{InvitePath, OrgPath};
-use crate::permissions::{CollectionAction, OrgAction, Role, SpaceAction, Standing};
 use crate::spaces::{self, SpaceJson};
 use crate::{clock, ids, params};
+use quire_store::paging::{List, Page, Paging};
+use quire_store::permissions::{CollectionAction, OrgAction, Role, SpaceAction, Standing};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -43,7 +43,7 @@ struct Invite {
     role: Option<Role>,
 }
 
-crate::columns! {
+quire_store::columns! {
     /// The columns [`Invite::from_row`] reads.
     struct InviteCols of "invite_links" {
         id: "id",
@@ -166,12 +166,13 @@ fn require_manage(c: &mut dyn Conn, org: &OrgFor, invite: &Invite, caller: &str)
         ),
     };
     if !allowed {
-        return Err(crate::permissions::role_forbidden(
+        return Err(quire_store::permissions::role_forbidden(
             "managing an invite link",
             Role::Admin,
             &place,
             role,
-        ));
+        )
+        .into());
     }
     Ok(())
 }
@@ -204,7 +205,7 @@ async fn list_invites(
                 " WHERE organization_id = {} AND target_kind = 'organization'",
                 args.arg(&org_id)
             );
-            let list = crate::paging::by_creation(
+            let list = quire_store::paging::by_creation(
                 c,
                 &page,
                 ("invite_links", COLUMNS),
@@ -243,7 +244,7 @@ fn role_field(field: &str, value: &Patch<String>) -> ApiResult<Option<Role>> {
     match value {
         Patch::Absent => Err(ApiError::bad_request(format!("`{field}` is required"))),
         Patch::Null => Ok(None),
-        Patch::Value(r) => Role::parse_field(field, r).map(Some),
+        Patch::Value(r) => Ok(Some(Role::parse_field(field, r)?)),
     }
 }
 

@@ -92,7 +92,7 @@ pub fn cancel(c: &mut dyn Conn, dedupe_key: &str) -> Result<(), ApiError> {
     Ok(())
 }
 
-crate::columns! {
+quire_store::columns! {
     /// The columns of a job that [`claim`] reads.
     struct JobCols of "jobs" {
         id: "id",

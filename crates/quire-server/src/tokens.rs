@@ -17,10 +17,10 @@ use crate::clock;
 use crate::db::{Args, Conn, DbError, Row};
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{Path, QueryOf};
-use crate::paging::{List, Page, Paging};
 use crate::params;
 use crate::paths::TokenPath;
 use crate::urls::Urls;
+use quire_store::paging::{List, Page, Paging};
 
 pub fn routes() -> OpenApiRouter<App> {
     OpenApiRouter::default()
@@ -40,7 +40,7 @@ pub struct Token {
     pub expires_at: Option<i64>,
 }
 
-crate::columns! {
+quire_store::columns! {
     /// The columns [`Token::from_row`] reads.
     struct TokenCols of "api_tokens" {
         id: "id",
@@ -118,14 +118,14 @@ struct TokenUrls {
 fn list_page(c: &mut dyn Conn, user_id: &str, page: &Page) -> ApiResult<List<Token>> {
     let mut args = Args::default();
     let filter = format!(" WHERE user_id = {}", args.arg(user_id));
-    crate::paging::by_creation(
+    Ok(quire_store::paging::by_creation(
         c,
         page,
         ("api_tokens", COLUMNS),
         (filter, args),
         Token::from_row,
         |t| (t.created_at, t.id.clone()),
-    )
+    )?)
 }
 
 /// Every token of a user, oldest first (for `quire admin token list`).

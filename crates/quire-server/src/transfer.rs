@@ -8,7 +8,7 @@
 use crate::db::{Args, Conn};
 use crate::error::{ApiError, ApiResult};
 use crate::orgs;
-use crate::permissions::OrgAction;
+use quire_store::permissions::OrgAction;
 
 /// Transfers need the caller to administer both organizations.
 pub fn require_admin_of_both(c: &mut dyn Conn, source: &str, target: &str, user_id: &str) -> ApiResult<()> {
@@ -24,12 +24,13 @@ pub fn require_admin_of_both(c: &mut dyn Conn, source: &str, target: &str, user_
         ))
     })?;
     if !target_org.allows(OrgAction::Admin) {
-        return Err(crate::permissions::role_forbidden(
+        return Err(quire_store::permissions::role_forbidden(
             "transferring into an organization",
-            crate::permissions::Role::Admin,
+            quire_store::permissions::Role::Admin,
             &format!("in organization {target:?}"),
             target_org.standing.role(),
-        ));
+        )
+        .into());
     }
     Ok(())
 }

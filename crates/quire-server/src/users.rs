@@ -31,7 +31,7 @@ pub struct User {
     pub photo_url: Option<String>,
 }
 
-crate::columns! {
+quire_store::columns! {
     /// The columns [`User::from_row`] reads, with the table aliased `u`.
     pub struct UserCols of "users" {
         id: "u.id",

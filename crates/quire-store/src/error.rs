@@ -62,6 +62,23 @@ impl StoreError {
         StoreError::new(ErrorKind::Conflict, message)
     }
 
+    /// A transient failure (a file store that does not answer, bytes being collected): the
+    /// caller is told to retry shortly.
+    pub fn unavailable(message: impl Into<String>) -> StoreError {
+        StoreError::new(ErrorKind::Unavailable, message)
+    }
+
+    /// Content over one of `quire_content::limits`: too large for its size, else invalid,
+    /// naming the field, the limit and the value.
+    pub fn over_limit(field: &str, limit: &quire_content::limits::LimitError) -> StoreError {
+        let kind = if limit.is_size() {
+            ErrorKind::TooLarge
+        } else {
+            ErrorKind::Invalid
+        };
+        StoreError::new(kind, format!("`{field}`: {limit}"))
+    }
+
     /// A fault: `message` is for the log (the caller is told only that the server failed).
     pub fn internal(message: impl Into<String>) -> StoreError {
         StoreError::new(ErrorKind::Internal, message)

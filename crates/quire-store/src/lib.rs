@@ -4,8 +4,21 @@
 //! never the other way round; `cargo tree -p quire-store` shows neither axum nor http.
 
 pub mod clock;
+pub mod columns;
 pub mod db;
 pub mod error;
 pub mod ids;
+pub mod wire_enum;
+
+pub mod access;
+pub mod events;
+pub mod merge_rules;
+pub mod paging;
+pub mod patch;
+pub mod permissions;
+pub mod richtext;
+pub mod siblings;
+pub mod stamped;
+pub mod validate;
 
 pub use error::{ErrorKind, StoreError, StoreResult};

@@ -4,16 +4,16 @@ use axum::extract::State;
 
 use super::model::{COLUMNS, ChangeRequest, FROM, Status};
 use super::{ChangeRequestJson, render};
-use crate::access::AccessContext;
 use crate::app::App;
 use crate::auth::Caller;
 use crate::db::{Args, Conn};
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{FromQuery, Order, Path, Query, QueryOf};
 use crate::orgs;
-use crate::paging::{List, Page, Paging};
 use crate::paths::{OrgPath, SpacePath};
 use crate::spaces;
+use quire_store::access::AccessContext;
+use quire_store::paging::{List, Page, Paging};
 
 /// The filters of both listings.
 #[derive(utoipa::IntoParams)]

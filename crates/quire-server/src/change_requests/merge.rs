@@ -20,15 +20,15 @@ use crate::content::{main, write::lock_change_request};
 use crate::db::{Conn, DbError, for_update};
 use crate::error::ErrorEnvelope;
 use crate::error::{ApiError, ApiResult};
-use crate::events::{self, Event, Kind};
 use crate::extract::Path;
-use crate::merge_rules::{MergeRule, MergeRules};
 use crate::paths::ChangeRequestPath;
-use crate::permissions::SpaceAction;
 use crate::spaces::{self, SpaceFor};
 use crate::{clock, ids, params, users};
+use quire_store::events::{self, Event, Kind};
+use quire_store::merge_rules::{MergeRule, MergeRules};
+use quire_store::permissions::SpaceAction;
 
-crate::wire_enum::wire_enum! {
+quire_store::wire_enum! {
     /// What a merge or an update did: `merge` (main moved), `update` (main was brought into
     /// the change request), `conflicts` (nothing merged, or an update left conflicts).
     pub enum MergeResultKind {

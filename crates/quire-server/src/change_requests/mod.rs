@@ -17,13 +17,14 @@ use crate::app::App;
 use crate::auth::Caller;
 use crate::db::Conn;
 use crate::error::{ApiError, ApiResult, ErrorEnvelope};
-use crate::events::{self, Event, Kind};
 use crate::extract::{OptionalJson, Path};
 use crate::paths::{ChangeRequestPath, SpacePath};
-use crate::permissions::SpaceAction;
 use crate::spaces;
-use crate::{clock, ids, params, users, validate};
+use crate::{clock, ids, params, users};
 pub use model::{ChangeRequest, ChangeRequestJson, Status};
+use quire_store::events::{self, Event, Kind};
+use quire_store::permissions::SpaceAction;
+use quire_store::validate;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -208,9 +209,9 @@ async fn update_change_request(
         })
         .transpose()?;
     let description = match body.description {
-        crate::extract::Patch::Value(d) => {
-            Some(Some(crate::richtext::validate("description", d)?.to_string()))
-        }
+        crate::extract::Patch::Value(d) => Some(Some(
+            quire_store::richtext::validate("description", d)?.to_string(),
+        )),
         crate::extract::Patch::Null => Some(None),
         crate::extract::Patch::Absent => None,
     };
@@ -221,13 +222,13 @@ async fn update_change_request(
             let space = spaces::model::load_active(c, &space_id, &caller.user_id)?;
             // Changing a change request's subject or status is not a content change, so it is
             // allowed on locked spaces too.
-            if space.role < Some(crate::permissions::Role::Edit) {
-                return Err(crate::permissions::role_forbidden(
+            if space.role < Some(quire_store::permissions::Role::Edit) {
+                return Err(quire_store::permissions::role_forbidden(
                     "changing a change request",
-                    crate::permissions::Role::Edit,
+                    quire_store::permissions::Role::Edit,
                     &format!("on space {space_id:?}"),
                     space.role,
-                ));
+                ).into());
             }
             let cr = model::load(c, &space_id, &cr_id)?;
             if cr.status == Status::Merged {

@@ -35,7 +35,7 @@ pub struct ChangeRequest {
     pub issues_cluster: Option<String>,
 }
 
-crate::wire_enum::wire_enum! {
+quire_store::wire_enum! {
     /// Where a change request is in its life.
     pub enum Status {
         Draft = "draft",
@@ -52,7 +52,7 @@ impl Status {
     }
 }
 
-crate::columns! {
+quire_store::columns! {
     /// The columns [`ChangeRequest::from_row`] reads, with `change_requests cr` joined to
     /// `spaces s` (see [`FROM`]).
     pub struct ChangeRequestCols of "change_requests" {

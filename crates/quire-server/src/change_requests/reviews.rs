@@ -14,14 +14,15 @@ use crate::app::App;
 use crate::auth::Caller;
 use crate::db::{Args, Conn, Row};
 use crate::error::{ApiError, ApiResult, ErrorEnvelope};
-use crate::events::{self, Event, Kind};
 use crate::extract::{FromQuery, Json, Path, Query, QueryOf};
-use crate::paging::{List, Page, Paging};
 use crate::paths::{ChangeRequestPath, ChangeRequestUserPath, ReviewPath};
-use crate::permissions::SpaceAction;
 use crate::spaces::{self, SpaceFor};
 use crate::users::{self, User, UserJson};
-use crate::{clock, ids, params, validate};
+use crate::{clock, ids, params};
+use quire_store::events::{self, Event, Kind};
+use quire_store::paging::{List, Page, Paging};
+use quire_store::permissions::SpaceAction;
+use quire_store::validate;
 
 fn user_json(app: &App, users: &HashMap<String, User>, id: &str) -> UserJson {
     users
@@ -70,7 +71,7 @@ struct ReviewerRow {
     created_at: i64,
 }
 
-crate::columns! {
+quire_store::columns! {
     /// A contributor to a change request.
     struct ContributorCols of "change_request_contributors" {
         user: "user_id",
@@ -79,7 +80,7 @@ crate::columns! {
     }
 }
 
-crate::columns! {
+quire_store::columns! {
     /// The columns of a [`ReviewerRow`].
     struct ReviewerCols of "change_request_reviewers" {
         user: "user_id",
@@ -220,7 +221,7 @@ pub async fn request_reviewers(
     }
     let description = body
         .description
-        .map(|d| crate::richtext::validate("description", d))
+        .map(|d| quire_store::richtext::validate("description", d))
         .transpose()?;
     let app2 = app.clone();
     let users = app
@@ -308,7 +309,7 @@ struct Review {
     updated_at: i64,
 }
 
-crate::wire_enum::wire_enum! {
+quire_store::wire_enum! {
     /// What a review says of the revision it reviewed.
     pub enum ReviewStatus {
         Approved = "approved",
@@ -316,7 +317,7 @@ crate::wire_enum::wire_enum! {
     }
 }
 
-crate::columns! {
+quire_store::columns! {
     /// The columns of a review, as [`Review::from_row`] reads them and as they are inserted.
     struct ReviewCols of "change_request_reviews" {
         id: "id",

@@ -7,20 +7,21 @@ use axum::http::{StatusCode, header};
 use axum::response::IntoResponse;
 use serde::Deserialize;
 
-use crate::access::AccessContext;
 use crate::app::App;
 use crate::auth::Caller;
 use crate::db::{Args, Conn, bytewise};
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{FromQuery, Json, OptionalJson, Patch, Path, Query, QueryOf};
 use crate::orgs;
-use crate::paging::{List, Page, Paging};
 use crate::paths::{CollectionPath, OrgPath};
-use crate::permissions::{CollectionAction, DefaultLevel, OrgAction};
-use crate::siblings::{self, Kind, Position};
 use crate::spaces::{self, SpaceJson};
-use crate::{clock, ids, params, validate};
+use crate::{clock, ids, params};
 pub use model::{Collection, CollectionFor, CollectionJson};
+use quire_store::access::AccessContext;
+use quire_store::paging::{List, Page, Paging};
+use quire_store::permissions::{CollectionAction, DefaultLevel, OrgAction};
+use quire_store::siblings::{self, Kind, Position};
+use quire_store::validate;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -136,7 +137,7 @@ pub fn parse_default_level(value: &Patch<serde_json::Value>) -> ApiResult<Option
     match value {
         Patch::Absent => Ok(None),
         Patch::Null => Ok(Some(DefaultLevel::NoAccess)),
-        Patch::Value(v) => DefaultLevel::parse(v).map(Some),
+        Patch::Value(v) => Ok(Some(DefaultLevel::parse(v)?)),
     }
 }
 

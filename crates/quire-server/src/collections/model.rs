@@ -2,11 +2,11 @@
 
 use serde::Serialize;
 
-use crate::access::AccessContext;
 use crate::db::{Conn, DbError, Row};
 use crate::error::ApiError;
-use crate::permissions::{CollectionAction, DefaultLevel, Role, Standing, collection_allows};
 use crate::urls::Urls;
+use quire_store::access::AccessContext;
+use quire_store::permissions::{CollectionAction, DefaultLevel, Role, Standing, collection_allows};
 
 #[derive(Clone, Debug)]
 pub struct Collection {
@@ -20,7 +20,7 @@ pub struct Collection {
     pub created_at: i64,
 }
 
-crate::columns! {
+quire_store::columns! {
     /// The columns [`Collection::from_row`] reads, with the table aliased `c`.
     pub struct CollectionCols of "collections" {
         id: "c.id",
@@ -34,7 +34,7 @@ crate::columns! {
     }
 }
 
-crate::columns! {
+quire_store::columns! {
     /// The caller's membership of the collection's organization, after its [`CollectionCols`].
     struct CollectionCallerCols of "members" {
         member: "m.user_id",
@@ -106,12 +106,13 @@ impl CollectionFor {
             return Err(not_found(&self.collection.id));
         }
         if !self.allows(action) {
-            return Err(crate::permissions::role_forbidden(
+            return Err(quire_store::permissions::role_forbidden(
                 action.describe(),
                 action.needed(),
                 &format!("on collection {:?}", self.collection.id),
                 self.role,
-            ));
+            )
+            .into());
         }
         Ok(())
     }

@@ -13,10 +13,10 @@ use crate::auth::Caller;
 use crate::error::ApiResult;
 use crate::extract::{Json, Path, QueryOf};
 use crate::members::MemberJson;
-use crate::paging::{List, Paging};
 use crate::paths::{
     ChangeRequestCommentPath, ChangeRequestPath, ChangeRequestReplyPath, CommentPath, ReplyPath, SpacePath,
 };
+use quire_store::paging::{List, Paging};
 
 /// List the comments of a space
 #[utoipa::path(

@@ -15,17 +15,17 @@ use crate::auth::Caller;
 use crate::content::store;
 use crate::db::{Args, Conn};
 use crate::error::{ApiError, ApiResult};
-use crate::events::{self, Event, Kind};
 use crate::extract::{FromQuery, Query};
 use crate::members::{self, MemberJson};
-use crate::paging::{List, Page, Paging};
 use crate::paths::RouteIds;
-use crate::permissions::{Role, SpaceAction};
 use crate::spaces::{self, SpaceFor};
 use crate::{change_requests, clock, ids, params};
 use model::{
     BodyFormat, COMMENT_COLUMNS, Comment, CommentJson, CommentStatus, REPLY_COLUMNS, Reply, ReplyJson, Scope,
 };
+use quire_store::events::{self, Event, Kind};
+use quire_store::paging::{List, Page, Paging};
+use quire_store::permissions::{Role, SpaceAction};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -652,12 +652,12 @@ pub(crate) async fn delete_comment(caller: Caller, app: App, params: RouteIds) -
                 return Ok(());
             };
             if !model::permissions(&opened.space, &caller.user_id, &comment.posted_by).delete {
-                return Err(crate::permissions::role_forbidden(
+                return Err(quire_store::permissions::role_forbidden(
                     "deleting another member's comment",
                     Role::Admin,
                     &format!("on space {:?}", opened.space.space.id),
                     opened.space.role,
-                ));
+                ).into());
             }
             c.execute(
                 "DELETE FROM comment_reactions WHERE target_id = ?1 OR target_id IN (SELECT id FROM comment_replies WHERE comment_id = ?1)",
@@ -834,12 +834,13 @@ pub(crate) async fn delete_reply(caller: Caller, app: App, params: RouteIds) -> 
                 return Ok(());
             };
             if !model::permissions(&opened.space, &caller.user_id, &reply.posted_by).delete {
-                return Err(crate::permissions::role_forbidden(
+                return Err(quire_store::permissions::role_forbidden(
                     "deleting another member's reply",
                     Role::Admin,
                     &format!("on space {:?}", opened.space.space.id),
                     opened.space.role,
-                ));
+                )
+                .into());
             }
             c.execute(
                 "DELETE FROM comment_reactions WHERE target_id = ?1",

@@ -10,9 +10,9 @@ use crate::app::App;
 use crate::clock;
 use crate::db::{Args, Conn, DbError, Row};
 use crate::error::ApiResult;
-use crate::permissions::{Role, SpaceAction};
 use crate::spaces::SpaceFor;
 use crate::users::{self, User, UserJson};
+use quire_store::permissions::{Role, SpaceAction};
 
 /// Where comments live: a space, or a change request of it.
 #[derive(Clone, Debug)]
@@ -53,7 +53,7 @@ pub struct Comment {
     pub resolved_by: Option<String>,
 }
 
-crate::wire_enum::wire_enum! {
+quire_store::wire_enum! {
     /// Whether a comment's thread is still open.
     pub enum CommentStatus {
         Open = "open",
@@ -61,7 +61,7 @@ crate::wire_enum::wire_enum! {
     }
 }
 
-crate::columns! {
+quire_store::columns! {
     /// The columns [`Comment::from_row`] reads, with the table aliased `c`.
     pub struct CommentCols of "comments" {
         id: "c.id",
@@ -119,7 +119,7 @@ pub struct Reply {
     pub body: String,
 }
 
-crate::columns! {
+quire_store::columns! {
     /// The columns [`Reply::from_row`] reads, with the table aliased `r`.
     pub struct ReplyCols of "comment_replies" {
         id: "r.id",
@@ -315,7 +315,7 @@ struct Location {
 /// A reaction as stored: (emoji, user id, when).
 type ReactionRow = (String, String, i64);
 
-crate::columns! {
+quire_store::columns! {
     /// A reaction to a comment or reply.
     struct ReactionCols of "comment_reactions" {
         target: "target_id",
@@ -325,7 +325,7 @@ crate::columns! {
     }
 }
 
-crate::columns! {
+quire_store::columns! {
     /// The replies of one replier to one comment, aggregated.
     struct ReplierCols of "comment_replies" {
         comment: "comment_id",

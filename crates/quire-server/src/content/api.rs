@@ -12,13 +12,13 @@ use crate::app::App;
 use crate::auth::Caller;
 use crate::error::ApiResult;
 use crate::extract::{Path, QueryOf};
-use crate::paging::{List, Paging};
 use crate::paths::{
     ChangeRequestFilePath, ChangeRequestPageByPathPath, ChangeRequestPagePath, ChangeRequestPath,
     ChangeRequestReusableContentPath, FilePath, PageByPathPath, PagePath, ReusableContentPath,
     RevisionFilePath, RevisionPageByPathPath, RevisionPagePath, RevisionPath, RevisionReusableContentPath,
     SpacePath,
 };
+use quire_store::paging::{List, Paging};
 
 /// Get the revision of main
 #[utoipa::path(

@@ -8,8 +8,8 @@ use serde_json::json;
 use crate::app::App;
 use crate::db::{Conn, for_update};
 use crate::error::{ApiError, ApiResult};
-use crate::events::{self, Event, Kind};
 use crate::{clock, params};
+use quire_store::events::{self, Event, Kind};
 
 /// Locks a space's main revision for change and returns it.
 pub fn lock_main(c: &mut dyn Conn, space_id: &str) -> ApiResult<String> {

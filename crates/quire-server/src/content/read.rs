@@ -10,12 +10,12 @@ use crate::app::App;
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::Path;
-use crate::paging::{List, Page};
 use crate::spaces::SpaceFor;
+use quire_store::paging::{List, Page};
 
 use crate::extract::param;
-use crate::paging::Paging;
 use crate::paths::{DocumentPath, RouteIds};
+use quire_store::paging::Paging;
 
 /// The space a content route names, if the caller may read its content (from the space cache).
 async fn active_space(app: &App, caller: &Caller, params: &RouteIds) -> ApiResult<SpaceFor> {

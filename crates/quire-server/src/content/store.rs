@@ -301,7 +301,7 @@ fn decode_error(what: impl std::fmt::Display, e: impl std::fmt::Display) -> ApiE
     DbError::stored(what, e).into()
 }
 
-crate::columns! {
+quire_store::columns! {
     /// The columns of a revision that [`load_tree`] reads.
     struct RevisionCols of "revisions" {
         id: "id",

@@ -27,9 +27,9 @@ use crate::db::Conn;
 use crate::error::{ApiError, ApiResult, ErrorEnvelope};
 use crate::extract::{Json, Path};
 use crate::paths::SpacePath;
-use crate::permissions::SpaceAction;
 use crate::spaces::SpaceFor;
 use crate::{clock, ids, params, spaces};
+use quire_store::permissions::SpaceAction;
 
 /// The ids of the built-in templates.
 pub const TEMPLATES: &[&str] = &[

@@ -24,9 +24,9 @@ use crate::db::{Conn, for_update};
 use crate::error::{ApiError, ApiResult, ErrorEnvelope};
 use crate::extract::{FromQuery, Json, Path, Query, QueryOf};
 use crate::paths::ChangeRequestPath;
-use crate::permissions::SpaceAction;
 use crate::spaces::SpaceFor;
 use crate::{clock, file_blobs, files, ids, params, spaces};
+use quire_store::permissions::SpaceAction;
 use std::time::Instant;
 
 #[derive(Serialize, utoipa::ToSchema)]
@@ -111,7 +111,7 @@ fn check_names(change: &Change) -> ApiResult<()> {
         Change::UpdatePage(c) => &c.fields,
         Change::InsertFiles(c) => {
             for (j, file) in c.files.iter().enumerate() {
-                crate::validate::no_control(&format!("files[{j}].name"), &file.name)?;
+                quire_store::validate::no_control(&format!("files[{j}].name"), &file.name)?;
             }
             return Ok(());
         }
@@ -119,7 +119,7 @@ fn check_names(change: &Change) -> ApiResult<()> {
     };
     for (field, value) in [("title", &fields.title), ("linkTitle", &fields.link_title)] {
         if let Some(value) = value {
-            crate::validate::no_control(field, value)?;
+            quire_store::validate::no_control(field, value)?;
         }
     }
     Ok(())

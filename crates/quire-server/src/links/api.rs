@@ -9,8 +9,8 @@ use crate::app::App;
 use crate::auth::Caller;
 use crate::error::ApiResult;
 use crate::extract::{Path, QueryOf};
-use crate::paging::{List, Paging};
 use crate::paths::{ChangeRequestFilePath, ChangeRequestPagePath, FilePath, PagePath, SpacePath};
+use quire_store::paging::{List, Paging};
 
 /// List the links of a space's main content
 #[utoipa::path(

@@ -351,14 +351,14 @@ impl LinkItem {
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct LinkList {
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub next: Option<crate::paging::Next>,
+    pub next: Option<quire_store::paging::Next>,
     pub count: u64,
     pub stats: Stats,
     pub items: Vec<LinkItem>,
 }
 
 impl LinkList {
-    pub fn new(list: crate::paging::List<LinkItem>, stats: Stats) -> LinkList {
+    pub fn new(list: quire_store::paging::List<LinkItem>, stats: Stats) -> LinkList {
         LinkList {
             next: list.next,
             count: list.count,

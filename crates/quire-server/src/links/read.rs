@@ -12,8 +12,8 @@ use crate::content::{Opened, open_path};
 use crate::db::{Args, Conn, DbError, like_prefix};
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{FromQuery, Query, param};
-use crate::paging::{List, Page, Paging};
 use crate::paths::RouteIds;
+use quire_store::paging::{List, Page, Paging};
 
 /// The query of the links lists: `status` and paging.
 #[derive(utoipa::IntoParams)]
@@ -78,7 +78,7 @@ fn status_sql(args: &mut Args, status: Status, base: &str) -> String {
     }
 }
 
-crate::columns! {
+quire_store::columns! {
     /// A link target of a space, grouped over the pages that link to it.
     struct TargetCols of "link_refs" {
         key: "target_key",

@@ -11,14 +11,14 @@ use crate::app::App;
 use crate::auth::Caller;
 use crate::db::{Args, Conn, for_update, like_contains};
 use crate::error::{ApiError, ApiResult};
-use crate::events::{self, Event, Kind};
 use crate::extract::{FromQuery, Json, Order, Patch, Path, Query, QueryOf};
 use crate::orgs::{self, OrgFor};
-use crate::paging::{List, Page, Paging};
 use crate::paths::{OrgMemberPath, OrgPath};
-use crate::permissions::{MemberAction, OrgAction, Role, member_allows};
 use crate::{clock, params, signing, users};
 pub use model::{Member, MemberJson};
+use quire_store::events::{self, Event, Kind};
+use quire_store::paging::{List, Page, Paging};
+use quire_store::permissions::{MemberAction, OrgAction, Role, member_allows};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -40,12 +40,13 @@ pub fn require_member_action(
 ) -> ApiResult<()> {
     org.require(OrgAction::View)?;
     if !member_allows(org.standing, caller.user_id == user_id, action) {
-        return Err(crate::permissions::role_forbidden(
+        return Err(quire_store::permissions::role_forbidden(
             action.describe(),
             action.needed(),
             &format!("in organization {:?}", org.org.id),
             org.standing.role(),
-        ));
+        )
+        .into());
     }
     Ok(())
 }

@@ -4,9 +4,9 @@ use serde::Serialize;
 
 use crate::clock;
 use crate::db::{Conn, DbError, Row};
-use crate::permissions::Role;
 use crate::urls::Urls;
 use crate::users::{User, UserCols, UserJson};
+use quire_store::permissions::Role;
 
 #[derive(Clone, Debug)]
 pub struct Member {
@@ -20,7 +20,7 @@ pub struct Member {
     pub spaces: i64,
 }
 
-crate::columns! {
+quire_store::columns! {
     /// The columns [`Member::from_row`] reads after the user's, with `members m` in the query.
     pub struct MemberCols of "members" {
         role: "m.role",

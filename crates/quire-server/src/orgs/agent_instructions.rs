@@ -9,8 +9,9 @@ use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{Json, Path};
 use crate::paths::OrgPath;
-use crate::permissions::OrgAction;
-use crate::{clock, params, richtext};
+use crate::{clock, params};
+use quire_store::permissions::OrgAction;
+use quire_store::richtext;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 

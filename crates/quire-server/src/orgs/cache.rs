@@ -4,11 +4,11 @@
 //! PostgreSQL.
 
 use super::model::{self, OrgFor};
-use crate::access::AccessContext;
 use crate::db::{Db, DbError};
 use crate::error::ApiResult;
-use crate::permissions::OrgAction;
-use crate::stamped::StampedCache;
+use quire_store::access::AccessContext;
+use quire_store::permissions::OrgAction;
+use quire_store::stamped::StampedCache;
 
 /// An organization as the caller stands in it.
 #[derive(Clone, Debug)]

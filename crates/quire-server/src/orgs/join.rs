@@ -11,8 +11,9 @@ use crate::db::Args;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::Path;
 use crate::paths::{EmailDomainPath, OrgPath};
-use crate::permissions::Role;
-use crate::{clock, params, validate};
+use crate::{clock, params};
+use quire_store::permissions::Role;
+use quire_store::validate;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 

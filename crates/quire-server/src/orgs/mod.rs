@@ -16,12 +16,13 @@ use crate::db::{Args, Conn};
 use crate::error::ErrorEnvelope;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{Json, Patch, Path, QueryOf};
-use crate::merge_rules::MergeRules;
-use crate::paging::{List, Page, Paging};
 use crate::paths::OrgPath;
-use crate::permissions::{OrgAction, Role};
-use crate::{clock, ids, params, validate};
+use crate::{clock, ids, params};
 pub use model::{Org, OrgFor, OrgJson, load_for, load_visible};
+use quire_store::merge_rules::MergeRules;
+use quire_store::paging::{List, Page, Paging};
+use quire_store::permissions::{OrgAction, Role};
+use quire_store::validate;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 

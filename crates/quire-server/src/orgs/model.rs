@@ -5,9 +5,9 @@ use serde::Serialize;
 use crate::clock;
 use crate::db::{Conn, DbError, Row};
 use crate::error::ApiError;
-use crate::merge_rules::MergeRules;
-use crate::permissions::{OrgAction, Role, Standing, org_allows, require_org};
 use crate::urls::Urls;
+use quire_store::merge_rules::MergeRules;
+use quire_store::permissions::{OrgAction, Role, Standing, org_allows, require_org};
 
 #[derive(Clone, Debug)]
 pub struct Org {
@@ -37,7 +37,7 @@ pub struct OrgFor {
     pub owns_team: bool,
 }
 
-crate::columns! {
+quire_store::columns! {
     /// The columns [`Org::from_row`] reads, with the table aliased `o`.
     pub struct OrgCols of "organizations" {
         id: "o.id",
@@ -59,7 +59,7 @@ crate::columns! {
     }
 }
 
-crate::columns! {
+quire_store::columns! {
     /// What the caller is to the organization, selected after its [`OrgCols`]; `{caller}`
     /// stands for the placeholder of the caller's id (see [`select_for`]).
     pub struct OrgCallerCols of "members" {
@@ -134,7 +134,7 @@ impl OrgFor {
 
     /// Fails with 404 or 403 unless the caller may do `action`.
     pub fn require(&self, action: OrgAction) -> Result<(), ApiError> {
-        require_org(self.standing, action, &self.org.id)
+        Ok(require_org(self.standing, action, &self.org.id)?)
     }
 
     pub fn allows(&self, action: OrgAction) -> bool {

@@ -15,7 +15,6 @@ use axum::extract::State;
 use quire_content::search_text::{find_word, query_words};
 use serde::Serialize;
 
-use crate::access::AccessContext;
 use crate::app::App;
 use crate::auth::Caller;
 use crate::content::render::Context;
@@ -24,10 +23,11 @@ use crate::db::fulltext::FtsQuery;
 use crate::db::{Args, Conn};
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{FromQuery, Path, Query, QueryOf};
-use crate::paging::{List, Page, Paging};
 use crate::paths::{OrgPath, SpacePath};
 use crate::spaces::model::{self as space_model, Space};
 use query::{After, PageMatch, Scope};
+use quire_store::access::AccessContext;
+use quire_store::paging::{List, Page, Paging};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 

@@ -8,10 +8,10 @@ use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::access::AccessContext;
 use crate::db::fulltext::{self, FtsQuery, SECTIONS_PER_KEY};
 use crate::db::{Args, Conn};
 use crate::error::ApiResult;
+use quire_store::access::AccessContext;
 
 /// Matching sections read per page hit, best first.
 pub const SECTIONS_PER_PAGE: i64 = 5;
@@ -95,7 +95,7 @@ fn hits_cte(c: &dyn Conn, args: &mut Args, query: &FtsQuery, scope: &Scope<'_>) 
     }
 }
 
-crate::columns! {
+quire_store::columns! {
     /// A page a search matched, ranked (see [`search`]).
     struct MatchCols of "search_pages" {
         key: "t.pk",
@@ -229,7 +229,7 @@ pub fn search(
     Ok((pages, total))
 }
 
-crate::columns! {
+quire_store::columns! {
     /// A section found by a search.
     struct SectionCols of "search_sections" {
         id: "id",

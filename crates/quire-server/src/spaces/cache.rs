@@ -6,7 +6,7 @@
 use super::model::{self, SpaceFor};
 use crate::db::{Db, DbError};
 use crate::error::ApiResult;
-use crate::stamped::StampedCache;
+use quire_store::stamped::StampedCache;
 
 pub struct SpaceCache {
     /// By (space id, user id).

@@ -7,8 +7,8 @@ use super::model::Space;
 use crate::app::App;
 use crate::db::Conn;
 use crate::error::{ApiError, ApiResult};
-use crate::events::{self, Event, Kind};
 use crate::{jobs, params};
+use quire_store::events::{self, Event, Kind};
 
 pub const PURGE_JOB: &str = "purge_space";
 

@@ -2,13 +2,13 @@
 
 use serde::Serialize;
 
-use crate::access::AccessContext;
 use crate::clock;
 use crate::db::{Conn, DbError, Row};
 use crate::error::ApiError;
-use crate::merge_rules::MergeRules;
-use crate::permissions::{DefaultLevel, Role, SpaceAction, SpaceState, Standing, space_allows};
 use crate::urls::Urls;
+use quire_store::access::AccessContext;
+use quire_store::merge_rules::MergeRules;
+use quire_store::permissions::{DefaultLevel, Role, SpaceAction, SpaceState, Standing, space_allows};
 
 #[derive(Clone, Debug)]
 pub struct Space {
@@ -45,7 +45,7 @@ pub struct Counters {
     pub comments_total: i64,
 }
 
-crate::wire_enum::wire_enum! {
+quire_store::wire_enum! {
     /// Who may read a space's published content.
     pub enum Visibility {
         Public = "public",
@@ -57,7 +57,7 @@ crate::wire_enum::wire_enum! {
     }
 }
 
-crate::wire_enum::wire_enum! {
+quire_store::wire_enum! {
     /// Whether a space's content may change (`locked`: not until an admin sets it `live`).
     pub enum EditMode {
         Live = "live",
@@ -65,7 +65,7 @@ crate::wire_enum::wire_enum! {
     }
 }
 
-crate::columns! {
+quire_store::columns! {
     /// The columns [`Space::from_row`] reads, with the table aliased `s`.
     pub struct SpaceCols of "spaces" {
         id: "s.id",
@@ -92,7 +92,7 @@ crate::columns! {
     }
 }
 
-crate::columns! {
+quire_store::columns! {
     /// The caller's membership of the space's organization, selected after its [`SpaceCols`].
     struct SpaceCallerCols of "members" {
         member: "m.user_id",
@@ -104,7 +104,7 @@ crate::columns! {
 const SPACE: SpaceCols = SpaceCols::AT;
 const CALLER: SpaceCallerCols = SpaceCallerCols::at(SpaceCols::COUNT);
 /// The caller's grants in the organization, built per dialect by `access::grants_column`.
-const GRANTS: crate::db::Col = crate::columns::extra("grants", "grants", CALLER.end());
+const GRANTS: crate::db::Col = quire_store::columns::extra("grants", "grants", CALLER.end());
 
 /// The columns [`Space::from_row`] reads, with the table aliased `s`.
 pub fn columns() -> &'static str {
@@ -225,7 +225,7 @@ pub fn load_for(c: &mut dyn Conn, space_id: &str, user_id: &str) -> Result<Optio
          WHERE s.id = ?1",
         SpaceCols::SQL,
         SpaceCallerCols::SQL,
-        crate::access::grants_column(c.dialect(), "s.organization_id", "?2")
+        quire_store::access::grants_column(c.dialect(), "s.organization_id", "?2")
     );
     let Some(row) = c.query_opt(&sql, crate::params![space_id, user_id])? else {
         return Ok(None);
@@ -293,12 +293,13 @@ impl SpaceFor {
                 self.space.id
             )));
         }
-        Err(crate::permissions::role_forbidden(
+        Err(quire_store::permissions::role_forbidden(
             action.describe(),
             action.needed(),
             &format!("on space {:?}", self.space.id),
             self.role,
-        ))
+        )
+        .into())
     }
 }
 

@@ -16,11 +16,12 @@ use crate::error::{ApiError, ApiResult};
 use crate::extract::{FromQuery, Json, OptionalJson, Path, Query, QueryOf};
 use crate::members::{self, MemberJson};
 use crate::orgs::{self, OrgFor};
-use crate::paging::{List, Page, Paging};
 use crate::paths::{OrgMemberPath, OrgPath, TeamMemberPath, TeamPath};
-use crate::permissions::{OrgAction, Role, TeamAction};
-use crate::{clock, ids, params, users, validate};
+use crate::{clock, ids, params, users};
 pub use model::{Team, TeamJson, TeamMemberRole, TeamRole};
+use quire_store::paging::{List, Page, Paging};
+use quire_store::permissions::{OrgAction, Role, TeamAction};
+use quire_store::validate;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -33,7 +34,7 @@ pub fn routes() -> OpenApiRouter<App> {
 }
 
 fn title(value: &str) -> ApiResult<String> {
-    validate::title("title", value, 1, 64)
+    Ok(validate::title("title", value, 1, 64)?)
 }
 
 /// Loads a team of the organization, or 404.
@@ -55,7 +56,7 @@ pub fn load(c: &mut dyn Conn, org: &OrgFor, team_id: &str, caller: &str) -> ApiR
 
 fn require_manage(org: &OrgFor, team: &Team) -> ApiResult<()> {
     if !team.allows(org.standing, TeamAction::Manage) {
-        let refusal = crate::permissions::role_refusal(
+        let refusal = quire_store::permissions::role_refusal(
             &format!("changing team {:?}", team.id),
             Role::Admin,
             &format!("in organization {:?} (or ownership of the team)", org.org.id),

@@ -4,7 +4,7 @@ use serde::Serialize;
 
 use crate::clock;
 use crate::db::{DbError, Row};
-use crate::permissions::{Standing, TeamAction, team_allows};
+use quire_store::permissions::{Standing, TeamAction, team_allows};
 
 #[derive(Clone, Debug)]
 pub struct Team {
@@ -18,7 +18,7 @@ pub struct Team {
     pub caller_owns: bool,
 }
 
-crate::columns! {
+quire_store::columns! {
     /// The columns [`Team::from_row`] reads, with the table aliased `t`; `{caller}` stands for
     /// the placeholder of the caller's id (see [`select`]).
     pub struct TeamCols of "teams" {
@@ -36,7 +36,7 @@ crate::columns! {
 
 const TEAM: TeamCols = TeamCols::AT;
 
-crate::columns! {
+quire_store::columns! {
     /// A user's role in a team, selected after a member's or a team's columns.
     pub struct TeamMemberCols of "team_members" {
         role: "tm.role",
@@ -105,7 +105,7 @@ pub struct TeamPermissions {
     pub view: bool,
 }
 
-crate::wire_enum::wire_enum! {
+quire_store::wire_enum! {
     /// A user's role in a team.
     pub enum TeamRole {
         Owner = "owner",

@@ -5,8 +5,8 @@ use std::time::{Duration, Instant};
 
 use quire_server::db::{Conn, with_deadline};
 use quire_server::error::ApiError;
-use quire_server::events::{self, Event, Kind};
 use quire_server::{clock, params};
+use quire_store::events::{self, Event, Kind};
 use serde_json::{Value, json};
 
 use crate::support::{TestApp, TestUser};

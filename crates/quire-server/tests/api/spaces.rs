@@ -35,7 +35,7 @@ async fn children(app: &TestApp, org: &str, parent: Option<&str>) -> Vec<String>
     let db = app.db.clone();
     let (org, parent) = (org.to_string(), parent.map(str::to_string));
     tokio::task::spawn_blocking(move || {
-        db.read_sync(|c| quire_server::siblings::ordered_ids(c, &org, parent.as_deref()))
+        db.read_sync(|c| quire_store::siblings::ordered_ids(c, &org, parent.as_deref()))
             .unwrap()
             .into_iter()
             .map(|(_, id)| id)

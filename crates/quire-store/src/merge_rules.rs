@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::ApiError;
+use crate::error::StoreError;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(tag = "type", rename_all = "lowercase", deny_unknown_fields)]
@@ -32,9 +32,9 @@ pub enum MergeRule {
 impl MergeRules {
     /// Parses merge rules from a client. `allow_inherit` is true for spaces, whose rules may
     /// defer to their organization's.
-    pub fn parse(value: serde_json::Value, allow_inherit: bool) -> Result<MergeRules, ApiError> {
+    pub fn parse(value: serde_json::Value, allow_inherit: bool) -> Result<MergeRules, StoreError> {
         let rules: MergeRules = serde_json::from_value(value).map_err(|e| {
-            ApiError::bad_request(format!(
+            StoreError::invalid(format!(
                 "invalid `mergeRules`: {e} (quire supports type rules, none{} with the rules \
                  require_specific_reviewers, require_one_of_specific_reviewers, allow_bypass, \
                  require_at_least_one_review, require_at_least_one_approved_review, \
@@ -45,7 +45,7 @@ impl MergeRules {
             ))
         })?;
         if rules == MergeRules::Inherit && !allow_inherit {
-            return Err(ApiError::bad_request(
+            return Err(StoreError::invalid(
                 "invalid `mergeRules`: an organization cannot inherit merge rules",
             ));
         }

@@ -5,7 +5,7 @@ use quire_content::order;
 use serde::Deserialize;
 
 use crate::db::{Args, Conn};
-use crate::error::{ApiError, ApiResult};
+use crate::error::{StoreError, StoreResult};
 use crate::params;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, utoipa::ToSchema)]
@@ -43,13 +43,13 @@ pub struct Pointer {
 }
 
 impl Pointer {
-    fn id(&self) -> ApiResult<&str> {
+    fn id(&self) -> StoreResult<&str> {
         let id = match self.kind {
             Kind::Space => self.space.as_deref(),
             Kind::Collection => self.collection.as_deref(),
         };
         id.ok_or_else(|| {
-            ApiError::bad_request(format!(
+            StoreError::invalid(format!(
                 "`position` names a {} without its `{}` id",
                 self.kind.name(),
                 self.kind.name()
@@ -86,7 +86,7 @@ const KIND: crate::db::Col = crate::columns::extra("spaces, collections", "kind"
 const SIBLING: SiblingCols = SiblingCols::at(1);
 
 /// The siblings under `parent` (top level when None) in order, active spaces only.
-fn siblings(c: &mut dyn Conn, org_id: &str, parent: Option<&str>) -> ApiResult<Vec<Sibling>> {
+fn siblings(c: &mut dyn Conn, org_id: &str, parent: Option<&str>) -> StoreResult<Vec<Sibling>> {
     let mut args = Args::default();
     let org = args.arg(org_id);
     let under = match parent {
@@ -130,7 +130,7 @@ pub fn place(
     parent: Option<&str>,
     item: (Kind, &str),
     position: Option<&Position>,
-) -> ApiResult<()> {
+) -> StoreResult<()> {
     let mut list: Vec<Sibling> = siblings(c, org_id, parent)?
         .into_iter()
         .filter(|s| !(s.kind == item.0 && s.id == item.1))
@@ -145,7 +145,7 @@ pub fn place(
             before: Some(_),
             after: Some(_),
         }) => {
-            return Err(ApiError::bad_request(
+            return Err(StoreError::invalid(
                 "`position` takes `before` or `after`, not both",
             ));
         }
@@ -173,24 +173,22 @@ pub fn place(
     set_key(c, item.0, item.1, &key)
 }
 
-fn locate(list: &[Sibling], pointer: &Pointer, item: (Kind, &str)) -> ApiResult<usize> {
+fn locate(list: &[Sibling], pointer: &Pointer, item: (Kind, &str)) -> StoreResult<usize> {
     let id = pointer.id()?;
     if pointer.kind == item.0 && id == item.1 {
-        return Err(ApiError::bad_request(
-            "`position` cannot name the item being moved",
-        ));
+        return Err(StoreError::invalid("`position` cannot name the item being moved"));
     }
     list.iter()
         .position(|s| s.kind == pointer.kind && s.id == id)
         .ok_or_else(|| {
-            ApiError::bad_request(format!(
+            StoreError::invalid(format!(
                 "`position` names {} {id:?}, which is not a sibling under the target parent",
                 pointer.kind.name()
             ))
         })
 }
 
-fn renumber(c: &mut dyn Conn, list: &mut [Sibling]) -> ApiResult<()> {
+fn renumber(c: &mut dyn Conn, list: &mut [Sibling]) -> StoreResult<()> {
     let keys = order::keys_between(None, None, list.len());
     for (sibling, key) in list.iter_mut().zip(keys) {
         set_key(c, sibling.kind, &sibling.id, &key)?;
@@ -199,7 +197,7 @@ fn renumber(c: &mut dyn Conn, list: &mut [Sibling]) -> ApiResult<()> {
     Ok(())
 }
 
-fn set_key(c: &mut dyn Conn, kind: Kind, id: &str, key: &str) -> ApiResult<()> {
+fn set_key(c: &mut dyn Conn, kind: Kind, id: &str, key: &str) -> StoreResult<()> {
     c.execute(
         &format!("UPDATE {} SET position = ?2 WHERE id = ?1", kind.table()),
         params![id, key],
@@ -208,7 +206,7 @@ fn set_key(c: &mut dyn Conn, kind: Kind, id: &str, key: &str) -> ApiResult<()> {
 }
 
 /// The ids of a sequence of siblings in order (for tests and listings).
-pub fn ordered_ids(c: &mut dyn Conn, org_id: &str, parent: Option<&str>) -> ApiResult<Vec<(Kind, String)>> {
+pub fn ordered_ids(c: &mut dyn Conn, org_id: &str, parent: Option<&str>) -> StoreResult<Vec<(Kind, String)>> {
     Ok(siblings(c, org_id, parent)?
         .into_iter()
         .map(|s| (s.kind, s.id))

@@ -1,18 +1,18 @@
 //! Field validation shared by handlers; every error names the field.
 
-use crate::error::ApiError;
+use crate::error::StoreError;
 
 /// A title of `min..=max` characters that does not start or end with whitespace.
-pub fn title(field: &str, value: &str, min: usize, max: usize) -> Result<String, ApiError> {
+pub fn title(field: &str, value: &str, min: usize, max: usize) -> Result<String, StoreError> {
     no_control(field, value)?;
     let len = value.chars().count();
     if len < min || len > max {
-        return Err(ApiError::bad_request(format!(
+        return Err(StoreError::invalid(format!(
             "`{field}` must be {min} to {max} characters long, not {len}"
         )));
     }
     if value.trim() != value {
-        return Err(ApiError::bad_request(format!(
+        return Err(StoreError::invalid(format!(
             "`{field}` must not start or end with whitespace"
         )));
     }
@@ -20,16 +20,16 @@ pub fn title(field: &str, value: &str, min: usize, max: usize) -> Result<String,
 }
 
 /// A name or title of at most `max` characters, without control characters.
-pub fn name(field: &str, value: &str, max: usize) -> Result<(), ApiError> {
+pub fn name(field: &str, value: &str, max: usize) -> Result<(), StoreError> {
     no_control(field, value)?;
     max_len(field, value, max)
 }
 
 /// Refuses control characters (Unicode category Cc: NUL, other C0 and C1 codes, DEL, and also
 /// tab and newlines, which no title or name needs).
-pub fn no_control(field: &str, value: &str) -> Result<(), ApiError> {
+pub fn no_control(field: &str, value: &str) -> Result<(), StoreError> {
     match value.chars().find(|c| c.is_control()) {
-        Some(c) => Err(ApiError::bad_request(format!(
+        Some(c) => Err(StoreError::invalid(format!(
             "`{field}` must not contain control characters (found U+{:04X})",
             u32::from(c)
         ))),
@@ -38,10 +38,10 @@ pub fn no_control(field: &str, value: &str) -> Result<(), ApiError> {
 }
 
 /// A string of at most `max` characters.
-pub fn max_len(field: &str, value: &str, max: usize) -> Result<(), ApiError> {
+pub fn max_len(field: &str, value: &str, max: usize) -> Result<(), StoreError> {
     let len = value.chars().count();
     if len > max {
-        return Err(ApiError::bad_request(format!(
+        return Err(StoreError::invalid(format!(
             "`{field}` must be at most {max} characters long, not {len}"
         )));
     }
@@ -49,7 +49,7 @@ pub fn max_len(field: &str, value: &str, max: usize) -> Result<(), ApiError> {
 }
 
 /// An email domain such as `example.com`, returned lowercased.
-pub fn email_domain(field: &str, value: &str) -> Result<String, ApiError> {
+pub fn email_domain(field: &str, value: &str) -> Result<String, StoreError> {
     let domain = value.trim().to_ascii_lowercase();
     let labels: Vec<&str> = domain.split('.').collect();
     let valid = domain.len() <= 253
@@ -62,7 +62,7 @@ pub fn email_domain(field: &str, value: &str) -> Result<String, ApiError> {
                 && !l.ends_with('-')
         });
     if !valid {
-        return Err(ApiError::bad_request(format!(
+        return Err(StoreError::invalid(format!(
             "`{field}` contains an invalid email domain {value:?}"
         )));
     }
@@ -70,12 +70,12 @@ pub fn email_domain(field: &str, value: &str) -> Result<String, ApiError> {
 }
 
 /// An absolute http(s) URL of at most 2048 characters.
-pub fn url(field: &str, value: &str) -> Result<url::Url, ApiError> {
+pub fn url(field: &str, value: &str) -> Result<url::Url, StoreError> {
     max_len(field, value, 2048)?;
     let parsed = url::Url::parse(value)
-        .map_err(|e| ApiError::bad_request(format!("`{field}` must be an absolute URL: {e}")))?;
+        .map_err(|e| StoreError::invalid(format!("`{field}` must be an absolute URL: {e}")))?;
     if !matches!(parsed.scheme(), "http" | "https") {
-        return Err(ApiError::bad_request(format!(
+        return Err(StoreError::invalid(format!(
             "`{field}` must be an http or https URL"
         )));
     }
@@ -83,14 +83,14 @@ pub fn url(field: &str, value: &str) -> Result<url::Url, ApiError> {
 }
 
 /// An email address (`local@domain`), returned with its domain lowercased.
-pub fn email(field: &str, value: &str) -> Result<String, ApiError> {
+pub fn email(field: &str, value: &str) -> Result<String, StoreError> {
     let value = value.trim();
     let (local, domain) = value
         .rsplit_once('@')
         .filter(|(l, _)| !l.is_empty() && l.len() <= 64 && !l.contains(char::is_whitespace))
-        .ok_or_else(|| ApiError::bad_request(format!("`{field}` must be an email address, not {value:?}")))?;
+        .ok_or_else(|| StoreError::invalid(format!("`{field}` must be an email address, not {value:?}")))?;
     let domain = email_domain(field, domain)
-        .map_err(|_| ApiError::bad_request(format!("`{field}` must be an email address, not {value:?}")))?;
+        .map_err(|_| StoreError::invalid(format!("`{field}` must be an email address, not {value:?}")))?;
     Ok(format!("{local}@{domain}"))
 }
 

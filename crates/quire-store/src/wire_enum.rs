@@ -8,6 +8,7 @@
 ///
 /// [`FromValue`]: crate::db::FromValue
 /// [`Value`]: crate::db::Value
+#[macro_export]
 macro_rules! wire_enum {
     (
         $(#[$meta:meta])*
@@ -83,5 +84,3 @@ macro_rules! wire_enum {
         }
     };
 }
-
-pub(crate) use wire_enum;

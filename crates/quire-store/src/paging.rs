@@ -10,8 +10,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use crate::db::{Args, Conn, DbError, Row};
-use crate::error::ApiError;
-use crate::extract::{FromQuery, Order, Query};
+use crate::error::StoreError;
 
 pub const DEFAULT_LIMIT: usize = 100;
 pub const MAX_LIMIT: usize = 1000;
@@ -41,53 +40,50 @@ pub struct Paging {
     pub page: Option<String>,
 }
 
-impl FromQuery for Paging {
-    fn from_query(query: &Query) -> Result<Paging, ApiError> {
-        let limit = match query.str("limit") {
-            None | Some("") => DEFAULT_LIMIT,
-            Some(raw) => match raw.parse::<usize>() {
-                Ok(n) if (1..=MAX_LIMIT).contains(&n) => n,
-                _ => {
-                    return Err(ApiError::bad_request(format!(
-                        "query parameter `limit` must be an integer from 1 to {MAX_LIMIT}, not {raw:?}"
-                    )));
-                }
-            },
-        };
-        let page = query.str("page").filter(|p| !p.is_empty()).map(str::to_string);
-        Ok(Paging { limit, page })
+/// The order of a list by its time: `asc` or `desc` (the default).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, utoipa::ToSchema)]
+#[schema(rename_all = "lowercase")]
+pub enum Order {
+    Asc,
+    Desc,
+}
+
+impl Order {
+    pub fn sql(self) -> &'static str {
+        match self {
+            Order::Asc => "ASC",
+            Order::Desc => "DESC",
+        }
     }
-}
 
-/// `order` with paging, for lists ordered by time.
-#[derive(Debug, Clone, utoipa::IntoParams)]
-#[into_params(parameter_in = Query)]
-pub struct OrderQuery {
-    /// The direction of the list's time order.
-    #[param(inline, value_type = Option<Order>)]
-    pub order: Order,
-    #[param(ignore)]
-    pub paging: Paging,
-}
+    /// The comparison that selects rows after a cursor in this order.
+    pub fn after_op(self) -> &'static str {
+        match self {
+            Order::Asc => ">",
+            Order::Desc => "<",
+        }
+    }
 
-impl FromQuery for OrderQuery {
-    fn from_query(query: &Query) -> Result<OrderQuery, ApiError> {
-        Ok(OrderQuery {
-            order: query.order()?,
-            paging: Paging::from_query(query)?,
-        })
+    /// A time that every row comes after in this order: the keyset bound of a first page.
+    pub fn start_time(self) -> i64 {
+        match self {
+            Order::Asc => i64::MIN,
+            Order::Desc => i64::MAX,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Order::Asc => "asc",
+            Order::Desc => "desc",
+        }
     }
 }
 
 impl Page {
-    /// Reads `limit` and `page` from the query. `scope` identifies the list and its filters.
-    pub fn from_query(query: &Query, scope: impl Into<String>) -> Result<Page, ApiError> {
-        Page::new(&Paging::from_query(query)?, scope)
-    }
-
     /// The page `paging` asks for. `scope` identifies the list and its filters: a cursor of
     /// another list is a 400.
-    pub fn new(paging: &Paging, scope: impl Into<String>) -> Result<Page, ApiError> {
+    pub fn new(paging: &Paging, scope: impl Into<String>) -> Result<Page, StoreError> {
         let scope = scope.into();
         let after = match &paging.page {
             None => None,
@@ -101,12 +97,12 @@ impl Page {
     }
 
     /// The sort key of the last item of the previous page, if this is not the first page.
-    pub fn after<K: DeserializeOwned>(&self) -> Result<Option<K>, ApiError> {
+    pub fn after<K: DeserializeOwned>(&self) -> Result<Option<K>, StoreError> {
         match &self.after {
             None => Ok(None),
             Some(k) => serde_json::from_value(k.clone())
                 .map(Some)
-                .map_err(|_| ApiError::bad_request("query parameter `page` is not a cursor of this list")),
+                .map_err(|_| StoreError::invalid("query parameter `page` is not a cursor of this list")),
         }
     }
 
@@ -156,7 +152,7 @@ pub fn by_creation<T>(
     (filter, mut args): (String, Args),
     row: impl Fn(&Row) -> Result<T, DbError>,
     key: impl Fn(&T) -> (i64, String),
-) -> Result<List<T>, ApiError> {
+) -> Result<List<T>, StoreError> {
     let count: i64 = c
         .query_scalar(&format!("SELECT count(*) FROM {table}{filter}"), args.values())?
         .unwrap_or(0);
@@ -185,8 +181,8 @@ fn encode<K: Serialize>(scope: &str, key: &K) -> String {
     URL_SAFE_NO_PAD.encode(serde_json::to_vec(&cursor).unwrap_or_default())
 }
 
-fn decode(raw: &str, scope: &str) -> Result<serde_json::Value, ApiError> {
-    let invalid = || ApiError::bad_request("query parameter `page` is not a cursor of this list");
+fn decode(raw: &str, scope: &str) -> Result<serde_json::Value, StoreError> {
+    let invalid = || StoreError::invalid("query parameter `page` is not a cursor of this list");
     let bytes = URL_SAFE_NO_PAD.decode(raw).map_err(|_| invalid())?;
     let cursor: Cursor = serde_json::from_slice(&bytes).map_err(|_| invalid())?;
     if cursor.s != scope {
@@ -226,19 +222,22 @@ impl<T> List<T> {
 mod tests {
     use super::*;
 
+    fn page(limit: usize, cursor: Option<&str>, scope: &str) -> Result<Page, StoreError> {
+        let paging = Paging {
+            limit,
+            page: cursor.map(str::to_string),
+        };
+        Page::new(&paging, scope)
+    }
+
     #[test]
-    fn limit_bounds_and_cursor_scope() {
-        let q = Query::parse("limit=1001");
-        assert!(Page::from_query(&q, "a").is_err());
-        let q = Query::parse("limit=0");
-        assert!(Page::from_query(&q, "a").is_err());
-        let page = Page::from_query(&Query::parse("limit=2"), "a").unwrap();
-        let list = page.finish(vec![1, 2, 3], 3, |n| *n);
+    fn cursors_are_scoped_to_their_list() {
+        let first = page(2, None, "a").unwrap();
+        let list = first.finish(vec![1, 2, 3], 3, |n| *n);
         let next = list.next.unwrap().page;
-        let q = Query::parse(&format!("page={next}"));
-        let again = Page::from_query(&q, "a").unwrap();
+        let again = page(2, Some(&next), "a").unwrap();
         assert_eq!(again.after::<i32>().unwrap(), Some(2));
-        assert!(Page::from_query(&q, "b").is_err());
-        assert!(Page::from_query(&Query::parse("page=garbage"), "a").is_err());
+        assert!(page(2, Some(&next), "b").is_err());
+        assert!(page(2, Some("garbage"), "a").is_err());
     }
 }

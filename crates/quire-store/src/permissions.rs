@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::db::FromValue;
-use crate::error::ApiError;
+use crate::error::StoreError;
 
 /// Roles, weakest to strongest, so that `>=` reads "at least".
 #[derive(
@@ -48,9 +48,9 @@ impl Role {
     }
 
     /// Parses a role given by a client, naming the field when it is unknown.
-    pub fn parse_field(field: &str, text: &str) -> Result<Role, ApiError> {
+    pub fn parse_field(field: &str, text: &str) -> Result<Role, StoreError> {
         Role::parse(text).ok_or_else(|| {
-            ApiError::bad_request(format!(
+            StoreError::invalid(format!(
                 "`{field}` must be one of admin, create, review, edit, comment, read, not {text:?}"
             ))
         })
@@ -179,9 +179,9 @@ pub fn org_allows(standing: Standing, action: OrgAction) -> bool {
 
 /// 404 when the organization is invisible to the caller, 403 when visible but the action is not
 /// allowed: no existence leaks.
-pub fn require_org(standing: Standing, action: OrgAction, what: &str) -> Result<(), ApiError> {
+pub fn require_org(standing: Standing, action: OrgAction, what: &str) -> Result<(), StoreError> {
     if !org_allows(standing, OrgAction::View) {
-        return Err(ApiError::not_found(format!("organization {what:?} not found")));
+        return Err(StoreError::not_found(format!("organization {what:?} not found")));
     }
     if !org_allows(standing, action) {
         let needed = action.needed().unwrap_or(Role::Read);
@@ -215,8 +215,8 @@ pub fn role_refusal(doing: &str, needed: Role, place: &str, has: Option<Role>) -
 }
 
 /// A 403 with [`role_refusal`]'s message.
-pub fn role_forbidden(doing: &str, needed: Role, place: &str, has: Option<Role>) -> ApiError {
-    ApiError::forbidden(role_refusal(doing, needed, place, has))
+pub fn role_forbidden(doing: &str, needed: Role, place: &str, has: Option<Role>) -> StoreError {
+    StoreError::forbidden(role_refusal(doing, needed, place, has))
 }
 
 /// Actions on a team.
@@ -306,16 +306,16 @@ impl DefaultLevel {
     }
 
     /// Parses `defaultLevel` from a request: a role, `"inherit"`, or null.
-    pub fn parse(value: &serde_json::Value) -> Result<DefaultLevel, ApiError> {
+    pub fn parse(value: &serde_json::Value) -> Result<DefaultLevel, StoreError> {
         match value {
             serde_json::Value::Null => Ok(DefaultLevel::NoAccess),
             serde_json::Value::String(s) if s == "inherit" => Ok(DefaultLevel::Inherit),
             serde_json::Value::String(s) => Role::parse(s).map(DefaultLevel::Role).ok_or_else(|| {
-                ApiError::bad_request(format!(
+                StoreError::invalid(format!(
                     "`defaultLevel` must be a role (admin, create, review, edit, comment, read), \"inherit\" or null, not {s:?}"
                 ))
             }),
-            other => Err(ApiError::bad_request(format!(
+            other => Err(StoreError::invalid(format!(
                 "`defaultLevel` must be a role, \"inherit\" or null, not {other}"
             ))),
         }
