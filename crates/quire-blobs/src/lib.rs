@@ -16,6 +16,7 @@ use object_store::path::Path as StorePath;
 use object_store::{ClientConfigKey, ObjectStore, ObjectStoreExt, PutPayload, RetryConfig};
 use quire_content::buckets::content_hash;
 
+use quire_store::blobs::BlobFuture;
 use quire_store::{ErrorKind, StoreError, StoreResult};
 
 /// Where file bytes live.
@@ -201,6 +202,25 @@ impl BlobStore {
             .bounded("reach the file store", self.store.head(&probe))
             .await?;
         Ok(())
+    }
+}
+
+/// The store as domain functions use it (`quire_store::blobs`).
+impl quire_store::blobs::Blobs for BlobStore {
+    fn put_hashed<'a>(&'a self, space_id: &'a str, hash: &'a str, bytes: Bytes) -> BlobFuture<'a, ()> {
+        Box::pin(BlobStore::put_hashed(self, space_id, hash, bytes))
+    }
+
+    fn copy<'a>(&'a self, from_space: &'a str, to_space: &'a str, hash: &'a str) -> BlobFuture<'a, ()> {
+        Box::pin(BlobStore::copy(self, from_space, to_space, hash))
+    }
+
+    fn delete<'a>(&'a self, space_id: &'a str, hash: &'a str) -> BlobFuture<'a, ()> {
+        Box::pin(BlobStore::delete(self, space_id, hash))
+    }
+
+    fn delete_space<'a>(&'a self, space_id: &'a str) -> BlobFuture<'a, ()> {
+        Box::pin(BlobStore::delete_space(self, space_id))
     }
 }
 

@@ -1,10 +1,10 @@
 //! Administration commands (`quire admin ...`) and first-start bootstrap. They work directly on
 //! the database, so they run beside a live server: every change is one transaction.
 
-use crate::auth::issue_token;
 use crate::db::{Conn, Db};
 use crate::error::ApiError;
 use crate::{clock, ids, params};
+use quire_store::auth::issue_token;
 use quire_store::validate;
 
 /// Creates a user and returns its id.
@@ -31,7 +31,7 @@ fn insert_user(c: &mut dyn Conn, email: &str, name: &str) -> Result<String, ApiE
             id.clone(),
             email.to_ascii_lowercase(),
             name,
-            crate::users::search_text(name, email),
+            quire_store::users::search_text(name, email),
             clock::now_ms()
         ],
     )?;
@@ -82,21 +82,27 @@ pub fn create_expiring_token(
     };
     db.write_sync(|c| {
         let user = user_by_email(c, email)?;
-        issue_token(c, &user, scopes, Some("admin command line"), expires_at)
+        Ok(issue_token(
+            c,
+            &user,
+            scopes,
+            Some("admin command line"),
+            expires_at,
+        )?)
     })
 }
 
 /// The tokens of the user with email `email`, oldest first.
-pub fn list_tokens(db: &Db, email: &str) -> Result<Vec<crate::tokens::Token>, ApiError> {
+pub fn list_tokens(db: &Db, email: &str) -> Result<Vec<quire_store::tokens::Token>, ApiError> {
     db.read_sync(|c| {
         let user = user_by_email(c, email)?;
-        Ok(crate::tokens::list_all(c, &user)?)
+        Ok(quire_store::tokens::list_all(c, &user)?)
     })
 }
 
 /// Revokes a token by id: every server refuses it within a second (see `auth::TokenCache`).
 pub fn revoke_token(db: &Db, id: &str) -> Result<(), ApiError> {
-    db.write_sync(|c| match crate::tokens::revoke(c, id, None)? {
+    db.write_sync(|c| match quire_store::tokens::revoke(c, id, None)? {
         Some(_) => Ok(()),
         None => Err(ApiError::not_found(format!("no token has the id {id}"))),
     })

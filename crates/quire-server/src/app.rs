@@ -15,21 +15,16 @@ use tracing::Instrument;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::db::Db;
 use crate::error::{ApiError, error_response};
 use crate::metrics::Metrics;
 use crate::urls::Urls;
+use quire_blobs::BlobStore;
+use quire_store::Store;
 
-/// Settings the handlers read.
+/// Settings of the HTTP layer (the store has its own, `quire_store::Settings`).
 #[derive(Clone, Debug)]
 pub struct Settings {
     pub max_body_bytes: usize,
-    pub space_retention_ms: i64,
-    /// How long unreferenced file bytes are kept (see `file_blobs`).
-    pub file_retention_ms: i64,
-    /// Storage quotas for file bytes, per space and per organization (None: no quota).
-    pub space_storage_quota: Option<crate::config::Quota>,
-    pub org_storage_quota: Option<crate::config::Quota>,
     /// Requests per minute per token or client address (0: no limit).
     pub rate_limit: u32,
     /// Whether the client address comes from `X-Forwarded-For`.
@@ -40,23 +35,24 @@ pub struct Settings {
     pub cors_origins: Vec<crate::cors::CorsOrigin>,
 }
 
-/// Shared state of every handler: cheap to clone.
+/// Shared state of every handler: cheap to clone. It derefs to [`AppInner`], which derefs to
+/// the [`Store`], so `app.db` and the store's caches read as fields of the app.
 #[derive(Clone)]
 pub struct App(Arc<AppInner>);
 
 pub struct AppInner {
-    pub db: Db,
+    /// The database, caches and file bytes the domain functions work on.
+    pub store: Store,
     pub urls: Urls,
     pub settings: Settings,
     pub metrics: Metrics,
     /// The instance's signing key (see `signing`), the same in every process.
     pub signing_key: Vec<u8>,
+    /// Where file bytes live, for downloads and readiness (the store sees the same through
+    /// `quire_store::blobs::Blobs`).
+    pub blobs: BlobStore,
     /// Immutable content (revision trees, documents) kept in memory.
     pub content: crate::content::store::ContentCache,
-    /// Where file bytes live.
-    pub blobs: crate::files::BlobStore,
-    /// Bearer tokens found valid recently.
-    pub tokens: crate::auth::TokenCache,
     /// Spaces with their callers' roles, while the database has not changed.
     pub spaces: crate::spaces::cache::SpaceCache,
     /// Organizations with their callers' standing and access, likewise.
@@ -75,25 +71,26 @@ impl Deref for App {
     }
 }
 
+impl Deref for AppInner {
+    type Target = Store;
+
+    fn deref(&self) -> &Store {
+        &self.store
+    }
+}
+
 impl App {
-    pub fn new(
-        db: Db,
-        urls: Urls,
-        settings: Settings,
-        signing_key: Vec<u8>,
-        blobs: crate::files::BlobStore,
-    ) -> App {
+    pub fn new(store: Store, urls: Urls, settings: Settings, signing_key: Vec<u8>, blobs: BlobStore) -> App {
         let limiter = crate::ratelimit::RateLimiter::new(settings.rate_limit, settings.trust_proxy);
         App(Arc::new(AppInner {
             limiter,
-            db,
+            store,
             urls,
             settings,
             metrics: Metrics::default(),
             signing_key,
             content: crate::content::store::ContentCache::default(),
             blobs,
-            tokens: crate::auth::TokenCache::default(),
             spaces: crate::spaces::cache::SpaceCache::default(),
             orgs: crate::orgs::cache::OrgCache::default(),
             api: std::sync::OnceLock::new(),

@@ -292,19 +292,7 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     Ok(Duration::from_secs(secs))
 }
 
-/// A storage quota: its size in bytes and as configured, to name it in errors.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Quota {
-    pub bytes: u64,
-    pub text: String,
-}
-
-impl Quota {
-    /// A quota from its flag's value; None for `0` (no quota).
-    pub fn from_flag(flag: Option<&Quota>) -> Option<Quota> {
-        flag.filter(|q| q.bytes > 0).cloned()
-    }
-}
+pub use quire_store::store::Quota;
 
 /// Parses a size: a number of bytes, optionally with a unit: `B`, `KB`, `MB`, `GB`, `TB`
 /// (powers of 1000) or `KiB`, `MiB`, `GiB`, `TiB` (powers of 1024), case-insensitive.

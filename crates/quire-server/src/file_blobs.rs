@@ -17,11 +17,11 @@ use axum::http::StatusCode;
 use quire_content::tree::Tree;
 
 use crate::app::App;
-use crate::config::Quota;
 use crate::content::store::{self, ContentCache};
 use crate::db::{Args, Conn, Dialect};
 use crate::error::{ApiError, ApiResult};
 use crate::{clock, jobs, params};
+use quire_store::store::Quota;
 
 pub const COLLECT_JOB: &str = "collect_files";
 /// A mark older than this belongs to a collector that stopped midway: another takes over.
@@ -103,8 +103,8 @@ pub struct Quotas {
 impl Quotas {
     pub fn of(app: &App) -> Quotas {
         Quotas {
-            space: app.settings.space_storage_quota.clone(),
-            org: app.settings.org_storage_quota.clone(),
+            space: app.store.settings.space_storage_quota.clone(),
+            org: app.store.settings.org_storage_quota.clone(),
         }
     }
 }
@@ -317,7 +317,7 @@ fn kept(cutoff: &str) -> String {
 /// concurrent uploads (see the module documentation).
 pub async fn collect(app: &App, now: i64) -> ApiResult<Collected> {
     backfill(app, now).await?;
-    let cutoff = now.saturating_sub(app.settings.file_retention_ms);
+    let cutoff = now.saturating_sub(app.store.settings.file_retention_ms);
     let stale = now.saturating_sub(STALE_MARK_MS);
     // Bytes main or a merged change request references stay for good: never look at them again.
     app.db
@@ -398,7 +398,7 @@ pub async fn run_collect_job(app: &App) -> ApiResult<i64> {
             "collected unreferenced file bytes"
         );
     }
-    Ok(clock::now_ms().saturating_add(collect_interval_ms(app.settings.file_retention_ms)))
+    Ok(clock::now_ms().saturating_add(collect_interval_ms(app.store.settings.file_retention_ms)))
 }
 
 /// Indexes the blobs of revisions written before `file_refs` existed, once per database, so

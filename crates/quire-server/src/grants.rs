@@ -5,6 +5,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
 
+use crate::api::users::UserJson;
 use crate::app::App;
 use crate::auth::Caller;
 use crate::collections;
@@ -17,11 +18,11 @@ use crate::paths::{
 };
 use crate::spaces;
 use crate::teams::{self, TeamJson};
-use crate::users::{User, UserCols, UserJson};
 use crate::{clock, orgs, params};
 use quire_store::paging::{List, Page, Paging};
 use quire_store::permissions::{CollectionAction, Role, SpaceAction};
 use quire_store::siblings::Kind;
+use quire_store::users::{User, UserCols};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -129,7 +130,7 @@ async fn invite(kind: Kind, caller: Caller, app: App, id: String, body: InviteBo
             let target = load_target(c, kind, &id, &caller.user_id)?;
             target.require_admin()?;
             for user in &body.users {
-                if crate::users::load(c, user)?.is_none() {
+                if quire_store::users::load(c, user)?.is_none() {
                     return Err(ApiError::not_found(format!("no user has the id {user:?}")));
                 }
                 if role.is_some() {
@@ -346,7 +347,7 @@ async fn list_users(
         .await?;
     Ok(axum::Json(list.map(|(u, permission)| UserPermission {
         permission,
-        user: u.to_json(&app.urls, true),
+        user: crate::api::users::user_json(&app.urls, &u, true),
     })))
 }
 

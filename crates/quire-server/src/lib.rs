@@ -6,6 +6,7 @@
 pub use quire_store::{clock, db, ids, params};
 
 pub mod admin;
+pub mod api;
 pub mod app;
 pub mod auth;
 pub mod change_requests;
@@ -37,7 +38,5 @@ pub mod server;
 pub mod signing;
 pub mod spaces;
 pub mod teams;
-pub mod tokens;
 pub mod transfer;
 pub mod urls;
-pub mod users;

@@ -24,8 +24,8 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::Response;
 use sha2::{Digest, Sha256};
 
-use crate::auth::TokenCache;
 use crate::error::error_response;
+use quire_store::auth::TokenCache;
 
 const WINDOW_SECS: u64 = 60;
 const SHARDS: usize = 16;

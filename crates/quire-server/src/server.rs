@@ -11,6 +11,9 @@ use crate::app::{App, Settings};
 use crate::config::ServeArgs;
 use crate::db::Db;
 use crate::urls::Urls;
+use quire_store::Store;
+use quire_store::store::Quota;
+use std::sync::Arc;
 
 /// A server started by [`start`].
 pub struct Running {
@@ -48,7 +51,7 @@ pub async fn start(args: &ServeArgs) -> Result<Running, String> {
     let db_config = args.storage.db_config()?;
     let (db, signing_key) = tokio::task::spawn_blocking(move || {
         let db = Db::open(&db_config).map_err(|e| format!("cannot open the database: {e}"))?;
-        let key = crate::signing::load_or_create_key(&db)
+        let key = quire_store::instance::signing_key(&db)
             .map_err(|e| format!("cannot load the signing key: {e}"))?;
         Ok::<_, String>((db, key))
     })
@@ -64,17 +67,20 @@ pub async fn start(args: &ServeArgs) -> Result<Running, String> {
         .unwrap_or_else(|| format!("http://{addr}"));
     let settings = Settings {
         max_body_bytes: args.max_body_bytes,
-        space_retention_ms: i64::try_from(args.space_retention.as_millis()).unwrap_or(i64::MAX),
-        file_retention_ms: i64::try_from(args.file_retention.as_millis()).unwrap_or(i64::MAX),
-        space_storage_quota: crate::config::Quota::from_flag(args.space_storage_quota.as_ref()),
-        org_storage_quota: crate::config::Quota::from_flag(args.org_storage_quota.as_ref()),
         rate_limit: args.rate_limit,
         trust_proxy: args.trust_proxy,
         request_timeout: args.request_timeout,
         cors_origins: args.cors_origins.clone(),
     };
+    let store_settings = quire_store::Settings {
+        space_retention_ms: i64::try_from(args.space_retention.as_millis()).unwrap_or(i64::MAX),
+        file_retention_ms: i64::try_from(args.file_retention.as_millis()).unwrap_or(i64::MAX),
+        space_storage_quota: Quota::from_flag(args.space_storage_quota.as_ref()),
+        org_storage_quota: Quota::from_flag(args.org_storage_quota.as_ref()),
+    };
     let blobs = args.storage.blob_store()?;
-    let app = App::new(db.clone(), Urls::new(&public_url), settings, signing_key, blobs);
+    let store = Store::new(db.clone(), store_settings, Arc::new(blobs.clone()));
+    let app = App::new(store, Urls::new(&public_url), settings, signing_key, blobs);
     // Spaces written before the search and link indexes existed are indexed before serving, so
     // that search never answers from a partial index.
     let indexing = app.clone();
@@ -89,7 +95,7 @@ pub async fn start(args: &ServeArgs) -> Result<Running, String> {
     }
     let scheduling = app.clone();
     let first_collection = crate::clock::now_ms().saturating_add(crate::file_blobs::collect_interval_ms(
-        scheduling.settings.file_retention_ms,
+        scheduling.store.settings.file_retention_ms,
     ));
     scheduling
         .db

@@ -1,28 +1,9 @@
-//! The instance's signing key (shared by every process through the database) and what it
-//! signs: visitor-claims tokens (HS256 JWTs) and expiring download URLs.
+//! What the instance's signing key (`quire_store::instance::signing_key`) signs: visitor-claims tokens (HS256 JWTs) and expiring download URLs.
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use hmac::{Hmac, KeyInit, Mac};
 use sha2::Sha256;
-
-use crate::db::Db;
-use crate::error::ApiError;
-use crate::params;
-
-/// Loads the signing key, creating it on the first start. Blocking.
-pub fn load_or_create_key(db: &Db) -> Result<Vec<u8>, ApiError> {
-    db.write_sync(|c| {
-        c.execute(
-            "INSERT INTO settings (key, value) VALUES ('signing_key', ?1) ON CONFLICT (key) DO NOTHING",
-            params![crate::ids::random_base62(64)],
-        )?;
-        let key: Option<String> =
-            c.query_scalar("SELECT value FROM settings WHERE key = 'signing_key'", params![])?;
-        key.map(String::into_bytes)
-            .ok_or_else(|| ApiError::internal("signing key missing"))
-    })
-}
 
 /// HMAC-SHA256 of `message` under `key`.
 pub fn mac(key: &[u8], message: &[u8]) -> Vec<u8> {

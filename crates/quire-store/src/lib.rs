@@ -11,7 +11,10 @@ pub mod ids;
 pub mod wire_enum;
 
 pub mod access;
+pub mod auth;
+pub mod blobs;
 pub mod events;
+pub mod instance;
 pub mod merge_rules;
 pub mod paging;
 pub mod patch;
@@ -19,6 +22,10 @@ pub mod permissions;
 pub mod richtext;
 pub mod siblings;
 pub mod stamped;
+pub mod store;
+pub mod tokens;
+pub mod users;
 pub mod validate;
 
 pub use error::{ErrorKind, StoreError, StoreResult};
+pub use store::{Settings, Store};

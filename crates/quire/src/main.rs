@@ -336,7 +336,7 @@ fn token_command(db: &Db, command: TokenCommand) -> Result<String, quire_server:
 }
 
 /// One line per token: id, creation, expiry (or `never`, or `expired ...`), scopes, label.
-fn token_table(tokens: &[quire_server::tokens::Token], now: i64) -> String {
+fn token_table(tokens: &[quire_store::tokens::Token], now: i64) -> String {
     use quire_server::clock::format_ms;
     let mut out = String::from("ID\tCREATED\tEXPIRES\tSCOPES\tLABEL");
     for t in tokens {

@@ -23,10 +23,11 @@ use crate::error::{ApiError, ApiResult};
 use crate::extract::Path;
 use crate::paths::ChangeRequestPath;
 use crate::spaces::{self, SpaceFor};
-use crate::{clock, ids, params, users};
+use crate::{clock, ids, params};
 use quire_store::events::{self, Event, Kind};
 use quire_store::merge_rules::{MergeRule, MergeRules};
 use quire_store::permissions::SpaceAction;
+use quire_store::users;
 
 quire_store::wire_enum! {
     /// What a merge or an update did: `merge` (main moved), `update` (main was brought into

@@ -4,11 +4,12 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
+use crate::api::users::UserJson;
 use crate::clock;
 use crate::db::{Conn, DbError, Row};
 use crate::error::{ApiError, ApiResult};
 use crate::urls::Urls;
-use crate::users::{User, UserJson};
+use quire_store::users::User;
 
 #[derive(Clone, Debug)]
 pub struct ChangeRequest {
@@ -165,12 +166,7 @@ impl ChangeRequest {
     /// The wire object; `users` holds the creator and merger. An error when the stored
     /// description or conflicts do not decode.
     pub fn to_json(&self, urls: &Urls, users: &HashMap<String, User>) -> Result<ChangeRequestJson, DbError> {
-        let user = |id: &str| {
-            users
-                .get(id)
-                .map(|u| u.to_json(urls, true))
-                .unwrap_or_else(|| deleted_user(urls, id))
-        };
+        let user = |id: &str| crate::api::users::wire::user_or_deleted(urls, users, id);
         Ok(ChangeRequestJson {
             object: "change-request",
             id: self.id.clone(),
@@ -201,17 +197,6 @@ impl ChangeRequest {
             },
         })
     }
-}
-
-/// A user who no longer exists, shown by id.
-fn deleted_user(urls: &Urls, id: &str) -> UserJson {
-    User {
-        id: id.to_string(),
-        email: String::new(),
-        display_name: "Deleted user".into(),
-        photo_url: None,
-    }
-    .to_json(urls, false)
 }
 
 /// Loads a change request of a space by id or by number.

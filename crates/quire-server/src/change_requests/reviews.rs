@@ -10,6 +10,7 @@ use quire_content::{Document, markdown_to_document};
 use serde::{Deserialize, Serialize};
 
 use super::model::{self, ChangeRequest};
+use crate::api::users::UserJson;
 use crate::app::App;
 use crate::auth::Caller;
 use crate::db::{Args, Conn, Row};
@@ -17,26 +18,15 @@ use crate::error::{ApiError, ApiResult, ErrorEnvelope};
 use crate::extract::{FromQuery, Json, Path, Query, QueryOf};
 use crate::paths::{ChangeRequestPath, ChangeRequestUserPath, ReviewPath};
 use crate::spaces::{self, SpaceFor};
-use crate::users::{self, User, UserJson};
 use crate::{clock, ids, params};
 use quire_store::events::{self, Event, Kind};
 use quire_store::paging::{List, Page, Paging};
 use quire_store::permissions::SpaceAction;
+use quire_store::users::{self, User};
 use quire_store::validate;
 
 fn user_json(app: &App, users: &HashMap<String, User>, id: &str) -> UserJson {
-    users
-        .get(id)
-        .map(|u| u.to_json(&app.urls, true))
-        .unwrap_or_else(|| {
-            User {
-                id: id.to_string(),
-                email: String::new(),
-                display_name: "Deleted user".into(),
-                photo_url: None,
-            }
-            .to_json(&app.urls, false)
-        })
+    crate::api::users::wire::user_or_deleted(&app.urls, users, id)
 }
 
 /// Opens a change request of a space the caller can view.

@@ -203,7 +203,7 @@ async fn delete_collection(
     State(app): State<App>,
     Path(CollectionPath { collection_id: id }): Path<CollectionPath>,
 ) -> ApiResult<StatusCode> {
-    let retention = app.settings.space_retention_ms;
+    let retention = app.store.settings.space_retention_ms;
     app.db
         .write(move |c| {
             // A collection the caller cannot see (or that never existed) answers 404.

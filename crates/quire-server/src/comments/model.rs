@@ -6,13 +6,14 @@ use std::collections::HashMap;
 use quire_content::{Document, document_to_markdown};
 use serde::Serialize;
 
+use crate::api::users::UserJson;
 use crate::app::App;
 use crate::clock;
 use crate::db::{Args, Conn, DbError, Row};
 use crate::error::ApiResult;
 use crate::spaces::SpaceFor;
-use crate::users::{self, User, UserJson};
 use quire_store::permissions::{Role, SpaceAction};
+use quire_store::users::{self, User};
 
 /// Where comments live: a space, or a change request of it.
 #[derive(Clone, Debug)]
@@ -387,18 +388,7 @@ fn group_reactions(
 }
 
 fn user_json(app: &App, users: &HashMap<String, User>, id: &str) -> UserJson {
-    users
-        .get(id)
-        .map(|u| u.to_json(&app.urls, true))
-        .unwrap_or_else(|| {
-            User {
-                id: id.to_string(),
-                email: String::new(),
-                display_name: "Deleted user".into(),
-                photo_url: None,
-            }
-            .to_json(&app.urls, false)
-        })
+    crate::api::users::wire::user_or_deleted(&app.urls, users, id)
 }
 
 /// Renders comments with everything they embed.

@@ -14,11 +14,12 @@ use crate::error::{ApiError, ApiResult};
 use crate::extract::{FromQuery, Json, Order, Patch, Path, Query, QueryOf};
 use crate::orgs::{self, OrgFor};
 use crate::paths::{OrgMemberPath, OrgPath};
-use crate::{clock, params, signing, users};
+use crate::{clock, params, signing};
 pub use model::{Member, MemberJson};
 use quire_store::events::{self, Event, Kind};
 use quire_store::paging::{List, Page, Paging};
 use quire_store::permissions::{MemberAction, OrgAction, Role, member_allows};
+use quire_store::users;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 

@@ -2,11 +2,12 @@
 
 use serde::Serialize;
 
+use crate::api::users::UserJson;
 use crate::clock;
 use crate::db::{Conn, DbError, Row};
 use crate::urls::Urls;
-use crate::users::{User, UserCols, UserJson};
 use quire_store::permissions::Role;
+use quire_store::users::{User, UserCols};
 
 #[derive(Clone, Debug)]
 pub struct Member {
@@ -74,7 +75,7 @@ impl Member {
             object: "member",
             id: self.user.id.clone(),
             role: self.role,
-            user: self.user.to_json(urls, true),
+            user: crate::api::users::user_json(urls, &self.user, true),
             disabled: self.disabled,
             joined_at: self.joined_at,
             last_seen_at: self.last_seen_at,

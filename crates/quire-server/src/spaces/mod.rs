@@ -496,7 +496,7 @@ async fn delete_space(
     State(app): State<App>,
     Path(SpacePath { space_id }): Path<SpacePath>,
 ) -> ApiResult<StatusCode> {
-    let retention = app.settings.space_retention_ms;
+    let retention = app.store.settings.space_retention_ms;
     app.db
         .write(move |c| {
             // A space the caller cannot see (or that never existed) answers 404, like every
@@ -525,7 +525,7 @@ async fn restore_space(
     State(app): State<App>,
     Path(SpacePath { space_id }): Path<SpacePath>,
 ) -> ApiResult<axum::Json<SpaceJson>> {
-    let retention = app.settings.space_retention_ms;
+    let retention = app.store.settings.space_retention_ms;
     let space = app
         .db
         .write(move |c| {

@@ -1,0 +1,7 @@
+//! The HTTP API: one folder per group of the spec's operations. Each folder's `mod.rs` registers
+//! its handlers (`routes()`), each handler parses the request, calls one domain function of
+//! `quire_store` and shapes the answer; `wire.rs` holds the JSON shapes (`urls`, `permissions`,
+//! schemas). No SQL here: the store has it.
+
+pub mod tokens;
+pub mod users;

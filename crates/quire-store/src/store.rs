@@ -1,0 +1,67 @@
+//! The store: the database with what domain functions share beside it (settings, caches, file
+//! bytes). Cheap to clone; the HTTP service keeps one in its state, the command line and the
+//! background jobs use the same.
+
+use std::ops::Deref;
+use std::sync::Arc;
+
+use crate::auth::TokenCache;
+use crate::blobs::Blobs;
+use crate::db::Db;
+
+/// A storage quota of file bytes, with the text it was configured as (for messages).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Quota {
+    pub bytes: u64,
+    pub text: String,
+}
+
+impl Quota {
+    /// A quota from its flag's value; None for `0` (no quota).
+    pub fn from_flag(flag: Option<&Quota>) -> Option<Quota> {
+        flag.filter(|q| q.bytes > 0).cloned()
+    }
+}
+
+/// Settings domain functions read.
+#[derive(Clone, Debug, Default)]
+pub struct Settings {
+    /// How long a deleted space can be restored.
+    pub space_retention_ms: i64,
+    /// How long unreferenced file bytes are kept (see `files`).
+    pub file_retention_ms: i64,
+    /// Storage quotas for file bytes, per space and per organization (None: no quota).
+    pub space_storage_quota: Option<Quota>,
+    pub org_storage_quota: Option<Quota>,
+}
+
+#[derive(Clone)]
+pub struct Store(Arc<StoreInner>);
+
+pub struct StoreInner {
+    pub db: Db,
+    pub settings: Settings,
+    /// Where file bytes live.
+    pub blobs: Arc<dyn Blobs>,
+    /// Bearer tokens found valid recently.
+    pub tokens: TokenCache,
+}
+
+impl Deref for Store {
+    type Target = StoreInner;
+
+    fn deref(&self) -> &StoreInner {
+        &self.0
+    }
+}
+
+impl Store {
+    pub fn new(db: Db, settings: Settings, blobs: Arc<dyn Blobs>) -> Store {
+        Store(Arc::new(StoreInner {
+            db,
+            settings,
+            blobs,
+            tokens: TokenCache::default(),
+        }))
+    }
+}
