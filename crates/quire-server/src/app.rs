@@ -55,8 +55,6 @@ pub struct AppInner {
     pub content: crate::content::store::ContentCache,
     /// Spaces with their callers' roles, while the database has not changed.
     pub spaces: crate::spaces::cache::SpaceCache,
-    /// Organizations with their callers' standing and access, likewise.
-    pub orgs: crate::orgs::cache::OrgCache,
     /// Request counts per token and client address; None when there is no limit.
     pub limiter: Option<crate::ratelimit::RateLimiter>,
     /// The route table (each route's token scope) and the OpenAPI document, set by [`router`].
@@ -92,7 +90,6 @@ impl App {
             content: crate::content::store::ContentCache::default(),
             blobs,
             spaces: crate::spaces::cache::SpaceCache::default(),
-            orgs: crate::orgs::cache::OrgCache::default(),
             api: std::sync::OnceLock::new(),
         }))
     }

@@ -5,6 +5,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
 
+use crate::api::teams::TeamJson;
 use crate::api::users::UserJson;
 use crate::app::App;
 use crate::auth::Caller;
@@ -12,16 +13,17 @@ use crate::collections;
 use crate::db::{Args, Conn};
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{Json, Patch, Path, QueryOf};
-use crate::members;
 use crate::paths::{
     CollectionPath, CollectionTeamPath, CollectionUserPath, SpacePath, SpaceTeamPath, SpaceUserPath,
 };
 use crate::spaces;
-use crate::teams::{self, TeamJson};
-use crate::{clock, orgs, params};
+use crate::{clock, params};
+use quire_store::members;
+use quire_store::orgs;
 use quire_store::paging::{List, Page, Paging};
 use quire_store::permissions::{CollectionAction, Role, SpaceAction};
 use quire_store::siblings::Kind;
+use quire_store::teams;
 use quire_store::users::{User, UserCols};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -396,7 +398,7 @@ async fn list_teams(
         .await?;
     Ok(axum::Json(list.map(|(t, permission)| TeamPermission {
         permission,
-        team: t.to_json(standing),
+        team: crate::api::teams::team_json(&t, standing),
     })))
 }
 

@@ -12,11 +12,11 @@ use crate::collections::{self, CollectionJson};
 use crate::db::{Args, Conn, Row};
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{Json, Patch, Path, QueryOf};
-use crate::members;
-use crate::orgs::{self, OrgFor};
 use crate::paths::{InvitePath, OrgPath};
 use crate::spaces::{self, SpaceJson};
 use crate::{clock, ids, params};
+use quire_store::members;
+use quire_store::orgs::{self, OrgFor};
 use quire_store::paging::{List, Page, Paging};
 use quire_store::permissions::{CollectionAction, OrgAction, Role, SpaceAction, Standing};
 use utoipa_axum::router::OpenApiRouter;
@@ -483,7 +483,7 @@ async fn join_with_invite(
                 return Err(ApiError::forbidden("invite links are turned off for this organization"));
             }
             match &invite.target_id {
-                None => members::join(c, &org_id, &caller.user_id, invite.role, &caller.user_id),
+                None => Ok(members::join(c, &org_id, &caller.user_id, invite.role, &caller.user_id)?),
                 Some(target) => {
                     members::join(c, &org_id, &caller.user_id, None, &caller.user_id)?;
                     let role = invite.role.unwrap_or(Role::Read);

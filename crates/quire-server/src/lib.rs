@@ -5,7 +5,6 @@
 
 pub use quire_store::{clock, db, ids, params};
 
-pub mod admin;
 pub mod api;
 pub mod app;
 pub mod auth;
@@ -27,16 +26,13 @@ pub mod import;
 pub mod invites;
 pub mod jobs;
 pub mod links;
-pub mod members;
 mod metrics;
 pub mod openapi;
-pub mod orgs;
 pub mod paths;
 pub mod ratelimit;
 pub mod search;
 pub mod server;
 pub mod signing;
 pub mod spaces;
-pub mod teams;
 pub mod transfer;
 pub mod urls;

@@ -128,10 +128,11 @@ pub async fn serve(args: ServeArgs, bootstrap_email: String) -> Result<(), Strin
     let running = start(&args).await?;
     if !args.no_bootstrap {
         let db = running.db.clone();
-        let created = tokio::task::spawn_blocking(move || crate::admin::bootstrap(&db, &bootstrap_email))
-            .await
-            .map_err(|e| e.to_string())?
-            .map_err(|e| format!("first-start setup failed: {}", e.message))?;
+        let created =
+            tokio::task::spawn_blocking(move || quire_store::admin::bootstrap(&db, &bootstrap_email))
+                .await
+                .map_err(|e| e.to_string())?
+                .map_err(|e| format!("first-start setup failed: {}", e.message))?;
         if let Some(b) = created {
             print_bootstrap(&b, &running.public_url);
         }
@@ -149,7 +150,7 @@ pub async fn serve(args: ServeArgs, bootstrap_email: String) -> Result<(), Strin
     Ok(())
 }
 
-fn print_bootstrap(b: &crate::admin::Bootstrap, url: &str) {
+fn print_bootstrap(b: &quire_store::admin::Bootstrap, url: &str) {
     println!(
         "\nquire: first start on an empty database. Created, and shown only this once:\n\
          \n  administrator  {} (user id {})\

@@ -7,7 +7,7 @@
 
 use crate::db::{Args, Conn};
 use crate::error::{ApiError, ApiResult};
-use crate::orgs;
+use quire_store::orgs;
 use quire_store::permissions::OrgAction;
 
 /// Transfers need the caller to administer both organizations.

@@ -460,6 +460,98 @@ pub fn collection_allows(role: Option<Role>, action: CollectionAction) -> bool {
     role.is_some_and(|role| role >= action.needed())
 }
 
+/// Proof that the caller may do the action `A` to `T`, a resource as loaded for them (an
+/// organization, a collection, a space). Only this crate's permission checks make one (each
+/// resource's `authorize`), so a domain function that takes `&Authorized<SpaceFor,
+/// space::Merge>` cannot be called without the check having passed, for that resource and
+/// that action: the HTTP layer can load a resource and ask, but not make the proof itself
+/// (the pattern of lldap's access-control handlers). It derefs to the resource.
+pub struct Authorized<T, A> {
+    resource: T,
+    action: std::marker::PhantomData<fn() -> A>,
+}
+
+impl<T, A> Authorized<T, A> {
+    /// Made by a permission check that passed, never elsewhere.
+    pub(crate) fn granted(resource: T) -> Authorized<T, A> {
+        Authorized {
+            resource,
+            action: std::marker::PhantomData,
+        }
+    }
+
+    pub fn into_inner(self) -> T {
+        self.resource
+    }
+}
+
+impl<T, A> std::ops::Deref for Authorized<T, A> {
+    type Target = T;
+
+    fn deref(&self) -> &T {
+        &self.resource
+    }
+}
+
+impl<T: std::fmt::Debug, A> std::fmt::Debug for Authorized<T, A> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("Authorized").field(&self.resource).finish()
+    }
+}
+
+/// An action as a type, for [`Authorized`]: `space::Merge` is [`SpaceAction::Merge`].
+pub trait Action<Kind> {
+    const ACTION: Kind;
+}
+
+/// Declares one type per action of an action enum, in a module named after the resource.
+macro_rules! action_types {
+    ($(#[$meta:meta])* $module:ident: $kind:ident { $($action:ident),+ $(,)? }) => {
+        $(#[$meta])*
+        pub mod $module {
+            $(
+                #[doc = concat!("[`", stringify!($kind), "::", stringify!($action), "`](super::", stringify!($kind), "::", stringify!($action), ") as a type.")]
+                #[derive(Debug)]
+                pub enum $action {}
+
+                impl super::Action<super::$kind> for $action {
+                    const ACTION: super::$kind = super::$kind::$action;
+                }
+            )+
+        }
+    };
+}
+
+action_types! {
+    /// Organization actions as types.
+    org: OrgAction {
+        View, Admin, CreateContent, CreateOpenApiSpec, IngestConversations, ListMembers, ListTeams,
+        ListIntegrations, ListInstallations, InstallIntegration, ViewBilling, ReadAgentInstructions,
+    }
+}
+
+action_types! {
+    /// Space actions as types.
+    space: SpaceAction {
+        View, Comment, Edit, Review, Merge, Admin, TriggerGitSync, InstallIntegration,
+    }
+}
+
+action_types! {
+    /// Membership actions as types.
+    member: MemberAction { View, ChangeRole, Remove, MarkSso }
+}
+
+action_types! {
+    /// Team actions as types.
+    team: TeamAction { View, Manage }
+}
+
+action_types! {
+    /// Collection actions as types.
+    collection: CollectionAction { View, Create, Admin }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use crate::auth::TokenCache;
 use crate::blobs::Blobs;
 use crate::db::Db;
+use crate::orgs::cache::OrgCache;
 
 /// A storage quota of file bytes, with the text it was configured as (for messages).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -45,6 +46,9 @@ pub struct StoreInner {
     pub blobs: Arc<dyn Blobs>,
     /// Bearer tokens found valid recently.
     pub tokens: TokenCache,
+    /// Organizations with their callers' standing and access, while the database has not
+    /// changed.
+    pub orgs: OrgCache,
 }
 
 impl Deref for Store {
@@ -62,6 +66,7 @@ impl Store {
             settings,
             blobs,
             tokens: TokenCache::default(),
+            orgs: OrgCache::default(),
         }))
     }
 }

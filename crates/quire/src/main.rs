@@ -297,10 +297,10 @@ fn admin(storage: StorageArgs, create: bool, task: AdminTask) -> Result<String, 
     let result = match command {
         AdminCommand::User {
             command: UserCommand::Create { email, name },
-        } => quire_server::admin::create_user(&db, &email, &name),
+        } => quire_store::admin::create_user(&db, &email, &name),
         AdminCommand::Org {
             command: OrgCommand::Create { title, owner },
-        } => quire_server::admin::create_org(&db, &title, &owner),
+        } => quire_store::admin::create_org(&db, &title, &owner),
         AdminCommand::Token { command } => token_command(&db, command),
         AdminCommand::Backup { to } => return backup::backup(&db, &storage, &to),
         AdminCommand::Import { space, dir } => {
@@ -316,8 +316,8 @@ fn admin(storage: StorageArgs, create: bool, task: AdminTask) -> Result<String, 
     result.map_err(|e| e.message)
 }
 
-fn token_command(db: &Db, command: TokenCommand) -> Result<String, quire_server::error::ApiError> {
-    use quire_server::admin;
+fn token_command(db: &Db, command: TokenCommand) -> Result<String, quire_store::StoreError> {
+    use quire_store::admin;
     match command {
         TokenCommand::Create {
             email,

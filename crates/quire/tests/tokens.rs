@@ -36,7 +36,7 @@ fn tokens_are_created_with_an_expiry_listed_and_revoked() {
         path: dir.path().join("quire.db"),
     })
     .unwrap();
-    quire_server::admin::create_user(&db, "ann@example.com", "Ann").unwrap();
+    quire_store::admin::create_user(&db, "ann@example.com", "Ann").unwrap();
     drop(db);
 
     let lasting = stdout(&admin(

@@ -3,5 +3,8 @@
 //! `quire_store` and shapes the answer; `wire.rs` holds the JSON shapes (`urls`, `permissions`,
 //! schemas). No SQL here: the store has it.
 
+pub mod members;
+pub mod orgs;
+pub mod teams;
 pub mod tokens;
 pub mod users;

@@ -9,10 +9,10 @@ use crate::auth::Caller;
 use crate::db::{Args, Conn};
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{FromQuery, Order, Path, Query, QueryOf};
-use crate::orgs;
 use crate::paths::{OrgPath, SpacePath};
 use crate::spaces;
 use quire_store::access::AccessContext;
+use quire_store::orgs;
 use quire_store::paging::{List, Page, Paging};
 
 /// The filters of both listings.

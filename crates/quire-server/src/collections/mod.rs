@@ -12,12 +12,12 @@ use crate::auth::Caller;
 use crate::db::{Args, Conn, bytewise};
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{FromQuery, Json, OptionalJson, Patch, Path, Query, QueryOf};
-use crate::orgs;
 use crate::paths::{CollectionPath, OrgPath};
 use crate::spaces::{self, SpaceJson};
 use crate::{clock, ids, params};
 pub use model::{Collection, CollectionFor, CollectionJson};
 use quire_store::access::AccessContext;
+use quire_store::orgs;
 use quire_store::paging::{List, Page, Paging};
 use quire_store::permissions::{CollectionAction, DefaultLevel, OrgAction};
 use quire_store::siblings::{self, Kind, Position};
@@ -357,7 +357,7 @@ pub fn require_create_in(
             }
             col.require(CollectionAction::Create)
         }
-        None => orgs::load_visible(c, org_id, user_id)?.require(OrgAction::CreateContent),
+        None => Ok(orgs::load_visible(c, org_id, user_id)?.require(OrgAction::CreateContent)?),
     }
 }
 

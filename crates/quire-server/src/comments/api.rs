@@ -8,11 +8,11 @@ use super::model::{CommentJson, ReplyJson};
 use super::{
     CommentFormat, ListCommentsQuery, PostComment, PostReply, RepliesQuery, UpdateComment, UpdateReply,
 };
+use crate::api::members::MemberJson;
 use crate::app::App;
 use crate::auth::Caller;
 use crate::error::ApiResult;
 use crate::extract::{Json, Path, QueryOf};
-use crate::members::MemberJson;
 use crate::paths::{
     ChangeRequestCommentPath, ChangeRequestPath, ChangeRequestReplyPath, CommentPath, ReplyPath, SpacePath,
 };

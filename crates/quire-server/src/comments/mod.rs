@@ -10,13 +10,13 @@ use quire_content::{Document, markdown_to_document};
 use serde::Deserialize;
 use serde_json::json;
 
+use crate::api::members::MemberJson;
 use crate::app::App;
 use crate::auth::Caller;
 use crate::content::store;
 use crate::db::{Args, Conn};
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{FromQuery, Query};
-use crate::members::{self, MemberJson};
 use crate::paths::RouteIds;
 use crate::spaces::{self, SpaceFor};
 use crate::{change_requests, clock, ids, params};
@@ -24,6 +24,7 @@ use model::{
     BodyFormat, COMMENT_COLUMNS, Comment, CommentJson, CommentStatus, REPLY_COLUMNS, Reply, ReplyJson, Scope,
 };
 use quire_store::events::{self, Event, Kind};
+use quire_store::members;
 use quire_store::paging::{List, Page, Paging};
 use quire_store::permissions::{Role, SpaceAction};
 use utoipa_axum::router::OpenApiRouter;
@@ -876,14 +877,14 @@ pub(crate) async fn list_commenters(
             let count: i64 = c
                 .query_scalar(&format!("SELECT count(*) FROM members m WHERE m.organization_id = {org} AND {authors}"), args.values())?
                 .unwrap_or(0);
-            let mut sql = format!("{} AND {authors}", members::model::select(&org));
+            let mut sql = format!("{} AND {authors}", members::select(&org));
             if let Some(after) = page.after::<String>()? {
                 sql += &format!(" AND m.user_id > {}", args.arg(after));
             }
             sql += &format!(" ORDER BY m.user_id LIMIT {}", args.arg(page.fetch()));
             let rows = c.query(&sql, args.values())?.iter().map(members::Member::from_row).collect::<Result<Vec<_>, _>>()?;
             let list = page.finish(rows, count as u64, |m| m.user.id.clone());
-            Ok::<_, ApiError>(list.map(|m| m.to_json(&app2.urls)))
+            Ok::<_, ApiError>(list.map(|m| crate::api::members::member_json(&app2.urls, &m)))
         })
         .await?;
     Ok(axum::Json(list))

@@ -251,7 +251,7 @@ async fn search_org(
     let list = app
         .db
         .read_blocking(move |c| {
-            let org = crate::orgs::load_visible(c, &org_id, &caller.user_id)?;
+            let org = quire_store::orgs::load_visible(c, &org_id, &caller.user_id)?;
             let access = AccessContext::for_org(c, &org_id, &caller.user_id, org.standing)?;
             let after: Option<After> = page.after()?;
             if fts.words.is_empty() {

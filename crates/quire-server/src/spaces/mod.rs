@@ -17,15 +17,15 @@ use crate::collections::{self, MoveBody, require_create_in};
 use crate::db::{Args, Conn};
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{FromQuery, Json, OptionalJson, OrderQuery, Patch, Path, Query, QueryOf};
-use crate::orgs;
 use crate::paths::{OrgMemberPath, OrgPath, SpacePath};
 use crate::{clock, ids, params};
 pub use model::{EditMode, Space, SpaceFor, SpaceJson, Visibility};
 use quire_store::access::AccessContext;
 use quire_store::events::{self, Event};
 use quire_store::merge_rules::MergeRules;
+use quire_store::orgs;
 use quire_store::paging::{List, Page, Paging};
-use quire_store::permissions::{MemberAction, Role, SpaceAction, Standing};
+use quire_store::permissions::{Role, SpaceAction, Standing};
 use quire_store::siblings::{self, Kind};
 use quire_store::validate;
 use utoipa_axum::router::OpenApiRouter;
@@ -335,7 +335,11 @@ async fn list_member_spaces(
         .db
         .read(move |c| {
             let org = orgs::load_visible(c, &org_id, &caller.user_id)?;
-            crate::members::require_member_action(&org, &caller, &user_id, MemberAction::View)?;
+            quire_store::members::authorize::<quire_store::permissions::member::View>(
+                org.clone(),
+                &caller.user_id,
+                &user_id,
+            )?;
             let membership = orgs::load_for(c, &org_id, &user_id)?
                 .map(|o| o.standing)
                 .unwrap_or(Standing::Outsider);

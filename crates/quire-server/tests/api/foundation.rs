@@ -169,7 +169,7 @@ async fn scoped_tokens_are_limited_to_their_scopes() {
     let db = app.db.clone();
     let email = ann.email.clone();
     let token = tokio::task::spawn_blocking(move || {
-        quire_server::admin::create_token(&db, &email, &["org:read".to_string()]).unwrap()
+        quire_store::admin::create_token(&db, &email, &["org:read".to_string()]).unwrap()
     })
     .await
     .unwrap();
@@ -184,7 +184,7 @@ async fn scoped_tokens_are_limited_to_their_scopes() {
     let db = app.db.clone();
     let email = ann.email.clone();
     let bad = tokio::task::spawn_blocking(move || {
-        quire_server::admin::create_token(&db, &email, &["nope".to_string()])
+        quire_store::admin::create_token(&db, &email, &["nope".to_string()])
     })
     .await
     .unwrap();

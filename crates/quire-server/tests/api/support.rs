@@ -259,8 +259,8 @@ impl TestApp {
         let db = self.db.clone();
         let (name, email) = (name.to_string(), email.to_string());
         tokio::task::spawn_blocking(move || {
-            let id = quire_server::admin::create_user(&db, &email, &name).expect("create user");
-            let token = quire_server::admin::create_token(&db, &email, &[]).expect("create token");
+            let id = quire_store::admin::create_user(&db, &email, &name).expect("create user");
+            let token = quire_store::admin::create_token(&db, &email, &[]).expect("create token");
             TestUser { id, email, token }
         })
         .await

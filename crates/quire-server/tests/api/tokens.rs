@@ -34,7 +34,7 @@ async fn refused_after(app: &TestApp, token: &str, since: Instant) -> Duration {
 async fn another_token(app: &TestApp, user: &TestUser, lifetime: Option<Duration>) -> String {
     let (db, email) = (app.db.clone(), user.email.clone());
     tokio::task::spawn_blocking(move || {
-        quire_server::admin::create_expiring_token(&db, &email, &["org:read".into()], lifetime)
+        quire_store::admin::create_expiring_token(&db, &email, &["org:read".into()], lifetime)
     })
     .await
     .unwrap()
@@ -199,7 +199,7 @@ async fn a_token_revoked_through_one_process_is_refused_by_another_within_a_seco
     assert!(took < WITHIN, "the second process refused it after {took:?}");
     // Revoked by `quire admin token revoke` (another process again): both servers refuse it.
     let db = first.another_process().await;
-    tokio::task::spawn_blocking(move || quire_server::admin::revoke_token(&db, &own_id))
+    tokio::task::spawn_blocking(move || quire_store::admin::revoke_token(&db, &own_id))
         .await
         .unwrap()
         .unwrap();
@@ -214,10 +214,11 @@ async fn a_token_revoked_through_one_process_is_refused_by_another_within_a_seco
 async fn admin_revoke_of_an_unknown_token_is_an_error() {
     let app = TestApp::start().await;
     let db = app.db.clone();
-    let err = tokio::task::spawn_blocking(move || quire_server::admin::revoke_token(&db, "nope"))
+    let err = tokio::task::spawn_blocking(move || quire_store::admin::revoke_token(&db, "nope"))
         .await
         .unwrap()
         .unwrap_err();
+    let err = quire_server::error::ApiError::from(err);
     assert_eq!(err.status, 404);
     assert!(err.message.contains("nope"), "{}", err.message);
 }

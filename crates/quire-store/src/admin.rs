@@ -1,25 +1,24 @@
 //! Administration commands (`quire admin ...`) and first-start bootstrap. They work directly on
 //! the database, so they run beside a live server: every change is one transaction.
 
+use crate::auth::issue_token;
 use crate::db::{Conn, Db};
-use crate::error::ApiError;
-use crate::{clock, ids, params};
-use quire_store::auth::issue_token;
-use quire_store::validate;
+use crate::error::StoreError;
+use crate::{clock, ids, params, validate};
 
 /// Creates a user and returns its id.
-pub fn create_user(db: &Db, email: &str, name: &str) -> Result<String, ApiError> {
+pub fn create_user(db: &Db, email: &str, name: &str) -> Result<String, StoreError> {
     let email = validate::email("--email", email)?;
     let name = name.trim();
     if name.is_empty() || name.chars().count() > 255 {
-        return Err(ApiError::bad_request("--name must be 1 to 255 characters"));
+        return Err(StoreError::invalid("--name must be 1 to 255 characters"));
     }
     db.write_sync(|c| insert_user(c, &email, name))
 }
 
-fn insert_user(c: &mut dyn Conn, email: &str, name: &str) -> Result<String, ApiError> {
+fn insert_user(c: &mut dyn Conn, email: &str, name: &str) -> Result<String, StoreError> {
     if find_user(c, email)?.is_some() {
-        return Err(ApiError::conflict(format!(
+        return Err(StoreError::conflict(format!(
             "a user with email {email} already exists"
         )));
     }
@@ -31,35 +30,35 @@ fn insert_user(c: &mut dyn Conn, email: &str, name: &str) -> Result<String, ApiE
             id.clone(),
             email.to_ascii_lowercase(),
             name,
-            quire_store::users::search_text(name, email),
+            crate::users::search_text(name, email),
             clock::now_ms()
         ],
     )?;
     Ok(id)
 }
 
-fn find_user(c: &mut dyn Conn, email: &str) -> Result<Option<String>, ApiError> {
+fn find_user(c: &mut dyn Conn, email: &str) -> Result<Option<String>, StoreError> {
     Ok(c.query_scalar(
         "SELECT id FROM users WHERE email = ?1",
         params![email.to_ascii_lowercase()],
     )?)
 }
 
-fn user_by_email(c: &mut dyn Conn, email: &str) -> Result<String, ApiError> {
-    find_user(c, email)?.ok_or_else(|| ApiError::not_found(format!("no user has the email {email}")))
+fn user_by_email(c: &mut dyn Conn, email: &str) -> Result<String, StoreError> {
+    find_user(c, email)?.ok_or_else(|| StoreError::not_found(format!("no user has the email {email}")))
 }
 
 /// Creates an organization whose admin is the user with email `owner`; returns its id.
-pub fn create_org(db: &Db, title: &str, owner: &str) -> Result<String, ApiError> {
+pub fn create_org(db: &Db, title: &str, owner: &str) -> Result<String, StoreError> {
     let title = validate::title("--title", title, 2, 255)?;
     db.write_sync(|c| {
         let owner = user_by_email(c, owner)?;
-        crate::orgs::create(c, &title, &owner, &[])
+        crate::orgs::insert(c, &title, &owner, &[])
     })
 }
 
 /// Issues an API token for the user with email `email`; returns the secret.
-pub fn create_token(db: &Db, email: &str, scopes: &[String]) -> Result<String, ApiError> {
+pub fn create_token(db: &Db, email: &str, scopes: &[String]) -> Result<String, StoreError> {
     create_expiring_token(db, email, scopes, None)
 }
 
@@ -69,42 +68,36 @@ pub fn create_expiring_token(
     email: &str,
     scopes: &[String],
     lifetime: Option<std::time::Duration>,
-) -> Result<String, ApiError> {
+) -> Result<String, StoreError> {
     let expires_at = match lifetime {
         None => None,
         Some(d) => {
             let ms = i64::try_from(d.as_millis()).ok().filter(|ms| *ms > 0);
             let at = ms.and_then(|ms| clock::now_ms().checked_add(ms));
             Some(at.ok_or_else(|| {
-                ApiError::bad_request("--expires must be more than zero and at most a few centuries")
+                StoreError::invalid("--expires must be more than zero and at most a few centuries")
             })?)
         }
     };
     db.write_sync(|c| {
         let user = user_by_email(c, email)?;
-        Ok(issue_token(
-            c,
-            &user,
-            scopes,
-            Some("admin command line"),
-            expires_at,
-        )?)
+        issue_token(c, &user, scopes, Some("admin command line"), expires_at)
     })
 }
 
 /// The tokens of the user with email `email`, oldest first.
-pub fn list_tokens(db: &Db, email: &str) -> Result<Vec<quire_store::tokens::Token>, ApiError> {
+pub fn list_tokens(db: &Db, email: &str) -> Result<Vec<crate::tokens::Token>, StoreError> {
     db.read_sync(|c| {
         let user = user_by_email(c, email)?;
-        Ok(quire_store::tokens::list_all(c, &user)?)
+        Ok(crate::tokens::list_all(c, &user)?)
     })
 }
 
 /// Revokes a token by id: every server refuses it within a second (see `auth::TokenCache`).
-pub fn revoke_token(db: &Db, id: &str) -> Result<(), ApiError> {
-    db.write_sync(|c| match quire_store::tokens::revoke(c, id, None)? {
+pub fn revoke_token(db: &Db, id: &str) -> Result<(), StoreError> {
+    db.write_sync(|c| match crate::tokens::revoke(c, id, None)? {
         Some(_) => Ok(()),
-        None => Err(ApiError::not_found(format!("no token has the id {id}"))),
+        None => Err(StoreError::not_found(format!("no token has the id {id}"))),
     })
 }
 
@@ -120,7 +113,7 @@ pub struct Bootstrap {
 /// On the first start with an empty database, creates an administrator, an organization and a
 /// token. The `bootstrapped` setting is claimed first, so that of several processes starting
 /// together on one database exactly one bootstraps.
-pub fn bootstrap(db: &Db, email: &str) -> Result<Option<Bootstrap>, ApiError> {
+pub fn bootstrap(db: &Db, email: &str) -> Result<Option<Bootstrap>, StoreError> {
     let email = validate::email("QUIRE_BOOTSTRAP_EMAIL", email)?;
     db.write_sync(|c| {
         let claimed = c.execute(
@@ -136,7 +129,7 @@ pub fn bootstrap(db: &Db, email: &str) -> Result<Option<Bootstrap>, ApiError> {
         }
         let user_id = insert_user(c, &email, "Administrator")?;
         let org_title = "My Organization".to_string();
-        let org_id = crate::orgs::create(c, &org_title, &user_id, &[])?;
+        let org_id = crate::orgs::insert(c, &org_title, &user_id, &[])?;
         let token = issue_token(c, &user_id, &[], Some("first start"), None)?;
         Ok(Some(Bootstrap {
             email: email.clone(),

@@ -1,13 +1,8 @@
-//! An organization member as stored and as sent.
+//! An organization member as stored.
 
-use serde::Serialize;
-
-use crate::api::users::UserJson;
-use crate::clock;
 use crate::db::{Conn, DbError, Row};
-use crate::urls::Urls;
-use quire_store::permissions::Role;
-use quire_store::users::{User, UserCols};
+use crate::permissions::Role;
+use crate::users::{User, UserCols};
 
 #[derive(Clone, Debug)]
 pub struct Member {
@@ -21,7 +16,7 @@ pub struct Member {
     pub spaces: i64,
 }
 
-quire_store::columns! {
+crate::columns! {
     /// The columns [`Member::from_row`] reads after the user's, with `members m` in the query.
     pub struct MemberCols of "members" {
         role: "m.role",
@@ -69,22 +64,6 @@ impl Member {
             spaces: row.col(MEMBER.spaces)?,
         })
     }
-
-    pub fn to_json(&self, urls: &Urls) -> MemberJson {
-        MemberJson {
-            object: "member",
-            id: self.user.id.clone(),
-            role: self.role,
-            user: crate::api::users::user_json(urls, &self.user, true),
-            disabled: self.disabled,
-            joined_at: self.joined_at,
-            last_seen_at: self.last_seen_at,
-            sso: self.sso,
-            spaces: self.spaces,
-            teams: self.teams,
-            sites: 0,
-        }
-    }
 }
 
 pub fn load(c: &mut dyn Conn, org_id: &str, user_id: &str) -> Result<Option<Member>, DbError> {
@@ -92,25 +71,4 @@ pub fn load(c: &mut dyn Conn, org_id: &str, user_id: &str) -> Result<Option<Memb
     c.query_opt(&sql, crate::params![org_id, user_id])?
         .map(|r| Member::from_row(&r))
         .transpose()
-}
-
-#[derive(Serialize, Debug, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct MemberJson {
-    pub object: &'static str,
-    pub id: String,
-    pub role: Option<Role>,
-    pub user: UserJson,
-    pub disabled: bool,
-    #[schema(value_type = String, format = DateTime)]
-    #[serde(with = "clock::ts")]
-    pub joined_at: i64,
-    #[schema(value_type = Option<String>, format = DateTime)]
-    #[serde(with = "clock::ts::opt", skip_serializing_if = "Option::is_none")]
-    pub last_seen_at: Option<i64>,
-    pub sso: bool,
-    pub spaces: i64,
-    pub teams: i64,
-    /// quire grants no per-site access, so no member is counted on any site.
-    pub sites: i64,
 }

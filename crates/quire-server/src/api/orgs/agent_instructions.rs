@@ -1,19 +1,19 @@
 //! The organization's instructions for documentation agents: a rich document.
 
 use axum::extract::State;
-use serde::{Deserialize, Serialize};
-
-use super::model;
-use crate::app::App;
-use crate::auth::Caller;
-use crate::error::{ApiError, ApiResult};
-use crate::extract::{Json, Path};
-use crate::paths::OrgPath;
-use crate::{clock, params};
-use quire_store::permissions::OrgAction;
+use quire_store::clock;
+use quire_store::orgs::{self, agent_instructions};
+use quire_store::permissions::org;
 use quire_store::richtext;
+use serde::{Deserialize, Serialize};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
+
+use crate::app::App;
+use crate::auth::Caller;
+use crate::error::ApiResult;
+use crate::extract::{Json, Path};
+use crate::paths::OrgPath;
 
 pub fn routes() -> OpenApiRouter<App> {
     OpenApiRouter::default().routes(routes!(get_instructions, put_instructions))
@@ -37,26 +37,16 @@ struct Location {
     location: String,
 }
 
-fn load(c: &mut dyn crate::db::Conn, org_id: &str) -> Result<(serde_json::Value, i64, String), ApiError> {
-    let row = c
-        .query_opt(
-            "SELECT agent_instructions, agent_instructions_updated_at, agent_instructions_updated_by
-             FROM organizations WHERE id = ?1",
-            params![org_id],
-        )?
-        .ok_or_else(|| ApiError::not_found(format!("organization {org_id:?} not found")))?;
-    let text: Option<String> = row.get(0)?;
-    let doc = match text {
-        Some(t) => serde_json::from_str(&t).map_err(|e| {
-            crate::db::DbError::stored(format_args!("agent instructions of organization {org_id:?}"), e)
-        })?,
-        None => richtext::empty_document(),
-    };
-    Ok((
-        doc,
-        row.get::<Option<i64>>(1)?.unwrap_or(0),
-        row.get::<Option<String>>(2)?.unwrap_or_default(),
-    ))
+impl AgentInstructions {
+    fn new(found: agent_instructions::Instructions, location: String) -> AgentInstructions {
+        AgentInstructions {
+            object: "agent-instructions",
+            instructions: found.document,
+            updated_at: found.updated_at,
+            updated_by: found.updated_by,
+            urls: Location { location },
+        }
+    }
 }
 
 #[utoipa::path(
@@ -76,20 +66,15 @@ async fn get_instructions(
     }): Path<OrgPath>,
 ) -> ApiResult<axum::Json<AgentInstructions>> {
     let location = app.urls.api(&format!("/orgs/{org_id}/agent-instructions"));
-    let (instructions, updated_at, updated_by) = app
+    let found = app
         .db
         .read(move |c| {
-            model::load_visible(c, &org_id, &caller.user_id)?.require(OrgAction::ReadAgentInstructions)?;
-            load(c, &org_id)
+            let org =
+                orgs::load_visible(c, &org_id, &caller.user_id)?.authorize::<org::ReadAgentInstructions>()?;
+            agent_instructions::get(c, &org)
         })
         .await?;
-    Ok(axum::Json(AgentInstructions {
-        object: "agent-instructions",
-        instructions,
-        updated_at,
-        updated_by,
-        urls: Location { location },
-    }))
+    Ok(axum::Json(AgentInstructions::new(found, location)))
 }
 
 #[derive(Deserialize, utoipa::ToSchema)]
@@ -118,29 +103,12 @@ async fn put_instructions(
 ) -> ApiResult<axum::Json<AgentInstructions>> {
     let document = richtext::validate("instructions", body.instructions)?;
     let location = app.urls.api(&format!("/orgs/{org_id}/agent-instructions"));
-    let (instructions, updated_at, updated_by) = app
+    let found = app
         .db
         .write(move |c| {
-            model::load_visible(c, &org_id, &caller.user_id)?.require(OrgAction::Admin)?;
-            c.execute(
-                "UPDATE organizations SET agent_instructions = ?2, agent_instructions_updated_at = ?3,
-                     agent_instructions_updated_by = ?4
-                 WHERE id = ?1",
-                params![
-                    org_id.clone(),
-                    document.to_string(),
-                    clock::now_ms(),
-                    caller.user_id.clone()
-                ],
-            )?;
-            load(c, &org_id)
+            let org = orgs::load_visible(c, &org_id, &caller.user_id)?.authorize::<org::Admin>()?;
+            agent_instructions::put(c, &org, &caller.user_id, &document)
         })
         .await?;
-    Ok(axum::Json(AgentInstructions {
-        object: "agent-instructions",
-        instructions,
-        updated_at,
-        updated_by,
-        urls: Location { location },
-    }))
+    Ok(axum::Json(AgentInstructions::new(found, location)))
 }

@@ -1,10 +1,7 @@
-//! A team as stored and as sent.
+//! A team as stored.
 
-use serde::Serialize;
-
-use crate::clock;
 use crate::db::{DbError, Row};
-use quire_store::permissions::{Standing, TeamAction, team_allows};
+use crate::permissions::{Standing, TeamAction, team_allows};
 
 #[derive(Clone, Debug)]
 pub struct Team {
@@ -18,7 +15,7 @@ pub struct Team {
     pub caller_owns: bool,
 }
 
-quire_store::columns! {
+crate::columns! {
     /// The columns [`Team::from_row`] reads, with the table aliased `t`; `{caller}` stands for
     /// the placeholder of the caller's id (see [`select`]).
     pub struct TeamCols of "teams" {
@@ -36,7 +33,7 @@ quire_store::columns! {
 
 const TEAM: TeamCols = TeamCols::AT;
 
-quire_store::columns! {
+crate::columns! {
     /// A user's role in a team, selected after a member's or a team's columns.
     pub struct TeamMemberCols of "team_members" {
         role: "tm.role",
@@ -68,52 +65,12 @@ impl Team {
     pub fn allows(&self, standing: Standing, action: TeamAction) -> bool {
         team_allows(standing, self.caller_owns, action)
     }
-
-    pub fn to_json(&self, standing: Standing) -> TeamJson {
-        TeamJson {
-            object: "team",
-            id: self.id.clone(),
-            title: self.title.clone(),
-            members: self.members,
-            spaces: self.spaces,
-            created_at: self.created_at,
-            permissions: TeamPermissions {
-                admin: self.allows(standing, TeamAction::Manage),
-                view: self.allows(standing, TeamAction::View),
-            },
-        }
-    }
 }
 
-#[derive(Serialize, Debug, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct TeamJson {
-    pub object: &'static str,
-    pub id: String,
-    pub title: String,
-    pub members: i64,
-    pub spaces: i64,
-    #[schema(value_type = String, format = DateTime)]
-    #[serde(with = "clock::ts")]
-    pub created_at: i64,
-    pub permissions: TeamPermissions,
-}
-
-#[derive(Serialize, Debug, utoipa::ToSchema)]
-pub struct TeamPermissions {
-    pub admin: bool,
-    pub view: bool,
-}
-
-quire_store::wire_enum! {
+crate::wire_enum! {
     /// A user's role in a team.
     pub enum TeamRole {
         Owner = "owner",
         Member = "member",
     }
-}
-
-#[derive(Serialize, Debug, utoipa::ToSchema)]
-pub struct TeamMemberRole {
-    pub role: TeamRole,
 }

@@ -4,11 +4,11 @@
 //! PostgreSQL.
 
 use super::model::{self, OrgFor};
+use crate::access::AccessContext;
 use crate::db::{Db, DbError};
-use crate::error::ApiResult;
-use quire_store::access::AccessContext;
-use quire_store::permissions::OrgAction;
-use quire_store::stamped::StampedCache;
+use crate::error::StoreResult;
+use crate::permissions::OrgAction;
+use crate::stamped::StampedCache;
 
 /// An organization as the caller stands in it.
 #[derive(Clone, Debug)]
@@ -33,7 +33,7 @@ impl Default for OrgCache {
 
 impl OrgCache {
     /// As [`model::load_visible`], with [`AccessContext::for_org`].
-    pub async fn load_visible(&self, db: &Db, org_id: &str, user_id: &str) -> ApiResult<OrgAccess> {
+    pub async fn load_visible(&self, db: &Db, org_id: &str, user_id: &str) -> StoreResult<OrgAccess> {
         let key = (org_id.to_string(), user_id.to_string());
         let (org, user) = key.clone();
         let found = self
