@@ -53,8 +53,6 @@ pub struct AppInner {
     pub blobs: BlobStore,
     /// Immutable content (revision trees, documents) kept in memory.
     pub content: crate::content::store::ContentCache,
-    /// Spaces with their callers' roles, while the database has not changed.
-    pub spaces: crate::spaces::cache::SpaceCache,
     /// Request counts per token and client address; None when there is no limit.
     pub limiter: Option<crate::ratelimit::RateLimiter>,
     /// The route table (each route's token scope) and the OpenAPI document, set by [`router`].
@@ -89,7 +87,6 @@ impl App {
             signing_key,
             content: crate::content::store::ContentCache::default(),
             blobs,
-            spaces: crate::spaces::cache::SpaceCache::default(),
             api: std::sync::OnceLock::new(),
         }))
     }

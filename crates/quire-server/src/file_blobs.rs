@@ -20,7 +20,8 @@ use crate::app::App;
 use crate::content::store::{self, ContentCache};
 use crate::db::{Args, Conn, Dialect};
 use crate::error::{ApiError, ApiResult};
-use crate::{clock, jobs, params};
+use crate::{clock, params};
+use quire_store::jobs;
 use quire_store::store::Quota;
 
 pub const COLLECT_JOB: &str = "collect_files";
@@ -39,7 +40,13 @@ pub fn collect_interval_ms(retention_ms: i64) -> i64 {
 /// Schedules the periodic collection unless it is scheduled already (every process calls this
 /// at start; one job row serves them all).
 pub fn schedule(c: &mut dyn Conn, run_at: i64) -> ApiResult<()> {
-    jobs::enqueue_once(c, COLLECT_JOB, &serde_json::json!({}), run_at, COLLECT_JOB)
+    Ok(jobs::enqueue_once(
+        c,
+        COLLECT_JOB,
+        &serde_json::json!({}),
+        run_at,
+        COLLECT_JOB,
+    )?)
 }
 
 /// Records which blobs `tree` introduces over `base` (a revision of the same space it derives

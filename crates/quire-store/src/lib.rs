@@ -4,9 +4,11 @@
 //! never the other way round; `cargo tree -p quire-store` shows neither axum nor http.
 
 pub mod clock;
+pub mod collections;
 pub mod columns;
 pub mod db;
 pub mod error;
+pub mod grants;
 pub mod ids;
 pub mod wire_enum;
 
@@ -16,6 +18,8 @@ pub mod auth;
 pub mod blobs;
 pub mod events;
 pub mod instance;
+pub mod invites;
+pub mod jobs;
 pub mod members;
 pub mod merge_rules;
 pub mod orgs;
@@ -24,10 +28,12 @@ pub mod patch;
 pub mod permissions;
 pub mod richtext;
 pub mod siblings;
+pub mod spaces;
 pub mod stamped;
 pub mod store;
 pub mod teams;
 pub mod tokens;
+pub mod transfer;
 pub mod users;
 pub mod validate;
 

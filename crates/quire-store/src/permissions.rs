@@ -321,6 +321,17 @@ impl DefaultLevel {
         }
     }
 
+    /// `defaultLevel` of a PATCH: absent keeps it (None); `null` is a value (no default access).
+    pub fn parse_patch(
+        value: &crate::patch::Patch<serde_json::Value>,
+    ) -> Result<Option<DefaultLevel>, StoreError> {
+        match value {
+            crate::patch::Patch::Absent => Ok(None),
+            crate::patch::Patch::Null => Ok(Some(DefaultLevel::NoAccess)),
+            crate::patch::Patch::Value(v) => DefaultLevel::parse(v).map(Some),
+        }
+    }
+
     /// The wire value: the role, `"inherit"`, or null.
     pub fn to_json(self) -> serde_json::Value {
         self.to_column()

@@ -9,6 +9,7 @@ use crate::auth::TokenCache;
 use crate::blobs::Blobs;
 use crate::db::Db;
 use crate::orgs::cache::OrgCache;
+use crate::spaces::cache::SpaceCache;
 
 /// A storage quota of file bytes, with the text it was configured as (for messages).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -49,6 +50,8 @@ pub struct StoreInner {
     /// Organizations with their callers' standing and access, while the database has not
     /// changed.
     pub orgs: OrgCache,
+    /// Spaces with their callers' roles, likewise.
+    pub spaces: SpaceCache,
 }
 
 impl Deref for Store {
@@ -67,6 +70,7 @@ impl Store {
             blobs,
             tokens: TokenCache::default(),
             orgs: OrgCache::default(),
+            spaces: SpaceCache::default(),
         }))
     }
 }

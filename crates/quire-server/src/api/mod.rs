@@ -3,8 +3,12 @@
 //! `quire_store` and shapes the answer; `wire.rs` holds the JSON shapes (`urls`, `permissions`,
 //! schemas). No SQL here: the store has it.
 
+pub mod collections;
+pub mod grants;
+pub mod invites;
 pub mod members;
 pub mod orgs;
+pub mod spaces;
 pub mod teams;
 pub mod tokens;
 pub mod users;

@@ -10,10 +10,10 @@ use crate::db::{Args, Conn};
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{FromQuery, Order, Path, Query, QueryOf};
 use crate::paths::{OrgPath, SpacePath};
-use crate::spaces;
 use quire_store::access::AccessContext;
 use quire_store::orgs;
 use quire_store::paging::{List, Page, Paging};
+use quire_store::spaces;
 
 /// The filters of both listings.
 #[derive(utoipa::IntoParams)]
@@ -196,7 +196,7 @@ pub async fn list_space_change_requests(
     let list = app
         .db
         .read(move |c| {
-            spaces::model::load_active(c, &space_id, &caller.user_id)?;
+            spaces::load_active(c, &space_id, &caller.user_id)?;
             let mut args = Args::default();
             let base = format!("cr.space_id = {}", args.arg(&space_id));
             let list = query(c, base, args, &filters, &page)?;

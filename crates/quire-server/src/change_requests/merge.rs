@@ -22,11 +22,11 @@ use crate::error::ErrorEnvelope;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::Path;
 use crate::paths::ChangeRequestPath;
-use crate::spaces::{self, SpaceFor};
 use crate::{clock, ids, params};
 use quire_store::events::{self, Event, Kind};
 use quire_store::merge_rules::{MergeRule, MergeRules};
 use quire_store::permissions::SpaceAction;
+use quire_store::spaces::{self, SpaceFor};
 use quire_store::users;
 
 quire_store::wire_enum! {
@@ -101,7 +101,7 @@ fn precompute(
     caller: &str,
     action: SpaceAction,
 ) -> ApiResult<Option<Precomputed>> {
-    let space = spaces::model::load_active(c, space_id, caller)?;
+    let space = spaces::load_active(c, space_id, caller)?;
     space.require(action)?;
     let cr = model::load(c, space_id, cr_id)?;
     let Some(main_rev) = space.space.revision.clone() else {
@@ -326,7 +326,7 @@ fn merge_in(
     precomputed: Option<&Precomputed>,
     inline: bool,
 ) -> ApiResult<Option<MergeResult>> {
-    let space = spaces::model::load_active(c, space_id, user)?;
+    let space = spaces::load_active(c, space_id, user)?;
     space.require(SpaceAction::Merge)?;
     let cr = lock_for_merge(c, space_id, cr_id)?;
     if let Some(conflicts) = cr.stored_conflicts()? {
@@ -503,7 +503,7 @@ fn update_in(
     precomputed: Option<&Precomputed>,
     inline: bool,
 ) -> ApiResult<Option<MergeResult>> {
-    let space = spaces::model::load_active(c, space_id, user)?;
+    let space = spaces::load_active(c, space_id, user)?;
     space.require(SpaceAction::Edit)?;
     let cr = lock_change_request(c, space_id, cr_id)?;
     let main_rev = space

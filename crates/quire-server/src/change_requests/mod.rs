@@ -19,11 +19,11 @@ use crate::db::Conn;
 use crate::error::{ApiError, ApiResult, ErrorEnvelope};
 use crate::extract::{OptionalJson, Path};
 use crate::paths::{ChangeRequestPath, SpacePath};
-use crate::spaces;
 use crate::{clock, ids, params};
 pub use model::{ChangeRequest, ChangeRequestJson, Status};
 use quire_store::events::{self, Event, Kind};
 use quire_store::permissions::SpaceAction;
+use quire_store::spaces;
 use quire_store::users;
 use quire_store::validate;
 use utoipa_axum::router::OpenApiRouter;
@@ -110,7 +110,7 @@ async fn create_change_request(
     let json = app
         .db
         .write(move |c| {
-            let space = spaces::model::load_active(c, &space_id, &caller.user_id)?;
+            let space = spaces::load_active(c, &space_id, &caller.user_id)?;
             space.require(SpaceAction::Edit)?;
             let base = space
                 .space
@@ -122,7 +122,7 @@ async fn create_change_request(
                     "UPDATE spaces SET change_request_seq = change_request_seq + 1 WHERE id = ?1 RETURNING change_request_seq",
                     params![space_id.clone()],
                 )?
-                .ok_or_else(|| spaces::model::not_found(&space_id))?;
+                .ok_or_else(|| spaces::not_found(&space_id))?;
             let id = ids::new_id();
             let now = clock::now_ms();
             c.execute(
@@ -220,7 +220,7 @@ async fn update_change_request(
     let json = app
         .db
         .write(move |c| {
-            let space = spaces::model::load_active(c, &space_id, &caller.user_id)?;
+            let space = spaces::load_active(c, &space_id, &caller.user_id)?;
             // Changing a change request's subject or status is not a content change, so it is
             // allowed on locked spaces too.
             if space.role < Some(quire_store::permissions::Role::Edit) {
@@ -292,7 +292,7 @@ async fn get_change_request(
     let json = app
         .db
         .read(move |c| {
-            spaces::model::load_active(c, &space_id, &caller.user_id)?;
+            spaces::load_active(c, &space_id, &caller.user_id)?;
             let cr = model::load(c, &space_id, &cr_id)?;
             render_one(c, &app2, &cr)
         })

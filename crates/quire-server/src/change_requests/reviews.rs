@@ -17,11 +17,11 @@ use crate::db::{Args, Conn, Row};
 use crate::error::{ApiError, ApiResult, ErrorEnvelope};
 use crate::extract::{FromQuery, Json, Path, Query, QueryOf};
 use crate::paths::{ChangeRequestPath, ChangeRequestUserPath, ReviewPath};
-use crate::spaces::{self, SpaceFor};
 use crate::{clock, ids, params};
 use quire_store::events::{self, Event, Kind};
 use quire_store::paging::{List, Page, Paging};
 use quire_store::permissions::SpaceAction;
+use quire_store::spaces::{self, SpaceFor};
 use quire_store::users::{self, User};
 use quire_store::validate;
 
@@ -36,7 +36,7 @@ fn open(
     cr_id: &str,
     user_id: &str,
 ) -> ApiResult<(SpaceFor, ChangeRequest)> {
-    let space = spaces::model::load_active(c, space_id, user_id)?;
+    let space = spaces::load_active(c, space_id, user_id)?;
     let cr = model::load(c, space_id, cr_id)?;
     Ok((space, cr))
 }
@@ -226,7 +226,7 @@ pub async fn request_reviewers(
             let mut rows = Vec::new();
             for user in &body.users {
                 // A reviewer must be able to see the space.
-                let visible = spaces::model::load_for(c, &space_id, user)?.is_some_and(|s| s.allows(SpaceAction::View));
+                let visible = spaces::load_for(c, &space_id, user)?.is_some_and(|s| s.allows(SpaceAction::View));
                 if !visible {
                     return Err(ApiError::bad_request(format!("user {user:?} cannot see this space, so cannot review it")));
                 }

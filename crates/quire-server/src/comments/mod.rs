@@ -18,7 +18,6 @@ use crate::db::{Args, Conn};
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{FromQuery, Query};
 use crate::paths::RouteIds;
-use crate::spaces::{self, SpaceFor};
 use crate::{change_requests, clock, ids, params};
 use model::{
     BodyFormat, COMMENT_COLUMNS, Comment, CommentJson, CommentStatus, REPLY_COLUMNS, Reply, ReplyJson, Scope,
@@ -27,6 +26,7 @@ use quire_store::events::{self, Event, Kind};
 use quire_store::members;
 use quire_store::paging::{List, Page, Paging};
 use quire_store::permissions::{Role, SpaceAction};
+use quire_store::spaces::{self, SpaceFor};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -80,7 +80,7 @@ struct Opened {
 
 fn open(c: &mut dyn Conn, params: &RouteIds, caller: &str) -> ApiResult<Opened> {
     let space_id = param(params, "spaceId")?;
-    let space = spaces::model::load_active(c, space_id, caller)?;
+    let space = spaces::load_active(c, space_id, caller)?;
     match params.get("changeRequestId") {
         Some(cr_id) => {
             let cr = change_requests::model::load(c, space_id, cr_id)?;
@@ -388,7 +388,7 @@ struct TableCell {
 }
 
 fn require(opened: &Opened, action: SpaceAction) -> ApiResult<()> {
-    opened.space.require(action)
+    Ok(opened.space.require(action)?)
 }
 
 pub(crate) async fn post_comment(

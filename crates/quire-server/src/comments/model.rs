@@ -11,8 +11,8 @@ use crate::app::App;
 use crate::clock;
 use crate::db::{Args, Conn, DbError, Row};
 use crate::error::ApiResult;
-use crate::spaces::SpaceFor;
 use quire_store::permissions::{Role, SpaceAction};
+use quire_store::spaces::SpaceFor;
 use quire_store::users::{self, User};
 
 /// Where comments live: a space, or a change request of it.

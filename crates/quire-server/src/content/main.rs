@@ -18,9 +18,9 @@ pub fn lock_main(c: &mut dyn Conn, space_id: &str) -> ApiResult<String> {
         .query_opt(&sql, params![space_id])?
         .map(|r| r.get(0))
         .transpose()?;
-    revision
+    Ok(revision
         .flatten()
-        .ok_or_else(|| crate::spaces::model::not_found(space_id))
+        .ok_or_else(|| quire_store::spaces::not_found(space_id))?)
 }
 
 /// Moves main from `from` to `to`, for `actor`.

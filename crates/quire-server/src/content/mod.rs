@@ -23,7 +23,7 @@ use crate::change_requests::{self, ChangeRequest};
 use crate::db::Conn;
 use crate::error::{ApiError, ApiResult};
 use crate::paths::RouteIds;
-use crate::spaces::{self, SpaceFor};
+use quire_store::spaces::{self, SpaceFor};
 use render::Context;
 use store::StoredTree;
 
@@ -119,11 +119,11 @@ pub fn open(
     space_id: &str,
     source: &Source,
 ) -> ApiResult<Opened> {
-    let space = spaces::model::load_active(c, space_id, user_id)?;
+    let space = spaces::load_active(c, space_id, user_id)?;
     open_space(c, app, space, source)
 }
 
-/// Opens the revision `source` of a space already loaded with [`spaces::model::load_active`].
+/// Opens the revision `source` of a space already loaded with [`spaces::load_active`].
 pub fn open_space(c: &mut dyn Conn, app: &App, space: SpaceFor, source: &Source) -> ApiResult<Opened> {
     let space_id = space.space.id.as_str();
     let (revision, change_request) = match source {

@@ -10,8 +10,8 @@ use crate::app::App;
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::Path;
-use crate::spaces::SpaceFor;
 use quire_store::paging::{List, Page};
+use quire_store::spaces::SpaceFor;
 
 use crate::extract::param;
 use crate::paths::{DocumentPath, RouteIds};
@@ -20,7 +20,7 @@ use quire_store::paging::Paging;
 /// The space a content route names, if the caller may read its content (from the space cache).
 async fn active_space(app: &App, caller: &Caller, params: &RouteIds) -> ApiResult<SpaceFor> {
     let space_id = param(params, "spaceId")?;
-    app.spaces.load_active(&app.db, space_id, &caller.user_id).await
+    Ok(app.spaces.load_active(&app.db, space_id, &caller.user_id).await?)
 }
 
 /// Runs a read of one item of the revision a content route names, inline on SQLite.
@@ -384,7 +384,7 @@ pub async fn get_document(
     let document = app
         .db
         .read(move |c| {
-            crate::spaces::model::load_active(c, &space_id, &caller.user_id)?;
+            quire_store::spaces::load_active(c, &space_id, &caller.user_id)?;
             let is_document = super::objects::is_document(c, &space_id, &document_id)?;
             if !is_document {
                 return Err(ApiError::not_found(format!(

@@ -13,8 +13,8 @@ use super::store::StoredTree;
 use crate::clock;
 use crate::error::ApiError;
 use crate::extract::Query;
-use crate::spaces::Visibility;
 use crate::urls::Urls;
+use quire_store::spaces::Visibility;
 
 /// Where rendered content lives, for its URLs.
 pub struct Context<'a> {

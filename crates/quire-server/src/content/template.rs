@@ -27,9 +27,10 @@ use crate::db::Conn;
 use crate::error::{ApiError, ApiResult, ErrorEnvelope};
 use crate::extract::{Json, Path};
 use crate::paths::SpacePath;
-use crate::spaces::SpaceFor;
-use crate::{clock, ids, params, spaces};
+use crate::{clock, ids, params};
 use quire_store::permissions::SpaceAction;
+use quire_store::spaces;
+use quire_store::spaces::SpaceFor;
 
 /// The ids of the built-in templates.
 pub const TEMPLATES: &[&str] = &[
@@ -313,7 +314,7 @@ pub async fn apply_template(
     let app2 = app.clone();
     app.db
         .write(move |c| {
-            let space = spaces::model::load_active(c, &space_id, &caller.user_id)?;
+            let space = spaces::load_active(c, &space_id, &caller.user_id)?;
             space.require(SpaceAction::Edit)?;
             match &body.change_request_id {
                 Some(cr_id) => {

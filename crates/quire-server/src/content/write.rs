@@ -24,9 +24,10 @@ use crate::db::{Conn, for_update};
 use crate::error::{ApiError, ApiResult, ErrorEnvelope};
 use crate::extract::{FromQuery, Json, Path, Query, QueryOf};
 use crate::paths::ChangeRequestPath;
-use crate::spaces::SpaceFor;
-use crate::{clock, file_blobs, files, ids, params, spaces};
+use crate::{clock, file_blobs, files, ids, params};
 use quire_store::permissions::SpaceAction;
+use quire_store::spaces;
+use quire_store::spaces::SpaceFor;
 use std::time::Instant;
 
 #[derive(Serialize, utoipa::ToSchema)]
@@ -161,7 +162,7 @@ async fn prepare_files(
     let org_id = app
         .db
         .read(move |c| {
-            let loaded = spaces::model::load_active(c, &space, &user)?;
+            let loaded = spaces::load_active(c, &space, &user)?;
             loaded.require(SpaceAction::Edit)?;
             writable(change_requests::model::load(c, &space, &cr)?)?;
             Ok::<_, ApiError>(loaded.space.org_id)
@@ -407,7 +408,7 @@ pub async fn update_content(
             let applied = app
                 .db
                 .read_blocking(move |c| {
-                    let space = spaces::model::load_active(c, &space_id, &user)?;
+                    let space = spaces::load_active(c, &space_id, &user)?;
                     space.require(SpaceAction::Edit)?;
                     let cr = writable(change_requests::model::load(c, &space_id, &cr_id)?)?;
                     let outcome = apply(c, &app2, &space_id, &cr, &changes, &files)?;
@@ -427,7 +428,7 @@ pub async fn update_content(
         let response = app
             .db
             .write(move |c| {
-                let space = spaces::model::load_active(c, &space_id, &user)?;
+                let space = spaces::load_active(c, &space_id, &user)?;
                 space.require(SpaceAction::Edit)?;
                 let cr = lock_change_request(c, &space_id, &cr_id)?;
                 let computed;

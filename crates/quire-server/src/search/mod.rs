@@ -24,10 +24,10 @@ use crate::db::{Args, Conn};
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{FromQuery, Path, Query, QueryOf};
 use crate::paths::{OrgPath, SpacePath};
-use crate::spaces::model::{self as space_model, Space};
 use query::{After, PageMatch, Scope};
 use quire_store::access::AccessContext;
 use quire_store::paging::{List, Page, Paging};
+use quire_store::spaces::{self as space_model, Space};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 

@@ -410,7 +410,8 @@ async fn a_rolled_back_transaction_leaves_no_event() {
     let error = with_deadline(
         Instant::now(),
         app.db.write(move |c| {
-            quire_server::spaces::lifecycle::soft_delete(c, &space_id, clock::now_ms(), DAY_MS, &user)
+            quire_store::spaces::lifecycle::soft_delete(c, &space_id, clock::now_ms(), DAY_MS, &user)
+                .map_err(ApiError::from)
         }),
     )
     .await
@@ -449,7 +450,8 @@ async fn a_rolled_back_transaction_leaves_no_event() {
     with_deadline(
         Instant::now() + Duration::from_secs(60),
         app.db.write(move |c| {
-            quire_server::spaces::lifecycle::soft_delete(c, &space_id, clock::now_ms(), DAY_MS, &user)
+            quire_store::spaces::lifecycle::soft_delete(c, &space_id, clock::now_ms(), DAY_MS, &user)
+                .map_err(ApiError::from)
         }),
     )
     .await

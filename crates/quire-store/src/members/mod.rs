@@ -17,6 +17,7 @@ use crate::{clock, params};
 
 /// A membership the caller acts on: the organization as loaded for them, and the member.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct Membership {
     pub org: OrgFor,
     pub user_id: String,

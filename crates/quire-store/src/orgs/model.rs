@@ -25,8 +25,10 @@ pub struct Org {
     pub merge_rules: MergeRules,
 }
 
-/// An organization together with what the caller is to it.
+/// An organization together with what the caller is to it. Only this crate's loaders make one
+/// (`non_exhaustive`).
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct OrgFor {
     pub org: Org,
     pub standing: Standing,

@@ -21,6 +21,7 @@ pub fn title(value: &str) -> StoreResult<String> {
 
 /// A team as the caller sees it, with the organization as loaded for them.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct TeamFor {
     pub org: OrgFor,
     pub team: Team,

@@ -1,12 +1,11 @@
-//! A collection as stored and as sent.
+//! A collection as stored, and as loaded for a caller.
 
-use serde::Serialize;
-
+use crate::access::AccessContext;
 use crate::db::{Conn, DbError, Row};
-use crate::error::ApiError;
-use crate::urls::Urls;
-use quire_store::access::AccessContext;
-use quire_store::permissions::{CollectionAction, DefaultLevel, Role, Standing, collection_allows};
+use crate::error::{StoreError, StoreResult};
+use crate::permissions::{
+    Action, Authorized, CollectionAction, DefaultLevel, Role, Standing, collection_allows,
+};
 
 #[derive(Clone, Debug)]
 pub struct Collection {
@@ -20,7 +19,7 @@ pub struct Collection {
     pub created_at: i64,
 }
 
-quire_store::columns! {
+crate::columns! {
     /// The columns [`Collection::from_row`] reads, with the table aliased `c`.
     pub struct CollectionCols of "collections" {
         id: "c.id",
@@ -34,7 +33,7 @@ quire_store::columns! {
     }
 }
 
-quire_store::columns! {
+crate::columns! {
     /// The caller's membership of the collection's organization, after its [`CollectionCols`].
     struct CollectionCallerCols of "members" {
         member: "m.user_id",
@@ -61,33 +60,12 @@ impl Collection {
             created_at: row.col(COLLECTION.created_at)?,
         })
     }
-
-    pub fn to_json(&self, urls: &Urls, role: Option<Role>) -> CollectionJson {
-        let allows = |action| collection_allows(role, action);
-        CollectionJson {
-            object: "collection",
-            id: self.id.clone(),
-            title: self.title.clone(),
-            description: self.description.clone(),
-            organization: self.org_id.clone(),
-            parent: self.parent.clone(),
-            default_level: self.default_level.to_json(),
-            urls: CollectionUrls {
-                location: urls.api(&format!("/collections/{}", self.id)),
-                app: urls.app(&format!("/o/{}/c/{}", self.org_id, self.id)),
-            },
-            permissions: CollectionPermissions {
-                view: allows(CollectionAction::View),
-                admin: allows(CollectionAction::Admin),
-                view_invite_links: allows(CollectionAction::Admin),
-                create: allows(CollectionAction::Create),
-            },
-        }
-    }
 }
 
-/// A collection with the caller's role on it.
+/// A collection with the caller's role on it. Only this crate's loaders make one
+/// (`non_exhaustive`).
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct CollectionFor {
     pub collection: Collection,
     pub role: Option<Role>,
@@ -101,29 +79,42 @@ impl CollectionFor {
 
     /// Fails with 404 when the caller cannot see the collection, 403 when the action is not
     /// allowed.
-    pub fn require(&self, action: CollectionAction) -> Result<(), ApiError> {
+    pub fn require(&self, action: CollectionAction) -> StoreResult<()> {
         if !self.allows(CollectionAction::View) {
             return Err(not_found(&self.collection.id));
         }
         if !self.allows(action) {
-            return Err(quire_store::permissions::role_forbidden(
+            return Err(crate::permissions::role_forbidden(
                 action.describe(),
                 action.needed(),
                 &format!("on collection {:?}", self.collection.id),
                 self.role,
-            )
-            .into());
+            ));
         }
         Ok(())
     }
+}
 
-    pub fn to_json(&self, urls: &Urls) -> CollectionJson {
-        self.collection.to_json(urls, self.role)
+impl CollectionFor {
+    /// Proof that the caller may do `A` (`permissions::collection::Admin`, ...), or 404 / 403
+    /// as [`CollectionFor::require`].
+    pub fn authorize<A: Action<CollectionAction>>(self) -> StoreResult<Authorized<CollectionFor, A>> {
+        self.require(A::ACTION)?;
+        Ok(Authorized::granted(self))
+    }
+
+    /// A collection of a list, with the role the list's access context gives on it.
+    pub(crate) fn listed(collection: Collection, role: Option<Role>, standing: Standing) -> CollectionFor {
+        CollectionFor {
+            collection,
+            role,
+            standing,
+        }
     }
 }
 
-pub fn not_found(id: &str) -> ApiError {
-    ApiError::not_found(format!("collection {id:?} not found"))
+pub fn not_found(id: &str) -> StoreError {
+    StoreError::not_found(format!("collection {id:?} not found"))
 }
 
 /// Loads a collection with the caller's role on it; None when it does not exist.
@@ -169,40 +160,9 @@ pub fn load_for(
 }
 
 /// Loads a collection the caller may see, or 404.
-pub fn load_visible(c: &mut dyn Conn, collection_id: &str, user_id: &str) -> Result<CollectionFor, ApiError> {
+pub fn load_visible(c: &mut dyn Conn, collection_id: &str, user_id: &str) -> StoreResult<CollectionFor> {
     match load_for(c, collection_id, user_id)? {
         Some(col) if col.allows(CollectionAction::View) => Ok(col),
         _ => Err(not_found(collection_id)),
     }
-}
-
-#[derive(Serialize, Debug, Clone, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct CollectionJson {
-    pub object: &'static str,
-    pub id: String,
-    pub title: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
-    pub organization: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub parent: Option<String>,
-    pub default_level: serde_json::Value,
-    pub urls: CollectionUrls,
-    pub permissions: CollectionPermissions,
-}
-
-#[derive(Serialize, Debug, Clone, utoipa::ToSchema)]
-pub struct CollectionUrls {
-    pub location: String,
-    pub app: String,
-}
-
-#[derive(Serialize, Debug, Clone, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct CollectionPermissions {
-    pub view: bool,
-    pub admin: bool,
-    pub view_invite_links: bool,
-    pub create: bool,
 }

@@ -1,14 +1,12 @@
-//! A space as stored and as sent.
+//! A space as stored, and as loaded for a caller.
 
-use serde::Serialize;
-
-use crate::clock;
+use crate::access::AccessContext;
 use crate::db::{Conn, DbError, Row};
-use crate::error::ApiError;
-use crate::urls::Urls;
-use quire_store::access::AccessContext;
-use quire_store::merge_rules::MergeRules;
-use quire_store::permissions::{DefaultLevel, Role, SpaceAction, SpaceState, Standing, space_allows};
+use crate::error::{StoreError, StoreResult};
+use crate::merge_rules::MergeRules;
+use crate::permissions::{
+    Action, Authorized, DefaultLevel, Role, SpaceAction, SpaceState, Standing, space_allows,
+};
 
 #[derive(Clone, Debug)]
 pub struct Space {
@@ -45,7 +43,7 @@ pub struct Counters {
     pub comments_total: i64,
 }
 
-quire_store::wire_enum! {
+crate::wire_enum! {
     /// Who may read a space's published content.
     pub enum Visibility {
         Public = "public",
@@ -57,7 +55,7 @@ quire_store::wire_enum! {
     }
 }
 
-quire_store::wire_enum! {
+crate::wire_enum! {
     /// Whether a space's content may change (`locked`: not until an admin sets it `live`).
     pub enum EditMode {
         Live = "live",
@@ -65,7 +63,7 @@ quire_store::wire_enum! {
     }
 }
 
-quire_store::columns! {
+crate::columns! {
     /// The columns [`Space::from_row`] reads, with the table aliased `s`.
     pub struct SpaceCols of "spaces" {
         id: "s.id",
@@ -92,7 +90,7 @@ quire_store::columns! {
     }
 }
 
-quire_store::columns! {
+crate::columns! {
     /// The caller's membership of the space's organization, selected after its [`SpaceCols`].
     struct SpaceCallerCols of "members" {
         member: "m.user_id",
@@ -104,7 +102,7 @@ quire_store::columns! {
 const SPACE: SpaceCols = SpaceCols::AT;
 const CALLER: SpaceCallerCols = SpaceCallerCols::at(SpaceCols::COUNT);
 /// The caller's grants in the organization, built per dialect by `access::grants_column`.
-const GRANTS: crate::db::Col = quire_store::columns::extra("grants", "grants", CALLER.end());
+const GRANTS: crate::db::Col = crate::columns::extra("grants", "grants", CALLER.end());
 
 /// The columns [`Space::from_row`] reads, with the table aliased `s`.
 pub fn columns() -> &'static str {
@@ -150,58 +148,12 @@ impl Space {
             deleted: self.deleted_at.is_some(),
         }
     }
-
-    pub fn to_json(&self, urls: &Urls, role: Option<Role>) -> SpaceJson {
-        let allows = |action| space_allows(role, self.state(), action);
-        let published =
-            (self.visibility != Visibility::Private).then(|| urls.app(&format!("/s/{}", self.id)));
-        SpaceJson {
-            object: "space",
-            id: self.id.clone(),
-            title: self.title.clone(),
-            emoji: self.emoji.clone().unwrap_or_default(),
-            visibility: self.visibility,
-            created_at: self.created_at,
-            updated_at: self.updated_at,
-            deleted_at: self.deleted_at,
-            edit_mode: self.edit_mode,
-            merge_rules: self.merge_rules.clone(),
-            urls: SpaceUrls {
-                location: urls.api(&format!("/spaces/{}", self.id)),
-                app: urls.app(&format!("/o/{}/s/{}", self.org_id, self.id)),
-                public: (self.visibility == Visibility::Public)
-                    .then(|| published.clone())
-                    .flatten(),
-                published,
-                icon: self.icon_url.clone(),
-            },
-            organization: self.org_id.clone(),
-            parent: self.parent.clone(),
-            language: self.language.clone(),
-            revision: self.revision.clone().unwrap_or_default(),
-            default_level: self.default_level.to_json(),
-            comments: self.counters.comments,
-            change_requests: self.counters.change_requests,
-            change_requests_open: self.counters.change_requests_open,
-            change_requests_draft: self.counters.change_requests_draft,
-            permissions: SpacePermissions {
-                view: allows(SpaceAction::View),
-                access: allows(SpaceAction::View),
-                admin: allows(SpaceAction::Admin),
-                view_invite_links: allows(SpaceAction::Admin),
-                edit: allows(SpaceAction::Edit),
-                trigger_git_sync: allows(SpaceAction::TriggerGitSync),
-                comment: allows(SpaceAction::Comment),
-                merge: allows(SpaceAction::Merge),
-                review: allows(SpaceAction::Review),
-                install_integration: allows(SpaceAction::InstallIntegration),
-            },
-        }
-    }
 }
 
-/// A space with the caller's role on it.
+/// A space with the caller's role on it. Only this crate's loaders make one
+/// (`non_exhaustive`), so holding one means the caller's role was computed from the database.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct SpaceFor {
     pub space: Space,
     pub role: Option<Role>,
@@ -210,10 +162,6 @@ pub struct SpaceFor {
 impl SpaceFor {
     pub fn allows(&self, action: SpaceAction) -> bool {
         space_allows(self.role, self.space.state(), action)
-    }
-
-    pub fn to_json(&self, urls: &Urls) -> SpaceJson {
-        self.space.to_json(urls, self.role)
     }
 }
 
@@ -225,7 +173,7 @@ pub fn load_for(c: &mut dyn Conn, space_id: &str, user_id: &str) -> Result<Optio
          WHERE s.id = ?1",
         SpaceCols::SQL,
         SpaceCallerCols::SQL,
-        quire_store::access::grants_column(c.dialect(), "s.organization_id", "?2")
+        crate::access::grants_column(c.dialect(), "s.organization_id", "?2")
     );
     let Some(row) = c.query_opt(&sql, crate::params![space_id, user_id])? else {
         return Ok(None);
@@ -244,18 +192,18 @@ pub fn load_for(c: &mut dyn Conn, space_id: &str, user_id: &str) -> Result<Optio
 }
 
 /// Loads a space the caller may see, or 404.
-pub fn load_visible(c: &mut dyn Conn, space_id: &str, user_id: &str) -> Result<SpaceFor, ApiError> {
+pub fn load_visible(c: &mut dyn Conn, space_id: &str, user_id: &str) -> StoreResult<SpaceFor> {
     visible(space_id, load_for(c, space_id, user_id)?)
 }
 
 /// Loads a space the caller may see that is not deleted, or 404: everything but the space's own
 /// record (and its restore) is gone while it is deleted.
-pub fn load_active(c: &mut dyn Conn, space_id: &str, user_id: &str) -> Result<SpaceFor, ApiError> {
+pub fn load_active(c: &mut dyn Conn, space_id: &str, user_id: &str) -> StoreResult<SpaceFor> {
     active(load_visible(c, space_id, user_id)?)
 }
 
 /// The space `space_id` as loaded, if the caller may see it; 404 otherwise.
-pub fn visible(space_id: &str, loaded: Option<SpaceFor>) -> Result<SpaceFor, ApiError> {
+pub fn visible(space_id: &str, loaded: Option<SpaceFor>) -> StoreResult<SpaceFor> {
     match loaded {
         Some(space) if space.allows(SpaceAction::View) => Ok(space),
         _ => Err(not_found(space_id)),
@@ -263,20 +211,20 @@ pub fn visible(space_id: &str, loaded: Option<SpaceFor>) -> Result<SpaceFor, Api
 }
 
 /// A visible space unless it is deleted.
-pub fn active(space: SpaceFor) -> Result<SpaceFor, ApiError> {
+pub fn active(space: SpaceFor) -> StoreResult<SpaceFor> {
     if space.space.deleted_at.is_some() {
         return Err(not_found(&space.space.id));
     }
     Ok(space)
 }
 
-pub fn not_found(space_id: &str) -> ApiError {
-    ApiError::not_found(format!("space {space_id:?} not found"))
+pub fn not_found(space_id: &str) -> StoreError {
+    StoreError::not_found(format!("space {space_id:?} not found"))
 }
 
 impl SpaceFor {
     /// Fails with 404 when the caller cannot see the space, 403 when the action is not allowed.
-    pub fn require(&self, action: SpaceAction) -> Result<(), ApiError> {
+    pub fn require(&self, action: SpaceAction) -> StoreResult<()> {
         if !self.allows(SpaceAction::View) {
             return Err(not_found(&self.space.id));
         }
@@ -288,85 +236,38 @@ impl SpaceFor {
             ..self.space.state()
         };
         if self.space.state().locked && space_allows(self.role, unlocked, action) {
-            return Err(ApiError::forbidden(format!(
+            return Err(StoreError::forbidden(format!(
                 "space {:?} is locked: its content cannot be changed until an admin sets editMode to live",
                 self.space.id
             )));
         }
-        Err(quire_store::permissions::role_forbidden(
+        Err(crate::permissions::role_forbidden(
             action.describe(),
             action.needed(),
             &format!("on space {:?}", self.space.id),
             self.role,
-        )
-        .into())
+        ))
+    }
+}
+
+impl SpaceFor {
+    /// Proof that the caller may do `A` (`permissions::space::Merge`, ...), or 404 / 403 as
+    /// [`SpaceFor::require`].
+    pub fn authorize<A: Action<SpaceAction>>(self) -> StoreResult<Authorized<SpaceFor, A>> {
+        self.require(A::ACTION)?;
+        Ok(Authorized::granted(self))
+    }
+
+    /// This space as loaded for another caller role (a member's spaces shown with the
+    /// caller's permissions).
+    pub(crate) fn with_role(self, role: Option<Role>) -> SpaceFor {
+        SpaceFor { role, ..self }
     }
 }
 
 /// The role a context gives on a space.
 pub fn role_in(ctx: &AccessContext, space: &Space) -> Option<Role> {
     ctx.space_role(&space.id, space.default_level, space.parent.as_deref())
-}
-
-#[derive(Serialize, Debug, Clone, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct SpaceJson {
-    pub object: &'static str,
-    pub id: String,
-    pub title: String,
-    pub emoji: String,
-    pub visibility: Visibility,
-    #[schema(value_type = String, format = DateTime)]
-    #[serde(with = "clock::ts")]
-    pub created_at: i64,
-    #[schema(value_type = String, format = DateTime)]
-    #[serde(with = "clock::ts")]
-    pub updated_at: i64,
-    #[schema(value_type = Option<String>, format = DateTime)]
-    #[serde(with = "clock::ts::opt", skip_serializing_if = "Option::is_none")]
-    pub deleted_at: Option<i64>,
-    pub edit_mode: EditMode,
-    pub merge_rules: MergeRules,
-    pub urls: SpaceUrls,
-    pub organization: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub parent: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub language: Option<String>,
-    pub revision: String,
-    pub default_level: serde_json::Value,
-    pub comments: i64,
-    pub change_requests: i64,
-    pub change_requests_open: i64,
-    pub change_requests_draft: i64,
-    pub permissions: SpacePermissions,
-}
-
-#[derive(Serialize, Debug, Clone, utoipa::ToSchema)]
-pub struct SpaceUrls {
-    pub location: String,
-    pub app: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub published: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub public: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub icon: Option<String>,
-}
-
-#[derive(Serialize, Debug, Clone, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct SpacePermissions {
-    pub view: bool,
-    pub access: bool,
-    pub admin: bool,
-    pub view_invite_links: bool,
-    pub edit: bool,
-    pub trigger_git_sync: bool,
-    pub comment: bool,
-    pub merge: bool,
-    pub review: bool,
-    pub install_integration: bool,
 }
 
 /// Runs a query selecting [`columns`] and pairs each space with the role `ctx` gives on it.

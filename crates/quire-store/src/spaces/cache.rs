@@ -5,8 +5,8 @@
 
 use super::model::{self, SpaceFor};
 use crate::db::{Db, DbError};
-use crate::error::ApiResult;
-use quire_store::stamped::StampedCache;
+use crate::error::StoreResult;
+use crate::stamped::StampedCache;
 
 pub struct SpaceCache {
     /// By (space id, user id).
@@ -37,12 +37,12 @@ impl SpaceCache {
     }
 
     /// As [`model::load_visible`].
-    pub async fn load_visible(&self, db: &Db, space_id: &str, user_id: &str) -> ApiResult<SpaceFor> {
+    pub async fn load_visible(&self, db: &Db, space_id: &str, user_id: &str) -> StoreResult<SpaceFor> {
         model::visible(space_id, self.load_for(db, space_id, user_id).await?)
     }
 
     /// As [`model::load_active`].
-    pub async fn load_active(&self, db: &Db, space_id: &str, user_id: &str) -> ApiResult<SpaceFor> {
+    pub async fn load_active(&self, db: &Db, space_id: &str, user_id: &str) -> StoreResult<SpaceFor> {
         model::active(self.load_visible(db, space_id, user_id).await?)
     }
 }

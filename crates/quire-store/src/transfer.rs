@@ -6,37 +6,36 @@
 //! deleted. See docs/decisions.md.
 
 use crate::db::{Args, Conn};
-use crate::error::{ApiError, ApiResult};
-use quire_store::orgs;
-use quire_store::permissions::OrgAction;
+use crate::error::{StoreError, StoreResult};
+use crate::orgs;
+use crate::permissions::OrgAction;
 
 /// Transfers need the caller to administer both organizations.
-pub fn require_admin_of_both(c: &mut dyn Conn, source: &str, target: &str, user_id: &str) -> ApiResult<()> {
+pub fn require_admin_of_both(c: &mut dyn Conn, source: &str, target: &str, user_id: &str) -> StoreResult<()> {
     if source == target {
-        return Err(ApiError::bad_request(
+        return Err(StoreError::invalid(
             "`organization` is the organization the content is already in",
         ));
     }
     orgs::load_visible(c, source, user_id)?.require(OrgAction::Admin)?;
     let target_org = orgs::load_visible(c, target, user_id).map_err(|_| {
-        ApiError::bad_request(format!(
+        StoreError::invalid(format!(
             "`organization` {target:?} is not an organization you belong to"
         ))
     })?;
     if !target_org.allows(OrgAction::Admin) {
-        return Err(quire_store::permissions::role_forbidden(
+        return Err(crate::permissions::role_forbidden(
             "transferring into an organization",
-            quire_store::permissions::Role::Admin,
+            crate::permissions::Role::Admin,
             &format!("in organization {target:?}"),
             target_org.standing.role(),
-        )
-        .into());
+        ));
     }
     Ok(())
 }
 
 /// Rewrites the grants on moved `targets` for the target organization.
-pub fn move_access(c: &mut dyn Conn, target: &str, targets: &[String]) -> ApiResult<()> {
+pub fn move_access(c: &mut dyn Conn, target: &str, targets: &[String]) -> StoreResult<()> {
     if targets.is_empty() {
         return Ok(());
     }

@@ -4,11 +4,11 @@
 use serde_json::json;
 
 use super::model::Space;
-use crate::app::App;
 use crate::db::Conn;
-use crate::error::{ApiError, ApiResult};
+use crate::error::{StoreError, StoreResult};
+use crate::events::{self, Event, Kind};
+use crate::store::Store;
 use crate::{jobs, params};
-use quire_store::events::{self, Event, Kind};
 
 pub const PURGE_JOB: &str = "purge_space";
 
@@ -23,7 +23,7 @@ pub fn soft_delete(
     now: i64,
     retention_ms: i64,
     actor: &str,
-) -> ApiResult<()> {
+) -> StoreResult<()> {
     let changed = c.execute(
         "UPDATE spaces SET deleted_at = ?2, updated_at = ?2 WHERE id = ?1 AND deleted_at IS NULL",
         params![space_id, now],
@@ -48,7 +48,7 @@ pub fn soft_delete(
 }
 
 /// Brings a deleted space back, unless its retention has passed (then it is as good as gone: 404).
-pub fn restore(c: &mut dyn Conn, space: &Space, now: i64, retention_ms: i64, actor: &str) -> ApiResult<()> {
+pub fn restore(c: &mut dyn Conn, space: &Space, now: i64, retention_ms: i64, actor: &str) -> StoreResult<()> {
     let Some(deleted_at) = space.deleted_at else {
         return Ok(());
     };
@@ -78,12 +78,12 @@ pub fn restore(c: &mut dyn Conn, space: &Space, now: i64, retention_ms: i64, act
 }
 
 /// Removes a space and everything in it from the database, with its scheduled purge.
-pub fn purge(c: &mut dyn Conn, space_id: &str) -> ApiResult<()> {
+pub fn purge(c: &mut dyn Conn, space_id: &str) -> StoreResult<()> {
     remove_rows(c, space_id)?;
     jobs::cancel(c, &purge_key(space_id))
 }
 
-fn remove_rows(c: &mut dyn Conn, space_id: &str) -> ApiResult<()> {
+fn remove_rows(c: &mut dyn Conn, space_id: &str) -> StoreResult<()> {
     // Reactions point at comments and replies without a foreign key (they target either).
     c.execute(
         "DELETE FROM comment_reactions WHERE target_id IN (SELECT id FROM comments WHERE space_id = ?1)
@@ -104,13 +104,13 @@ fn remove_rows(c: &mut dyn Conn, space_id: &str) -> ApiResult<()> {
 /// The purge job: removes the space's file bytes, then its rows, if it is still the deletion
 /// the job was scheduled for. Each step is idempotent, so a crash in between is finished by the
 /// job's retry.
-pub async fn run_purge(app: &App, payload: &serde_json::Value) -> ApiResult<()> {
+pub async fn run_purge(store: &Store, payload: &serde_json::Value) -> StoreResult<()> {
     let space_id = payload["space"].as_str().unwrap_or_default().to_string();
     let deleted_at = payload["deletedAt"].as_i64();
     if space_id.is_empty() {
-        return Err(ApiError::internal("purge job without a space"));
+        return Err(StoreError::internal("purge job without a space"));
     }
-    let still_due = move |c: &mut dyn Conn, space_id: &str| -> ApiResult<bool> {
+    let still_due = move |c: &mut dyn Conn, space_id: &str| -> StoreResult<bool> {
         let current: Option<Option<i64>> = c
             .query_opt("SELECT deleted_at FROM spaces WHERE id = ?1", params![space_id])?
             .map(|r| r.get(0))
@@ -118,17 +118,67 @@ pub async fn run_purge(app: &App, payload: &serde_json::Value) -> ApiResult<()> 
         Ok(matches!(current, Some(Some(at)) if Some(at) == deleted_at))
     };
     let id = space_id.clone();
-    if !app.db.read_blocking(move |c| still_due(c, &id)).await? {
+    if !store.db.read_blocking(move |c| still_due(c, &id)).await? {
         return Ok(());
     }
-    app.blobs.delete_space(&space_id).await?;
-    app.db
+    store.blobs.delete_space(&space_id).await?;
+    store
+        .db
         .write(move |c| {
             if still_due(c, &space_id)? {
                 remove_rows(c, &space_id)?;
                 tracing::info!(space = %space_id, "purged deleted space");
             }
-            Ok::<_, ApiError>(())
+            Ok::<_, StoreError>(())
         })
         .await
+}
+
+/// Deletes a collection and the collections below it; the spaces inside are soft-deleted (and
+/// restorable at the top level of the organization until the retention ends).
+pub fn delete_collection(
+    c: &mut dyn Conn,
+    col: &crate::permissions::Authorized<
+        crate::collections::CollectionFor,
+        crate::permissions::collection::Admin,
+    >,
+    retention_ms: i64,
+    actor: &str,
+) -> StoreResult<()> {
+    let ids = crate::collections::subtree(c, &col.collection.id)?;
+    let mut args = crate::db::Args::default();
+    let list = args.list(ids.iter().cloned());
+    let spaces: Vec<String> = c
+        .query(
+            &format!("SELECT id FROM spaces WHERE parent_id IN ({list}) AND deleted_at IS NULL"),
+            args.values(),
+        )?
+        .iter()
+        .map(|r| r.get(0))
+        .collect::<Result<_, _>>()?;
+    let now = crate::clock::now_ms();
+    for space in &spaces {
+        soft_delete(c, space, now, retention_ms, actor)?;
+    }
+    c.execute(
+        &format!(
+            "UPDATE spaces SET parent_id = NULL,
+                 visibility = CASE WHEN visibility = 'in-collection' THEN 'private' ELSE visibility END
+             WHERE parent_id IN ({list})"
+        ),
+        args.values(),
+    )?;
+    c.execute(
+        &format!("DELETE FROM grants WHERE target_id IN ({list})"),
+        args.values(),
+    )?;
+    c.execute(
+        &format!("DELETE FROM invite_links WHERE target_id IN ({list})"),
+        args.values(),
+    )?;
+    // Children first, so that no row points at a deleted parent.
+    for id in ids.iter().rev() {
+        c.execute("DELETE FROM collections WHERE id = ?1", params![id.clone()])?;
+    }
+    Ok(())
 }

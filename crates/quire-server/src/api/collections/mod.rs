@@ -1,0 +1,301 @@
+//! Collections: nestable groups of spaces.
+
+pub mod wire;
+
+use axum::extract::State;
+use axum::http::{StatusCode, header};
+use axum::response::IntoResponse;
+use quire_store::collections::{self, DESCRIPTION_MAX, TITLE_MAX};
+use quire_store::paging::{List, Page, Paging};
+use quire_store::permissions::{DefaultLevel, collection};
+use quire_store::{orgs, spaces, validate};
+use serde::Deserialize;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use crate::api::spaces::{SpaceJson, space_json};
+use crate::app::App;
+use crate::auth::Caller;
+use crate::error::ApiResult;
+use crate::extract::{FromQuery, Json, OptionalJson, Patch, Path, Query, QueryOf};
+use crate::paths::{CollectionPath, OrgPath};
+pub use wire::{CollectionJson, MoveBody, collection_json};
+
+pub fn routes() -> OpenApiRouter<App> {
+    OpenApiRouter::default()
+        .routes(routes!(list_collections, create_collection))
+        .routes(routes!(get_collection, update_collection, delete_collection))
+        .routes(routes!(list_collection_spaces))
+        .routes(routes!(move_collection))
+        .routes(routes!(transfer_collection))
+}
+
+#[utoipa::path(
+    get,
+    path = "/v1/collections/{collectionId}",
+    tag = "Collections",
+    summary = "Get a collection",
+    params(CollectionPath),
+    responses((status = 200, description = "The collection.", body = CollectionJson)),
+    security(("token" = ["space:metadata:read"]))
+)]
+async fn get_collection(
+    caller: Caller,
+    State(app): State<App>,
+    Path(CollectionPath { collection_id: id }): Path<CollectionPath>,
+) -> ApiResult<axum::Json<CollectionJson>> {
+    let col = app
+        .db
+        .read(move |c| collections::load_visible(c, &id, &caller.user_id))
+        .await?;
+    Ok(axum::Json(collection_json(&app.urls, &col)))
+}
+
+#[derive(Deserialize, Default, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+struct CreateCollection {
+    title: Option<String>,
+    parent: Option<String>,
+}
+
+#[utoipa::path(
+    post,
+    path = "/v1/orgs/{organizationId}/collections",
+    tag = "Collections",
+    summary = "Create a collection",
+    params(OrgPath),
+    request_body(content = Option<CreateCollection>, description = "Optional.", content_type = "application/json"),
+    responses((status = 201, description = "The new collection.", body = CollectionJson, headers(("Location" = String, description = "The collection's URL.")))),
+    security(("token" = ["space:metadata:write"]))
+)]
+async fn create_collection(
+    caller: Caller,
+    State(app): State<App>,
+    Path(OrgPath {
+        organization_id: org_id,
+    }): Path<OrgPath>,
+    OptionalJson(body): OptionalJson<CreateCollection>,
+) -> ApiResult<impl IntoResponse> {
+    let body = body.unwrap_or_default();
+    let title = body.title.unwrap_or_else(|| "Untitled".to_string());
+    validate::name("title", &title, TITLE_MAX)?;
+    let col = app
+        .db
+        .write(move |c| collections::create(c, &caller.user_id, &org_id, &title, body.parent.as_deref()))
+        .await?;
+    let json = collection_json(&app.urls, &col);
+    Ok((
+        StatusCode::CREATED,
+        [(header::LOCATION, json.urls.location.clone())],
+        axum::Json(json),
+    ))
+}
+
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct UpdateCollection {
+    title: Option<String>,
+    #[serde(default)]
+    #[schema(value_type = Option<String>)]
+    description: Patch<String>,
+    #[serde(default)]
+    #[schema(value_type = Option<serde_json::Value>)]
+    default_level: Patch<serde_json::Value>,
+}
+
+#[utoipa::path(
+    patch,
+    path = "/v1/collections/{collectionId}",
+    tag = "Collections",
+    summary = "Update a collection",
+    params(CollectionPath),
+    request_body = UpdateCollection,
+    responses((status = 200, description = "The collection as updated.", body = CollectionJson)),
+    security(("token" = ["space:metadata:write"]))
+)]
+async fn update_collection(
+    caller: Caller,
+    State(app): State<App>,
+    Path(CollectionPath { collection_id: id }): Path<CollectionPath>,
+    Json(body): Json<UpdateCollection>,
+) -> ApiResult<axum::Json<CollectionJson>> {
+    if let Some(t) = &body.title {
+        validate::name("title", t, TITLE_MAX)?;
+    }
+    if let Patch::Value(d) = &body.description {
+        validate::max_len("description", d, DESCRIPTION_MAX)?;
+    }
+    let changes = collections::Changes {
+        default_level: DefaultLevel::parse_patch(&body.default_level)?,
+        title: body.title,
+        description: body.description,
+    };
+    let col = app
+        .db
+        .write(move |c| {
+            let col = collections::load_visible(c, &id, &caller.user_id)?.authorize::<collection::Admin>()?;
+            collections::update(c, &col, &caller.user_id, &changes)
+        })
+        .await?;
+    Ok(axum::Json(collection_json(&app.urls, &col)))
+}
+
+#[utoipa::path(
+    delete,
+    path = "/v1/collections/{collectionId}",
+    tag = "Collections",
+    summary = "Delete a collection and everything in it",
+    params(CollectionPath),
+    responses((status = 204, description = "The collection is deleted.")),
+    security(("token" = ["space:metadata:write"]))
+)]
+async fn delete_collection(
+    caller: Caller,
+    State(app): State<App>,
+    Path(CollectionPath { collection_id: id }): Path<CollectionPath>,
+) -> ApiResult<StatusCode> {
+    let retention = app.store.settings.space_retention_ms;
+    app.db
+        .write(move |c| {
+            // A collection the caller cannot see (or that never existed) answers 404.
+            let col = collections::load_visible(c, &id, &caller.user_id)?.authorize::<collection::Admin>()?;
+            spaces::lifecycle::delete_collection(c, &col, retention, &caller.user_id)
+        })
+        .await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+#[utoipa::path(
+    get,
+    path = "/v1/collections/{collectionId}/spaces",
+    tag = "Collections",
+    summary = "List the spaces of a collection",
+    params(CollectionPath, Paging),
+    responses((status = 200, description = "The spaces the caller can see.", body = List<SpaceJson>)),
+    security(("token" = ["space:metadata:read"]))
+)]
+async fn list_collection_spaces(
+    caller: Caller,
+    State(app): State<App>,
+    Path(CollectionPath { collection_id: id }): Path<CollectionPath>,
+    QueryOf(paging): QueryOf<Paging>,
+) -> ApiResult<axum::Json<List<SpaceJson>>> {
+    let page = Page::new(&paging, format!("collection-spaces:{id}"))?;
+    let list = app
+        .db
+        .read(move |c| {
+            let col = collections::load_visible(c, &id, &caller.user_id)?;
+            spaces::in_collection(c, &col, &caller.user_id, &page)
+        })
+        .await?;
+    Ok(axum::Json(list.map(|s| space_json(&app.urls, &s))))
+}
+
+#[utoipa::path(
+    post,
+    path = "/v1/collections/{collectionId}/move",
+    tag = "Collections",
+    summary = "Move a collection",
+    params(CollectionPath),
+    request_body = MoveBody,
+    responses((status = 200, description = "The collection as moved.", body = CollectionJson)),
+    security(("token" = ["space:metadata:write"]))
+)]
+async fn move_collection(
+    caller: Caller,
+    State(app): State<App>,
+    Path(CollectionPath { collection_id: id }): Path<CollectionPath>,
+    Json(body): Json<MoveBody>,
+) -> ApiResult<axum::Json<CollectionJson>> {
+    body.check()?;
+    let col = app
+        .db
+        .write(move |c| {
+            let col = collections::load_visible(c, &id, &caller.user_id)?.authorize::<collection::Admin>()?;
+            collections::move_to(c, &col, &caller.user_id, &body.parent, body.position.as_ref())
+        })
+        .await?;
+    Ok(axum::Json(collection_json(&app.urls, &col)))
+}
+
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(as = TransferCollection)]
+struct TransferBody {
+    organization: String,
+}
+
+#[utoipa::path(
+    post,
+    path = "/v1/collections/{collectionId}/transfer",
+    tag = "Collections",
+    summary = "Transfer a collection to another organization",
+    params(CollectionPath),
+    request_body = TransferBody,
+    responses((status = 200, description = "The collection in its new organization.", body = CollectionJson)),
+    security(("token" = ["space:metadata:write"]))
+)]
+async fn transfer_collection(
+    caller: Caller,
+    State(app): State<App>,
+    Path(CollectionPath { collection_id: id }): Path<CollectionPath>,
+    Json(body): Json<TransferBody>,
+) -> ApiResult<axum::Json<CollectionJson>> {
+    let col = app
+        .db
+        .write(move |c| {
+            let col = collections::load_visible(c, &id, &caller.user_id)?.authorize::<collection::Admin>()?;
+            collections::transfer(c, &col, &caller.user_id, &body.organization)
+        })
+        .await?;
+    Ok(axum::Json(collection_json(&app.urls, &col)))
+}
+
+/// The query of `GET /v1/orgs/{organizationId}/collections`.
+#[derive(utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+struct ListCollectionsQuery {
+    /// Whether to list collections inside collections too (`true`, the default), or only the
+    /// organization's top-level ones.
+    #[param(value_type = Option<bool>)]
+    nested: bool,
+    #[param(ignore)]
+    paging: Paging,
+}
+
+impl FromQuery for ListCollectionsQuery {
+    fn from_query(query: &Query) -> ApiResult<ListCollectionsQuery> {
+        Ok(ListCollectionsQuery {
+            nested: query.bool("nested", true)?,
+            paging: Paging::from_query(query)?,
+        })
+    }
+}
+
+#[utoipa::path(
+    get,
+    path = "/v1/orgs/{organizationId}/collections",
+    tag = "Collections",
+    summary = "List the collections of an organization",
+    params(OrgPath, ListCollectionsQuery, Paging),
+    responses((status = 200, description = "The collections the caller can see.", body = List<CollectionJson>)),
+    security(("token" = ["space:metadata:read"]))
+)]
+async fn list_collections(
+    caller: Caller,
+    State(app): State<App>,
+    Path(OrgPath {
+        organization_id: org_id,
+    }): Path<OrgPath>,
+    QueryOf(ListCollectionsQuery { nested, paging }): QueryOf<ListCollectionsQuery>,
+) -> ApiResult<axum::Json<List<CollectionJson>>> {
+    let page = Page::new(&paging, format!("collections:{org_id}:{nested}"))?;
+    let list = app
+        .db
+        .read(move |c| {
+            let org = orgs::load_visible(c, &org_id, &caller.user_id)?;
+            collections::list(c, &org, &caller.user_id, nested, &page)
+        })
+        .await?;
+    Ok(axum::Json(list.map(|c| collection_json(&app.urls, &c))))
+}
