@@ -51,8 +51,6 @@ pub struct AppInner {
     /// Where file bytes live, for downloads and readiness (the store sees the same through
     /// `quire_store::blobs::Blobs`).
     pub blobs: BlobStore,
-    /// Immutable content (revision trees, documents) kept in memory.
-    pub content: crate::content::store::ContentCache,
     /// Request counts per token and client address; None when there is no limit.
     pub limiter: Option<crate::ratelimit::RateLimiter>,
     /// The route table (each route's token scope) and the OpenAPI document, set by [`router`].
@@ -85,7 +83,6 @@ impl App {
             settings,
             metrics: Metrics::default(),
             signing_key,
-            content: crate::content::store::ContentCache::default(),
             blobs,
             api: std::sync::OnceLock::new(),
         }))

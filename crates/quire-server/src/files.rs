@@ -11,19 +11,13 @@ use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use futures_util::StreamExt;
-use quire_content::buckets::content_hash;
-use quire_content::tree::{Dimensions, FileEntry};
 
 use crate::app::App;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{FromQuery, Path, Query, QueryOf};
 use crate::urls::Urls;
-use crate::{clock, ids, signing};
+use crate::{clock, signing};
 
-/// Largest file accepted as base64 in a content batch.
-pub const MAX_BASE64_BYTES: usize = 1024 * 1024;
-/// Largest file fetched from a URL.
-pub const MAX_FETCH_BYTES: usize = 25 * 1024 * 1024;
 /// How long a download URL works.
 const URL_LIFETIME_SECS: i64 = 3600;
 
@@ -140,44 +134,6 @@ async fn download(
         headers.insert(header::CONTENT_DISPOSITION, v);
     }
     Ok(response)
-}
-
-/// Describes and stores a file's bytes: its entry for a revision.
-pub async fn store_file(
-    blobs: &BlobStore,
-    space_id: &str,
-    name: &str,
-    content_type: &str,
-    bytes: Bytes,
-) -> ApiResult<FileEntry> {
-    let hash = content_hash(&bytes);
-    let entry = file_entry(name, content_type, &bytes, hash);
-    blobs.put_hashed(space_id, &entry.blob, bytes).await?;
-    Ok(entry)
-}
-
-/// Describes a file (its revision entry) whose bytes hash to `hash`.
-pub fn file_entry(name: &str, content_type: &str, bytes: &[u8], hash: String) -> FileEntry {
-    let size = bytes.len() as u64;
-    let dimensions = content_type
-        .starts_with("image/")
-        .then(|| imagesize::blob_size(bytes).ok())
-        .flatten()
-        .and_then(|d| {
-            Some(Dimensions {
-                width: u32::try_from(d.width).ok()?,
-                height: u32::try_from(d.height).ok()?,
-            })
-        });
-    FileEntry {
-        id: ids::new_id(),
-        name: name.to_string(),
-        content_type: content_type.to_string(),
-        size,
-        blob: hash,
-        dimensions,
-        created_at: clock::now_ms(),
-    }
 }
 
 /// Whether an address is one a server-side fetch must never reach: loopback, private,

@@ -115,7 +115,7 @@ async fn execute(app: &App, job: &Job) -> Result<Option<i64>, ApiError> {
                 .await
                 .map(|()| None)?)
         }
-        crate::file_blobs::COLLECT_JOB => crate::file_blobs::run_collect_job(app).await.map(Some),
+        quire_store::files::COLLECT_JOB => Ok(quire_store::files::run_collect_job(app).await.map(Some)?),
         other => Err(ApiError::internal(format!("unknown job kind {other:?}"))),
     }
 }

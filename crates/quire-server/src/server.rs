@@ -85,7 +85,7 @@ pub async fn start(args: &ServeArgs) -> Result<Running, String> {
     // that search never answers from a partial index.
     let indexing = app.clone();
     let indexed = tokio::task::spawn_blocking(move || {
-        crate::content::derived::catch_up(&indexing.db, &indexing.content)
+        quire_store::main_revision::catch_up(&indexing.db, &indexing.content)
     })
     .await
     .map_err(|e| format!("indexing failed: {e}"))?
@@ -94,12 +94,12 @@ pub async fn start(args: &ServeArgs) -> Result<Running, String> {
         tracing::info!(spaces = indexed, "indexed content for search and links");
     }
     let scheduling = app.clone();
-    let first_collection = crate::clock::now_ms().saturating_add(crate::file_blobs::collect_interval_ms(
+    let first_collection = crate::clock::now_ms().saturating_add(quire_store::files::collect_interval_ms(
         scheduling.store.settings.file_retention_ms,
     ));
     scheduling
         .db
-        .write(move |c| crate::file_blobs::schedule(c, first_collection))
+        .write(move |c| quire_store::files::schedule(c, first_collection))
         .await
         .map_err(|e| format!("cannot schedule file collection: {}", e.message))?;
     let (stop, stopped) = watch::channel(false);

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use crate::auth::TokenCache;
 use crate::blobs::Blobs;
+use crate::content::store::ContentCache;
 use crate::db::Db;
 use crate::orgs::cache::OrgCache;
 use crate::spaces::cache::SpaceCache;
@@ -45,6 +46,8 @@ pub struct StoreInner {
     pub settings: Settings,
     /// Where file bytes live.
     pub blobs: Arc<dyn Blobs>,
+    /// Immutable content (revision trees, documents) kept in memory.
+    pub content: ContentCache,
     /// Bearer tokens found valid recently.
     pub tokens: TokenCache,
     /// Organizations with their callers' standing and access, while the database has not
@@ -68,6 +71,7 @@ impl Store {
             db,
             settings,
             blobs,
+            content: ContentCache::default(),
             tokens: TokenCache::default(),
             orgs: OrgCache::default(),
             spaces: SpaceCache::default(),

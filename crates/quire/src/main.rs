@@ -305,7 +305,7 @@ fn admin(storage: StorageArgs, create: bool, task: AdminTask) -> Result<String, 
         AdminCommand::Backup { to } => return backup::backup(&db, &storage, &to),
         AdminCommand::Import { space, dir } => {
             let blobs = storage.blob_store()?;
-            let imported = quire_server::import::import_space(&db, &blobs, &space, &dir)?;
+            let imported = quire_store::import::import_space(&db, &blobs, &space, &dir)?;
             for warning in &imported.warnings {
                 eprintln!("warning: {warning}");
             }

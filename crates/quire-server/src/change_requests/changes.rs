@@ -10,11 +10,11 @@ use serde_json::{Map, Value, json};
 use super::model;
 use crate::app::App;
 use crate::auth::Caller;
-use crate::content::store::{self, StoredTree};
 use crate::content::{Source, open};
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{FromQuery, Path, Query, QueryOf};
 use crate::paths::{ChangeRequestPath, RevisionPath};
+use quire_store::content::store::{self, StoredTree};
 
 fn limit(q: &Query) -> ApiResult<usize> {
     match q.str("limit") {

@@ -14,16 +14,17 @@ use super::model::{self, ChangeRequest, Status};
 use super::reviews::ReviewStatus;
 use crate::app::App;
 use crate::auth::Caller;
-use crate::content::attempts::Attempts;
-use crate::content::store::{self, NewRevision, StoredTree};
-use crate::content::{main, write::lock_change_request};
+use crate::content::write::lock_change_request;
 use crate::db::{Conn, DbError, for_update};
 use crate::error::ErrorEnvelope;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::Path;
 use crate::paths::ChangeRequestPath;
 use crate::{clock, ids, params};
+use quire_store::content::attempts::Attempts;
+use quire_store::content::store::{self, NewRevision, StoredTree};
 use quire_store::events::{self, Event, Kind};
+use quire_store::main_revision as main;
 use quire_store::merge_rules::{MergeRule, MergeRules};
 use quire_store::permissions::SpaceAction;
 use quire_store::spaces::{self, SpaceFor};
@@ -289,7 +290,7 @@ fn pin_changed(
     new: &quire_content::tree::Tree,
     mut fresh: Vec<(String, Document)>,
 ) -> ApiResult<Pinned> {
-    let changes = crate::content::derived::Changes::between(Some(old), new);
+    let changes = quire_store::content::diff::Changes::between(Some(old), new);
     let mut hashes: Vec<&str> = changes
         .documents
         .iter()
@@ -383,7 +384,7 @@ fn merge_in(
         tree,
         documents,
     )?;
-    main::advance(c, app, space_id, &main_rev, written.id(), user)?;
+    main::advance(c, &app.content, space_id, &main_rev, written.id(), user)?;
     let now = clock::now_ms();
     c.execute(
         "UPDATE change_requests SET status = 'merged', merged_by = ?2, merged_at = ?3, revision_merged = ?4,

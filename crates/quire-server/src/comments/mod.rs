@@ -13,7 +13,6 @@ use serde_json::json;
 use crate::api::members::MemberJson;
 use crate::app::App;
 use crate::auth::Caller;
-use crate::content::store;
 use crate::db::{Args, Conn};
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{FromQuery, Query};
@@ -22,6 +21,7 @@ use crate::{change_requests, clock, ids, params};
 use model::{
     BodyFormat, COMMENT_COLUMNS, Comment, CommentJson, CommentStatus, REPLY_COLUMNS, Reply, ReplyJson, Scope,
 };
+use quire_store::content::store;
 use quire_store::events::{self, Event, Kind};
 use quire_store::members;
 use quire_store::paging::{List, Page, Paging};

@@ -2,14 +2,8 @@
 //! from a change request; written through change request batches and templates.
 
 mod api;
-pub mod attempts;
-pub mod derived;
-pub mod init;
-pub mod main;
-pub mod objects;
 mod read;
 pub mod render;
-pub mod store;
 pub mod template;
 pub mod write;
 
@@ -23,9 +17,9 @@ use crate::change_requests::{self, ChangeRequest};
 use crate::db::Conn;
 use crate::error::{ApiError, ApiResult};
 use crate::paths::RouteIds;
+use quire_store::content::store::StoredTree;
 use quire_store::spaces::{self, SpaceFor};
 use render::Context;
-use store::StoredTree;
 
 pub fn routes() -> OpenApiRouter<App> {
     OpenApiRouter::default()
@@ -141,7 +135,7 @@ pub fn open_space(c: &mut dyn Conn, app: &App, space: SpaceFor, source: &Source)
             (cr.revision.clone(), Some(cr))
         }
     };
-    let stored = store::load_tree(c, &app.content, space_id, &revision)?;
+    let stored = quire_store::content::store::load_tree(c, &app.content, space_id, &revision)?;
     Ok(Opened {
         space,
         stored,

@@ -5,11 +5,12 @@ use quire_content::Document;
 use serde::Serialize;
 
 use super::render::{self, FileJson, PageJson, ReadOptions, ReusableJson, RevisionJson};
-use super::{Opened, Source, open_space, store};
+use super::{Opened, Source, open_space};
 use crate::app::App;
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::Path;
+use quire_store::content::store;
 use quire_store::paging::{List, Page};
 use quire_store::spaces::SpaceFor;
 
@@ -385,7 +386,7 @@ pub async fn get_document(
         .db
         .read(move |c| {
             quire_store::spaces::load_active(c, &space_id, &caller.user_id)?;
-            let is_document = super::objects::is_document(c, &space_id, &document_id)?;
+            let is_document = quire_store::content::objects::is_document(c, &space_id, &document_id)?;
             if !is_document {
                 return Err(ApiError::not_found(format!(
                     "document {document_id:?} not found in this space"

@@ -9,11 +9,11 @@ use quire_content::tree::{FileEntry, PageEntry, PageKind, ReusableEntry, Tree, T
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use super::store::StoredTree;
 use crate::clock;
 use crate::error::ApiError;
 use crate::extract::Query;
 use crate::urls::Urls;
+use quire_store::content::store::StoredTree;
 use quire_store::spaces::Visibility;
 
 /// Where rendered content lives, for its URLs.

@@ -19,7 +19,6 @@ use quire_content::document::ContentRef;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::store::{self, NewRevision};
 use crate::app::App;
 use crate::auth::Caller;
 use crate::change_requests::ChangeRequest;
@@ -28,6 +27,7 @@ use crate::error::{ApiError, ApiResult, ErrorEnvelope};
 use crate::extract::{Json, Path};
 use crate::paths::SpacePath;
 use crate::{clock, ids, params};
+use quire_store::content::store::{self, NewRevision};
 use quire_store::permissions::SpaceAction;
 use quire_store::spaces;
 use quire_store::spaces::SpaceFor;
@@ -254,7 +254,7 @@ pub fn apply_to_main(
     template: &TemplateRequest,
     user_id: &str,
 ) -> ApiResult<()> {
-    let main = super::main::lock_main(c, space_id)?;
+    let main = quire_store::main_revision::lock_main(c, space_id)?;
     let base = store::load_tree(c, &app.content, space_id, &main)?;
     let outcome = apply(c, app, space_id, &base, template)?;
     let written = store::write_revision(
@@ -272,7 +272,14 @@ pub fn apply_to_main(
         outcome.tree,
         &outcome.documents,
     )?;
-    super::main::advance(c, app, space_id, &main, written.id(), user_id)
+    Ok(quire_store::main_revision::advance(
+        c,
+        &app.content,
+        space_id,
+        &main,
+        written.id(),
+        user_id,
+    )?)
 }
 
 #[derive(Deserialize)]

@@ -14,9 +14,7 @@ use quire_content::tree::FileEntry;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::attempts::Attempts;
 use super::render::{self, FileJson};
-use super::store::{self, NewRevision};
 use crate::app::App;
 use crate::auth::Caller;
 use crate::change_requests::{self, ChangeRequest, ChangeRequestJson};
@@ -24,7 +22,10 @@ use crate::db::{Conn, for_update};
 use crate::error::{ApiError, ApiResult, ErrorEnvelope};
 use crate::extract::{FromQuery, Json, Path, Query, QueryOf};
 use crate::paths::ChangeRequestPath;
-use crate::{clock, file_blobs, files, ids, params};
+use crate::{clock, files, ids, params};
+use quire_store::content::attempts::Attempts;
+use quire_store::content::store::{self, NewRevision};
+use quire_store::files as file_blobs;
 use quire_store::permissions::SpaceAction;
 use quire_store::spaces;
 use quire_store::spaces::SpaceFor;
@@ -184,7 +185,7 @@ async fn prepare_files(
             Ok((entries, stored.hashes))
         }
         Err(e) => {
-            file_blobs::release(app, space_id, stored.added).await;
+            file_blobs::release(&app.store, space_id, stored.added).await;
             Err(e)
         }
     }
@@ -237,7 +238,7 @@ async fn store_files(
     store_ready(app, space_id, org_id, ready, stored).await?;
     for file in by_url {
         let Source::Url(url) = &file.source else { continue };
-        let (bytes, fetched_type) = files::fetch_public(url, files::MAX_FETCH_BYTES)
+        let (bytes, fetched_type) = files::fetch_public(url, file_blobs::MAX_FETCH_BYTES)
             .await
             .map_err(|e| ApiError::bad_request(format!("{}: {e}", file.at)))?;
         let content_type = file
@@ -274,7 +275,7 @@ async fn store_ready(
         .zip(&hashes)
         .map(|(f, h)| (h.clone(), f.bytes.len() as u64))
         .collect();
-    let quotas = file_blobs::Quotas::of(app);
+    let quotas = file_blobs::Quotas::of(&app.store.settings);
     let (space, org) = (space_id.to_string(), org_id.to_string());
     let now = clock::now_ms();
     let added = app
@@ -283,7 +284,7 @@ async fn store_ready(
         .await?;
     stored.added.extend(added.into_iter().map(|h| (h, now)));
     for (file, hash) in ready.into_iter().zip(hashes) {
-        let entry = files::file_entry(&file.name, &file.content_type, &file.bytes, hash.clone());
+        let entry = file_blobs::file_entry(&file.name, &file.content_type, &file.bytes, hash.clone());
         app.blobs.put_hashed(space_id, &hash, file.bytes).await?;
         stored
             .entries
@@ -332,10 +333,10 @@ fn check_file(change: usize, index: usize, file: &FileInput) -> Result<PendingFi
             let bytes = base64::engine::general_purpose::STANDARD
                 .decode(data.trim())
                 .map_err(|e| format!("`base64` is not valid base64: {e}"))?;
-            if bytes.len() > files::MAX_BASE64_BYTES {
+            if bytes.len() > file_blobs::MAX_BASE64_BYTES {
                 return Err(format!(
                     "`base64` holds more than {} bytes: upload larger files by `url`",
-                    files::MAX_BASE64_BYTES
+                    file_blobs::MAX_BASE64_BYTES
                 ));
             }
             Source::Bytes(Bytes::from(bytes))

@@ -3,8 +3,8 @@
 
 use axum::extract::State;
 
-use super::model::{LinkList, Location};
 use super::read::{self, LinksQuery};
+use super::wire::{LinkList, Location};
 use crate::app::App;
 use crate::auth::Caller;
 use crate::error::ApiResult;

@@ -7,9 +7,8 @@
 //! are usually few (see docs/decisions.md, "Links").
 
 mod api;
-pub mod index;
-pub mod model;
 mod read;
+pub mod wire;
 
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;

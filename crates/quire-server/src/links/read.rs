@@ -2,17 +2,16 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use super::model::{
-    BrokenStats, Kind, LinkItem, LinkList, Location, Stats, Status, Target, Where, links_of_document,
-};
+use super::wire::{BrokenStats, LinkItem, LinkList, Location, Stats, Where, status_from_query};
 use crate::app::App;
 use crate::auth::Caller;
-use crate::content::store::{self, StoredTree};
 use crate::content::{Opened, open_path};
 use crate::db::{Args, Conn, DbError, like_prefix};
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{FromQuery, Query, param};
 use crate::paths::RouteIds;
+use quire_store::content::store::{self, StoredTree};
+use quire_store::links::model::{Kind, Status, Target, links_of_document};
 use quire_store::paging::{List, Page, Paging};
 
 /// The query of the links lists: `status` and paging.
@@ -29,7 +28,7 @@ pub struct LinksQuery {
 impl FromQuery for LinksQuery {
     fn from_query(query: &Query) -> ApiResult<LinksQuery> {
         Ok(LinksQuery {
-            status: Status::from_query(query)?,
+            status: status_from_query(query)?,
             paging: Paging::from_query(query)?,
         })
     }
@@ -301,7 +300,12 @@ fn main_tree(c: &mut dyn Conn, app: &App, opened: &Opened) -> ApiResult<std::syn
         .revision
         .as_deref()
         .ok_or_else(|| ApiError::internal("space without revision"))?;
-    store::load_tree(c, &app.content, &opened.space.space.id, revision)
+    Ok(store::load_tree(
+        c,
+        &app.content,
+        &opened.space.space.id,
+        revision,
+    )?)
 }
 
 /// What backlinks are asked about.

@@ -5,9 +5,6 @@
 //! are answered by the engine's full-text index. What a hit shows (paths, URLs, ancestors) comes
 //! from the revision's page tree, which each process caches.
 
-pub mod index;
-pub mod query;
-
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -18,15 +15,15 @@ use serde::Serialize;
 use crate::app::App;
 use crate::auth::Caller;
 use crate::content::render::Context;
-use crate::content::store::{self, RenderedKey, StoredTree};
 use crate::db::fulltext::FtsQuery;
 use crate::db::{Args, Conn};
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{FromQuery, Path, Query, QueryOf};
 use crate::paths::{OrgPath, SpacePath};
-use query::{After, PageMatch, Scope};
 use quire_store::access::AccessContext;
+use quire_store::content::store::{self, RenderedKey, StoredTree};
 use quire_store::paging::{List, Page, Paging};
+use quire_store::search::query::{self, After, PageMatch, Scope};
 use quire_store::spaces::{self as space_model, Space};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;

@@ -581,7 +581,7 @@ async fn an_imported_folder_with_a_summary_yields_its_tree_and_working_links() {
     .unwrap();
     let (db, blobs, space_id, dir_path) = (app.db.clone(), app.blobs(), space.clone(), root.to_path_buf());
     let imported = tokio::task::spawn_blocking(move || {
-        quire_server::import::import_space(&db, &blobs, &space_id, &dir_path)
+        quire_store::import::import_space(&db, &blobs, &space_id, &dir_path)
     })
     .await
     .unwrap()

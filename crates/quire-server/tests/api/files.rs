@@ -216,24 +216,18 @@ async fn unreferenced_file_bytes_are_collected_after_the_retention() {
 
     // Within the retention nothing goes.
     let now = quire_server::clock::now_ms();
-    let done = quire_server::file_blobs::collect(app.server(), now)
-        .await
-        .unwrap();
+    let done = quire_store::files::collect(app.server(), now).await.unwrap();
     assert_eq!(done.blobs, 0);
     assert_eq!(app.stored_blobs(&space).await, all);
 
     // After it, the archived change request's and the failed batch's bytes go, once.
     let later = now + 3 * 86_400_000 + 60_000;
-    let done = quire_server::file_blobs::collect(app.server(), later)
-        .await
-        .unwrap();
+    let done = quire_store::files::collect(app.server(), later).await.unwrap();
     assert_eq!(done.blobs, 2, "{done:?}");
     assert_eq!(done.bytes, 2 * LEN as u64);
     let kept: std::collections::BTreeSet<String> = [1, 3, 5].iter().map(|s| hash(*s, LEN)).collect();
     assert_eq!(app.stored_blobs(&space).await, kept);
-    let again = quire_server::file_blobs::collect(app.server(), later)
-        .await
-        .unwrap();
+    let again = quire_store::files::collect(app.server(), later).await.unwrap();
     assert_eq!(again.blobs, 0);
 
     // What main and the open change request reference still downloads.
@@ -262,7 +256,7 @@ async fn unreferenced_file_bytes_are_collected_after_the_retention() {
     .await
     .expect(200);
     assert!(app.stored_blobs(&space).await.contains(&hash(2, LEN)));
-    let done = quire_server::file_blobs::collect(app.server(), later + 60_000)
+    let done = quire_store::files::collect(app.server(), later + 60_000)
         .await
         .unwrap();
     assert_eq!(done.blobs, 0, "bytes an open change request references are kept");
@@ -287,7 +281,7 @@ async fn the_collection_job_is_scheduled_once_per_database() {
     let schedule = db.clone();
     tokio::task::spawn_blocking(move || {
         schedule
-            .write_sync(|c| quire_server::file_blobs::schedule(c, quire_server::clock::now_ms()))
+            .write_sync(|c| quire_store::files::schedule(c, quire_server::clock::now_ms()))
             .unwrap()
     })
     .await
@@ -371,15 +365,11 @@ async fn files_of_revisions_written_before_the_index_are_indexed_before_collecti
     .unwrap();
     // The first collection indexes them; what it finds gets a whole retention from then on.
     let now = quire_server::clock::now_ms();
-    let done = quire_server::file_blobs::collect(app.server(), now)
-        .await
-        .unwrap();
+    let done = quire_store::files::collect(app.server(), now).await.unwrap();
     assert_eq!(done.blobs, 0, "{done:?}");
     assert_eq!(app.stored_blobs(&space).await.len(), 3);
     let later = now + 3 * 86_400_000 + 60_000;
-    let done = quire_server::file_blobs::collect(app.server(), later)
-        .await
-        .unwrap();
+    let done = quire_store::files::collect(app.server(), later).await.unwrap();
     assert_eq!(done.blobs, 1, "{done:?}");
     let kept: std::collections::BTreeSet<String> = [1, 3].iter().map(|s| hash(*s, LEN)).collect();
     assert_eq!(app.stored_blobs(&space).await, kept);

@@ -492,12 +492,11 @@ async fn links_to_missing_targets_of_an_import_are_broken() {
     )
     .unwrap();
     let (db, blobs, space_id) = (app.db.clone(), app.blobs(), space.clone());
-    let imported = tokio::task::spawn_blocking(move || {
-        quire_server::import::import_space(&db, &blobs, &space_id, &root)
-    })
-    .await
-    .unwrap()
-    .unwrap();
+    let imported =
+        tokio::task::spawn_blocking(move || quire_store::import::import_space(&db, &blobs, &space_id, &root))
+            .await
+            .unwrap()
+            .unwrap();
     assert!(
         imported.warnings.iter().any(|w| w.contains("../nope.md")),
         "{:?}",

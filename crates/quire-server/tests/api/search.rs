@@ -467,8 +467,8 @@ async fn spaces_without_an_index_are_indexed_at_start() {
     assert_eq!(none["count"], 0);
     let db = app.db.clone();
     let indexed = tokio::task::spawn_blocking(move || {
-        let cache = quire_server::content::store::ContentCache::default();
-        quire_server::content::derived::catch_up(&db, &cache).unwrap()
+        let cache = quire_store::content::store::ContentCache::default();
+        quire_store::main_revision::catch_up(&db, &cache).unwrap()
     })
     .await
     .unwrap();

@@ -108,7 +108,7 @@ pub(super) async fn create_space(
             )?;
             siblings::place(c, &org_id, body.parent.as_deref(), (Kind::Space, &id), None)?;
             let empty = body.empty || template.is_some();
-            crate::content::init::init_space(c, &app2.content, &id, empty, &caller.user_id)?;
+            quire_store::main_revision::init::init_space(c, &app2.content, &id, empty, &caller.user_id)?;
             if let Some(template) = &template {
                 crate::content::template::apply_to_main(c, &app2, &id, template, &caller.user_id)?;
             }
@@ -149,7 +149,7 @@ pub(super) async fn duplicate_space(
     let user = caller.user_id.clone();
     let id = ids::new_id();
     let new_id = id.clone();
-    let quotas = crate::file_blobs::Quotas::of(&app);
+    let quotas = quire_store::files::Quotas::of(&app.store.settings);
     let (source, revision, blobs) = app
         .db
         .read_blocking(move |c| {
@@ -165,7 +165,7 @@ pub(super) async fn duplicate_space(
                 .revision
                 .clone()
                 .ok_or_else(|| ApiError::internal("space without revision"))?;
-            let tree = crate::content::store::load_tree(c, &app2.content, &space_id, &revision)?;
+            let tree = quire_store::content::store::load_tree(c, &app2.content, &space_id, &revision)?;
             let blobs: Vec<(String, u64)> = tree
                 .tree
                 .files
@@ -173,7 +173,7 @@ pub(super) async fn duplicate_space(
                 .map(|f| (f.blob.clone(), f.size))
                 .collect();
             let bytes = blobs.iter().map(|(_, size)| size).sum();
-            crate::file_blobs::check_room(c, &quotas, &new_id, &source.space.org_id, bytes)?;
+            quire_store::files::check_room(c, &quotas, &new_id, &source.space.org_id, bytes)?;
             Ok::<_, ApiError>((source, revision, blobs))
         })
         .await?;
@@ -217,7 +217,7 @@ async fn create_copy(
         blobs.to_vec(),
         caller.user_id.clone(),
     );
-    let quotas = crate::file_blobs::Quotas::of(app);
+    let quotas = quire_store::files::Quotas::of(&app.store.settings);
     app.db
         .write(move |c| {
             let s = &source.space;
@@ -237,8 +237,8 @@ async fn create_copy(
                  SELECT organization_id, target_kind, ?2, user_id, team_id, role, ?3 FROM grants WHERE target_id = ?1",
                 params![s.id.clone(), id.clone(), now],
             )?;
-            crate::content::init::copy_content(c, &app2.content, &s.id, &revision, &id, &user)?;
-            crate::file_blobs::reserve(c, &quotas, &id, &s.org_id, &blobs, now)?;
+            quire_store::main_revision::init::copy_content(c, &app2.content, &s.id, &revision, &id, &user)?;
+            quire_store::files::reserve(c, &quotas, &id, &s.org_id, &blobs, now)?;
             let after = siblings::Pointer { kind: Kind::Space, space: Some(s.id.clone()), collection: None };
             let position = siblings::Position { before: None, after: Some(after) };
             siblings::place(c, &s.org_id, s.parent.as_deref(), (Kind::Space, &id), Some(&position))?;

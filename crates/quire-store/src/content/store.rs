@@ -14,7 +14,7 @@ use quire_content::tree::{Tree, TreeIndex};
 use quire_content::{Document, changes};
 
 use crate::db::{Conn, DbError};
-use crate::error::{ApiError, ApiResult};
+use crate::error::{StoreError, StoreResult};
 use crate::{clock, ids, params};
 
 /// A revision's metadata and content.
@@ -124,7 +124,7 @@ impl From<Document> for CachedDocument {
 
 impl CachedDocument {
     /// Parses a document's stored JSON.
-    pub fn parse(json: &[u8]) -> ApiResult<CachedDocument> {
+    pub fn parse(json: &[u8]) -> StoreResult<CachedDocument> {
         let document = serde_json::from_slice(json).map_err(|e| decode_error("a stored document", e))?;
         Ok(CachedDocument {
             document,
@@ -297,11 +297,11 @@ impl ContentCache {
 }
 
 /// A 500 whose log line names what is unreadable; the client learns nothing of it.
-fn decode_error(what: impl std::fmt::Display, e: impl std::fmt::Display) -> ApiError {
+fn decode_error(what: impl std::fmt::Display, e: impl std::fmt::Display) -> StoreError {
     DbError::stored(what, e).into()
 }
 
-quire_store::columns! {
+crate::columns! {
     /// The columns of a revision that [`load_tree`] reads.
     struct RevisionCols of "revisions" {
         id: "id",
@@ -321,7 +321,7 @@ pub fn load_tree(
     cache: &ContentCache,
     space_id: &str,
     revision_id: &str,
-) -> ApiResult<Arc<StoredTree>> {
+) -> StoreResult<Arc<StoredTree>> {
     if let Some(tree) = cache.trees.get(revision_id) {
         if tree.meta.space_id == space_id {
             return Ok(tree);
@@ -336,7 +336,7 @@ pub fn load_tree(
     const R: RevisionCols = RevisionCols::AT;
     let row = c
         .query_opt(&SQL, params![revision_id, space_id])?
-        .ok_or_else(|| ApiError::not_found(format!("revision {revision_id:?} not found in this space")))?;
+        .ok_or_else(|| StoreError::not_found(format!("revision {revision_id:?} not found in this space")))?;
     let parents: String = row.col(R.parents)?;
     let root_text: String = row.col(R.root)?;
     let meta = RevisionMeta {
@@ -380,7 +380,7 @@ pub fn load_tree(
 
 /// Loads objects by hash (documents whole), in chunks that stay under every engine's
 /// parameter limit.
-fn load_objects(c: &mut dyn Conn, space_id: &str, hashes: &[&str]) -> ApiResult<Vec<(String, String)>> {
+fn load_objects(c: &mut dyn Conn, space_id: &str, hashes: &[&str]) -> StoreResult<Vec<(String, String)>> {
     super::objects::load(c, space_id, hashes)
 }
 
@@ -390,7 +390,7 @@ pub fn load_document(
     cache: &ContentCache,
     space_id: &str,
     hash: &str,
-) -> ApiResult<Arc<CachedDocument>> {
+) -> StoreResult<Arc<CachedDocument>> {
     let key = (space_id.to_string(), hash.to_string());
     if let Some(doc) = cache.document(&key) {
         return Ok(doc);
@@ -409,7 +409,7 @@ pub fn owned_document(
     cache: &ContentCache,
     space_id: &str,
     hash: &str,
-) -> ApiResult<Document> {
+) -> StoreResult<Document> {
     if let Some(doc) = cache.document(&(space_id.to_string(), hash.to_string())) {
         return Ok(doc.document.clone());
     }
@@ -417,7 +417,7 @@ pub fn owned_document(
 }
 
 /// A stored document, parsed, with the length of its JSON.
-fn read_document(c: &mut dyn Conn, space_id: &str, hash: &str) -> ApiResult<(Document, usize)> {
+fn read_document(c: &mut dyn Conn, space_id: &str, hash: &str) -> StoreResult<(Document, usize)> {
     let body = load_objects(c, space_id, &[hash])?
         .pop()
         .map(|(_, body)| body)
@@ -431,7 +431,7 @@ fn read_document(c: &mut dyn Conn, space_id: &str, hash: &str) -> ApiResult<(Doc
 /// apart itself (most merges of a large page parse none of its versions; see
 /// `quire_content::raw_document`). Read in one query; never cached: the document cache keeps
 /// parsed documents, and reading the text again costs a fraction of parsing it.
-pub fn document_texts(c: &mut dyn Conn, space_id: &str, hashes: &[&str]) -> ApiResult<Vec<String>> {
+pub fn document_texts(c: &mut dyn Conn, space_id: &str, hashes: &[&str]) -> StoreResult<Vec<String>> {
     let mut wanted: Vec<&str> = hashes.to_vec();
     wanted.sort_unstable();
     wanted.dedup();
@@ -448,7 +448,7 @@ pub fn document_texts(c: &mut dyn Conn, space_id: &str, hashes: &[&str]) -> ApiR
                 read.remove(*hash)
             };
             text.ok_or_else(|| {
-                ApiError::from(DbError::Other(format!(
+                StoreError::from(DbError::Other(format!(
                     "document {hash} of space {space_id:?} is missing"
                 )))
             })
@@ -462,7 +462,7 @@ pub fn load_documents(
     cache: &ContentCache,
     space_id: &str,
     hashes: &[&str],
-) -> ApiResult<std::collections::HashMap<String, Arc<CachedDocument>>> {
+) -> StoreResult<std::collections::HashMap<String, Arc<CachedDocument>>> {
     let mut out = std::collections::HashMap::new();
     let mut missing = Vec::new();
     for h in hashes {
@@ -491,7 +491,7 @@ pub fn load_documents(
 }
 
 /// Stores objects (documents, buckets); objects already stored are left alone.
-pub fn put_objects(c: &mut dyn Conn, space_id: &str, objects: &[(String, Vec<u8>)]) -> ApiResult<()> {
+pub fn put_objects(c: &mut dyn Conn, space_id: &str, objects: &[(String, Vec<u8>)]) -> StoreResult<()> {
     super::objects::put(c, space_id, objects)
 }
 
@@ -514,7 +514,7 @@ pub fn write_revision(
     base: Option<&StoredTree>,
     tree: Tree,
     documents: &[(String, Vec<u8>)],
-) -> ApiResult<Arc<StoredTree>> {
+) -> StoreResult<Arc<StoredTree>> {
     let (root, bucket_writes) = buckets::store(&tree, base.map(|b| (&b.tree, &b.root)));
     put_objects(c, new.space_id, documents)?;
     put_objects(c, new.space_id, &bucket_writes)?;
@@ -540,7 +540,7 @@ pub fn write_revision(
     // The files it introduces over its base, for collecting unreferenced bytes (a base of
     // another space, when duplicating one, introduces nothing here).
     let same_space = base.filter(|b| b.meta.space_id == new.space_id);
-    crate::file_blobs::record_refs(
+    super::file_refs::record_refs(
         c,
         new.space_id,
         &id,
@@ -580,7 +580,7 @@ pub struct Loader<'c> {
     conn: std::cell::RefCell<&'c mut dyn Conn>,
     cache: &'c ContentCache,
     space_id: &'c str,
-    failure: std::cell::RefCell<Option<ApiError>>,
+    failure: std::cell::RefCell<Option<StoreError>>,
 }
 
 impl<'c> Loader<'c> {
@@ -593,7 +593,7 @@ impl<'c> Loader<'c> {
         }
     }
 
-    fn keep<T>(&self, result: ApiResult<T>) -> Option<T> {
+    fn keep<T>(&self, result: StoreResult<T>) -> Option<T> {
         result
             .map_err(|e| {
                 self.failure.borrow_mut().get_or_insert(e);
@@ -647,7 +647,7 @@ impl<'c> Loader<'c> {
     }
 
     /// `value`, unless a read failed meanwhile.
-    pub fn finish<T>(self, value: T) -> ApiResult<T> {
+    pub fn finish<T>(self, value: T) -> StoreResult<T> {
         match self.failure.into_inner() {
             Some(e) => Err(e),
             None => Ok(value),

@@ -8,10 +8,10 @@ use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::access::AccessContext;
 use crate::db::fulltext::{self, FtsQuery, SECTIONS_PER_KEY};
 use crate::db::{Args, Conn};
-use crate::error::ApiResult;
-use quire_store::access::AccessContext;
+use crate::error::StoreResult;
 
 /// Matching sections read per page hit, best first.
 pub const SECTIONS_PER_PAGE: i64 = 5;
@@ -95,7 +95,7 @@ fn hits_cte(c: &dyn Conn, args: &mut Args, query: &FtsQuery, scope: &Scope<'_>) 
     }
 }
 
-quire_store::columns! {
+crate::columns! {
     /// A page a search matched, ranked (see [`search`]).
     struct MatchCols of "search_pages" {
         key: "t.pk",
@@ -123,7 +123,7 @@ pub fn search(
     scope: &Scope<'_>,
     after: Option<&After>,
     fetch: i64,
-) -> ApiResult<(Vec<PageMatch>, u64)> {
+) -> StoreResult<(Vec<PageMatch>, u64)> {
     let mut args = Args::default();
     let hits = hits_cte(c, &mut args, query, scope);
     let mut keyset = String::new();
@@ -229,7 +229,7 @@ pub fn search(
     Ok((pages, total))
 }
 
-quire_store::columns! {
+crate::columns! {
     /// A section found by a search.
     struct SectionCols of "search_sections" {
         id: "id",
@@ -243,7 +243,7 @@ quire_store::columns! {
 fn read_sections(
     c: &mut dyn Conn,
     ids: impl Iterator<Item = i64>,
-) -> ApiResult<HashMap<i64, (String, String, String)>> {
+) -> StoreResult<HashMap<i64, (String, String, String)>> {
     let ids: Vec<i64> = ids.collect();
     let mut out = HashMap::with_capacity(ids.len());
     for chunk in ids.chunks(500) {
@@ -267,7 +267,7 @@ fn read_sections(
 }
 
 /// The number of matching pages.
-fn count(c: &mut dyn Conn, query: &FtsQuery, scope: &Scope<'_>) -> ApiResult<u64> {
+fn count(c: &mut dyn Conn, query: &FtsQuery, scope: &Scope<'_>) -> StoreResult<u64> {
     let mut args = Args::default();
     let hits = hits_cte(c, &mut args, query, scope);
     let n: i64 = c

@@ -9,11 +9,11 @@ use std::collections::HashMap;
 use quire_content::search_text::index_text;
 use quire_content::{Section, sections};
 
-use crate::content::derived::Changes;
+use crate::content::diff::Changes;
 use crate::content::store::{self, ContentCache};
 use crate::db::fulltext::{self, SECTIONS_PER_KEY, SectionRow};
 use crate::db::{Args, Conn};
-use crate::error::{ApiError, ApiResult};
+use crate::error::{StoreError, StoreResult};
 use crate::params;
 
 /// Most characters of a section's text kept to be shown (the excerpt is cut from them).
@@ -23,7 +23,7 @@ const SHOWN_BODY_CHARS: usize = 4_000;
 const DOCUMENTS_AT_ONCE: usize = 200;
 
 /// Removes every row of a space.
-pub fn clear(c: &mut dyn Conn, space_id: &str) -> ApiResult<()> {
+pub fn clear(c: &mut dyn Conn, space_id: &str) -> StoreResult<()> {
     c.execute(
         "DELETE FROM search_sections WHERE space_id = ?1",
         params![space_id],
@@ -33,7 +33,7 @@ pub fn clear(c: &mut dyn Conn, space_id: &str) -> ApiResult<()> {
 }
 
 /// Applies `changes` to the rows of a space.
-pub fn apply(c: &mut dyn Conn, cache: &ContentCache, space_id: &str, changes: &Changes) -> ApiResult<()> {
+pub fn apply(c: &mut dyn Conn, cache: &ContentCache, space_id: &str, changes: &Changes) -> StoreResult<()> {
     for chunk in changes.search_remove.chunks(500) {
         remove(c, space_id, chunk)?;
     }
@@ -47,7 +47,7 @@ pub fn apply(c: &mut dyn Conn, cache: &ContentCache, space_id: &str, changes: &C
             let key = keys
                 .get(page.id.as_str())
                 .copied()
-                .ok_or_else(|| ApiError::internal(format!("no search key for page {:?}", page.id)))?;
+                .ok_or_else(|| StoreError::internal(format!("no search key for page {:?}", page.id)))?;
             let first = key * SECTIONS_PER_KEY;
             texts.push((
                 first,
@@ -79,7 +79,7 @@ pub fn apply(c: &mut dyn Conn, cache: &ContentCache, space_id: &str, changes: &C
 }
 
 /// Removes the rows of some pages.
-fn remove(c: &mut dyn Conn, space_id: &str, pages: &[String]) -> ApiResult<()> {
+fn remove(c: &mut dyn Conn, space_id: &str, pages: &[String]) -> StoreResult<()> {
     let mut args = Args::default();
     let space = args.arg(space_id);
     let list = args.list(pages.iter().map(String::as_str));
@@ -106,7 +106,7 @@ fn page_keys<'a>(
     c: &mut dyn Conn,
     space_id: &str,
     pages: impl Iterator<Item = &'a str>,
-) -> ApiResult<HashMap<String, i64>> {
+) -> StoreResult<HashMap<String, i64>> {
     let mut args = Args::default();
     let space = args.arg(space_id);
     let values: Vec<String> = pages.map(|p| format!("({space}, {})", args.arg(p))).collect();

@@ -8,10 +8,11 @@ use bytes::Bytes;
 use quire_content::import::{ImportContext, ImportFile, import_folder};
 use quire_content::tree::FileEntry;
 
+use crate::blobs::Blobs;
 use crate::content::store::{self, ContentCache, NewRevision};
 use crate::db::Db;
-use crate::error::ApiError;
-use crate::files::{BlobStore, store_file};
+use crate::error::StoreError;
+use crate::files::store_file;
 use crate::{clock, ids, params};
 
 /// What an import did.
@@ -83,7 +84,7 @@ pub fn content_type_of(name: &str) -> &'static str {
 
 /// Imports `dir` into the space's main content. Blocking: runs the object store on its own
 /// small runtime.
-pub fn import_space(db: &Db, blobs: &BlobStore, space_id: &str, dir: &Path) -> Result<Imported, String> {
+pub fn import_space(db: &Db, blobs: &dyn Blobs, space_id: &str, dir: &Path) -> Result<Imported, String> {
     let files = read_folder(dir)?;
     let exists: bool = db
         .read_sync(|c| {
@@ -164,8 +165,8 @@ pub fn import_space(db: &Db, blobs: &BlobStore, space_id: &str, dir: &Path) -> R
             store_file: &mut lookup,
         };
         let outcome =
-            import_folder(files.clone(), &mut ctx).map_err(|e| ApiError::bad_request(e.to_string()))?;
-        let main = crate::content::main::lock_main(c, space_id)?;
+            import_folder(files.clone(), &mut ctx).map_err(|e| StoreError::invalid(e.to_string()))?;
+        let main = crate::main_revision::lock_main(c, space_id)?;
         let written = store::write_revision(
             c,
             &cache,
@@ -185,11 +186,11 @@ pub fn import_space(db: &Db, blobs: &BlobStore, space_id: &str, dir: &Path) -> R
             "UPDATE spaces SET revision_id = ?3, updated_at = ?4 WHERE id = ?1 AND revision_id = ?2",
             params![space_id, &main, written.id(), clock::now_ms()],
         )?;
-        crate::content::derived::main_changed(c, &cache, space_id, &written)?;
-        crate::content::main::updated(c, space_id, &main, written.id(), None)?;
+        crate::main_revision::main_changed(c, &cache, space_id, &written)?;
+        crate::main_revision::updated(c, space_id, &main, written.id(), None)?;
         let blobs: Vec<(String, u64)> = stored.values().map(|e| (e.blob.clone(), e.size)).collect();
-        crate::file_blobs::record_stored(c, space_id, &blobs, clock::now_ms())?;
-        Ok::<_, ApiError>(Imported {
+        crate::files::record_stored(c, space_id, &blobs, clock::now_ms())?;
+        Ok::<_, StoreError>(Imported {
             revision: written.id().to_string(),
             pages: outcome.tree.pages.len(),
             files: outcome.tree.files.len(),

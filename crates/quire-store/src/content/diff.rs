@@ -1,17 +1,13 @@
-//! What a space's main content derives: its search index and its link index. Both describe the
-//! space's current revision and are brought to a new one in the transaction that moves main, by
-//! comparing the revision they describe (`content_indexes`) with the new one: a revision that
+//! How a space's pages and files differ between two revisions, for what main derives: its
+//! search index (`search::index`) and its link index (`links::index`). Both describe the space's
+//! current revision and are brought to a new one in the transaction that moves main
+//! (`main_revision`), by comparing the revision they describe with the new one: a revision that
 //! changes one page of 10,000 re-indexes that page, not the space.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use quire_content::tree::{PageEntry, PageKind, Tree};
-
-use super::store::{self, ContentCache, StoredTree};
-use crate::db::Conn;
-use crate::error::ApiResult;
-use crate::{links, params, search};
 
 /// How a space's pages and files differ between the revision its indexes describe and a new one.
 #[derive(Default)]
@@ -129,72 +125,6 @@ fn hidden_pages(tree: &Tree) -> HashSet<String> {
         .filter(|(_, hidden)| *hidden)
         .map(|(id, _)| id.to_string())
         .collect()
-}
-
-/// Brings the indexes of `space_id` to `new`, which is becoming its main revision. Call it in
-/// the transaction that moves main.
-pub fn main_changed(
-    c: &mut dyn Conn,
-    cache: &ContentCache,
-    space_id: &str,
-    new: &StoredTree,
-) -> ApiResult<()> {
-    let indexed: Option<String> = c.query_scalar(
-        "SELECT revision_id FROM content_indexes WHERE space_id = ?1",
-        params![space_id],
-    )?;
-    if indexed.as_deref() == Some(new.id()) {
-        return Ok(());
-    }
-    let old = match &indexed {
-        Some(revision) => Some(store::load_tree(c, cache, space_id, revision)?),
-        None => {
-            // Nothing describes the space yet (a new space, or one written before the indexes
-            // existed): start from empty.
-            search::index::clear(c, space_id)?;
-            links::index::clear(c, space_id)?;
-            None
-        }
-    };
-    let changes = Changes::between(old.as_ref().map(|o| &o.tree), &new.tree);
-    search::index::apply(c, cache, space_id, &changes)?;
-    links::index::apply(c, cache, space_id, &new.tree, &changes)?;
-    c.execute(
-        "INSERT INTO content_indexes (space_id, revision_id) VALUES (?1, ?2)
-         ON CONFLICT (space_id) DO UPDATE SET revision_id = excluded.revision_id",
-        params![space_id, new.id()],
-    )?;
-    Ok(())
-}
-
-/// Indexes the spaces whose indexes do not describe their main revision (spaces written before
-/// migration 0007), one transaction each. Run at start.
-pub fn catch_up(db: &crate::db::Db, cache: &ContentCache) -> ApiResult<usize> {
-    let stale: Vec<(String, String)> = db.read_sync(|c| {
-        let rows = c.query(
-            "SELECT s.id, s.revision_id FROM spaces s LEFT JOIN content_indexes i ON i.space_id = s.id
-             WHERE s.revision_id IS NOT NULL AND (i.revision_id IS NULL OR i.revision_id <> s.revision_id)",
-            params![],
-        )?;
-        rows.iter()
-            .map(|r| Ok((r.get(0)?, r.get(1)?)))
-            .collect::<Result<Vec<_>, crate::db::DbError>>()
-    })?;
-    for (space_id, _) in &stale {
-        db.write_sync(|c| {
-            // Locked as writers of main lock it: processes starting together index each space
-            // once, the later finding the work done.
-            let revision = match super::main::lock_main(c, space_id) {
-                Ok(revision) => revision,
-                // Purged meanwhile: nothing to index.
-                Err(e) if e.status == axum::http::StatusCode::NOT_FOUND => return Ok(()),
-                Err(e) => return Err(e),
-            };
-            let tree = store::load_tree(c, cache, space_id, &revision)?;
-            main_changed(c, cache, space_id, &tree)
-        })?;
-    }
-    Ok(stale.len())
 }
 
 #[cfg(test)]

@@ -2,9 +2,9 @@
 
 use quire_content::tree::{PageEntry, PageKind, Tree};
 
-use super::store::{self, ContentCache, NewRevision};
+use crate::content::store::{self, ContentCache, NewRevision};
 use crate::db::Conn;
-use crate::error::ApiResult;
+use crate::error::StoreResult;
 use crate::{clock, ids, params};
 
 /// Gives a new space its first revision: one empty page, or none when `empty`.
@@ -14,7 +14,7 @@ pub fn init_space(
     space_id: &str,
     empty: bool,
     user_id: &str,
-) -> ApiResult<String> {
+) -> StoreResult<String> {
     let mut tree = Tree::default();
     let mut documents = Vec::new();
     if !empty {
@@ -22,7 +22,7 @@ pub fn init_space(
         let mut page = PageEntry::new(&ids::new_id(), PageKind::Document, "Untitled", clock::now_ms());
         page.document = Some(hash.clone());
         tree.insert_page(page, None, None)
-            .map_err(|e| crate::error::ApiError::internal(e.to_string()))?;
+            .map_err(|e| crate::error::StoreError::internal(e.to_string()))?;
         documents.push((hash, bytes));
     }
     let stored = store::write_revision(
@@ -44,7 +44,7 @@ pub fn init_space(
         "UPDATE spaces SET revision_id = ?2 WHERE id = ?1",
         params![space_id, stored.id()],
     )?;
-    super::derived::main_changed(c, cache, space_id, &stored)?;
+    super::main_changed(c, cache, space_id, &stored)?;
     Ok(stored.id().to_string())
 }
 
@@ -57,7 +57,7 @@ pub fn copy_content(
     revision: &str,
     target: &str,
     user_id: &str,
-) -> ApiResult<()> {
+) -> StoreResult<()> {
     let stored = store::load_tree(c, cache, source, revision)?;
     let mut hashes: Vec<&str> = stored.root.bucket_hashes().collect();
     hashes.extend(stored.tree.pages.values().filter_map(|p| p.document.as_deref()));
@@ -69,7 +69,7 @@ pub fn copy_content(
             .filter_map(|r| r.document.as_deref()),
     );
     // Blocks a large document keeps apart are objects of their own (see `objects`).
-    let apart = super::objects::blocks_apart(c, source, &hashes)?;
+    let apart = crate::content::objects::blocks_apart(c, source, &hashes)?;
     hashes.extend(apart.iter().map(String::as_str));
     for chunk in hashes.chunks(400) {
         let mut args = crate::db::Args::default();
@@ -103,5 +103,5 @@ pub fn copy_content(
         "UPDATE spaces SET revision_id = ?2 WHERE id = ?1",
         params![target, copy.id()],
     )?;
-    super::derived::main_changed(c, cache, target, &copy)
+    super::main_changed(c, cache, target, &copy)
 }

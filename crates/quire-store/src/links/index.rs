@@ -6,10 +6,10 @@
 use quire_content::tree::Tree;
 
 use super::model::{Kind, links_of_document};
-use crate::content::derived::Changes;
+use crate::content::diff::Changes;
 use crate::content::store::{self, ContentCache};
 use crate::db::{Args, Conn};
-use crate::error::ApiResult;
+use crate::error::StoreResult;
 use crate::params;
 
 /// Rows per multi-row INSERT.
@@ -19,7 +19,7 @@ const CHUNK: usize = 100;
 const DOCUMENTS_AT_ONCE: usize = 200;
 
 /// Removes every row of a space.
-pub fn clear(c: &mut dyn Conn, space_id: &str) -> ApiResult<()> {
+pub fn clear(c: &mut dyn Conn, space_id: &str) -> StoreResult<()> {
     c.execute("DELETE FROM link_refs WHERE space_id = ?1", params![space_id])?;
     Ok(())
 }
@@ -31,7 +31,7 @@ pub fn apply(
     space_id: &str,
     tree: &Tree,
     changes: &Changes,
-) -> ApiResult<()> {
+) -> StoreResult<()> {
     for chunk in changes.documents.chunks(500) {
         let mut args = Args::default();
         let space = args.arg(space_id);
@@ -116,7 +116,7 @@ fn set_broken(
     kinds: &[Kind],
     targets: &[String],
     broken: bool,
-) -> ApiResult<()> {
+) -> StoreResult<()> {
     for chunk in targets.chunks(500) {
         let mut args = Args::default();
         let flag = args.arg(i64::from(broken));

@@ -13,16 +13,12 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
-use axum::http::StatusCode;
-use quire_content::tree::Tree;
-
-use crate::app::App;
+use crate::content::file_refs::record_refs;
 use crate::content::store::{self, ContentCache};
 use crate::db::{Args, Conn, Dialect};
-use crate::error::{ApiError, ApiResult};
-use crate::{clock, params};
-use quire_store::jobs;
-use quire_store::store::Quota;
+use crate::error::{StoreError, StoreResult};
+use crate::store::Quota;
+use crate::{Settings, Store, clock, jobs, params};
 
 pub const COLLECT_JOB: &str = "collect_files";
 /// A mark older than this belongs to a collector that stopped midway: another takes over.
@@ -39,46 +35,11 @@ pub fn collect_interval_ms(retention_ms: i64) -> i64 {
 
 /// Schedules the periodic collection unless it is scheduled already (every process calls this
 /// at start; one job row serves them all).
-pub fn schedule(c: &mut dyn Conn, run_at: i64) -> ApiResult<()> {
-    Ok(jobs::enqueue_once(
-        c,
-        COLLECT_JOB,
-        &serde_json::json!({}),
-        run_at,
-        COLLECT_JOB,
-    )?)
+pub fn schedule(c: &mut dyn Conn, run_at: i64) -> StoreResult<()> {
+    jobs::enqueue_once(c, COLLECT_JOB, &serde_json::json!({}), run_at, COLLECT_JOB)
 }
 
-/// Records which blobs `tree` introduces over `base` (a revision of the same space it derives
-/// from; None: all of them), as references of revision `revision_id`.
-pub fn record_refs(
-    c: &mut dyn Conn,
-    space_id: &str,
-    revision_id: &str,
-    change_request: Option<&str>,
-    base: Option<&Tree>,
-    tree: &Tree,
-) -> ApiResult<()> {
-    let known: HashSet<&str> = base
-        .map(|b| b.files.values().map(|f| f.blob.as_str()).collect())
-        .unwrap_or_default();
-    let introduced: BTreeSet<&str> = tree
-        .files
-        .values()
-        .map(|f| f.blob.as_str())
-        .filter(|h| !known.contains(h))
-        .collect();
-    for hash in introduced {
-        c.execute(
-            "INSERT INTO file_refs (space_id, hash, revision_id, change_request_id) VALUES (?1, ?2, ?3, ?4)
-             ON CONFLICT (space_id, hash, revision_id) DO NOTHING",
-            params![space_id, hash, revision_id, change_request],
-        )?;
-    }
-    Ok(())
-}
-
-quire_store::columns! {
+crate::columns! {
     /// A stored blob that the collection may remove.
     struct BlobCols of "file_blobs" {
         space_id: "space_id",
@@ -87,13 +48,10 @@ quire_store::columns! {
     }
 }
 
-fn busy(hash: &str) -> ApiError {
-    ApiError::new(
-        StatusCode::SERVICE_UNAVAILABLE,
-        format!(
-            "the stored bytes of file {hash} are being removed as unreferenced: send the batch again in a minute"
-        ),
-    )
+fn busy(hash: &str) -> StoreError {
+    StoreError::unavailable(format!(
+        "the stored bytes of file {hash} are being removed as unreferenced: send the batch again in a minute"
+    ))
 }
 
 fn i64_of(n: u64) -> i64 {
@@ -108,10 +66,10 @@ pub struct Quotas {
 }
 
 impl Quotas {
-    pub fn of(app: &App) -> Quotas {
+    pub fn of(settings: &Settings) -> Quotas {
         Quotas {
-            space: app.store.settings.space_storage_quota.clone(),
-            org: app.store.settings.org_storage_quota.clone(),
+            space: settings.space_storage_quota.clone(),
+            org: settings.org_storage_quota.clone(),
         }
     }
 }
@@ -127,7 +85,7 @@ pub fn reserve(
     org_id: &str,
     blobs: &[(String, u64)],
     now: i64,
-) -> ApiResult<Vec<String>> {
+) -> StoreResult<Vec<String>> {
     let blobs: BTreeMap<&str, u64> = blobs.iter().map(|(h, s)| (h.as_str(), *s)).collect();
     if blobs.is_empty() {
         return Ok(Vec::new());
@@ -177,7 +135,7 @@ pub fn check_room(
     space_id: &str,
     org_id: &str,
     added: u64,
-) -> ApiResult<()> {
+) -> StoreResult<()> {
     if added == 0 {
         return Ok(());
     }
@@ -196,11 +154,11 @@ pub fn check_room(
 /// fit in a quota): removes the blobs it added to the space, unless another upload touched them
 /// since (`touched` is the time it recorded them) or a revision references them. Best effort:
 /// what is left is collected after the retention.
-pub async fn release(app: &App, space_id: &str, added: Vec<(String, i64)>) {
+pub async fn release(store: &Store, space_id: &str, added: Vec<(String, i64)>) {
     for (hash, touched) in added {
         let now = clock::now_ms();
         let (s, h) = (space_id.to_string(), hash.clone());
-        let claimed = app
+        let claimed = store
             .db
             .write(move |c| {
                 c.execute(
@@ -210,12 +168,12 @@ pub async fn release(app: &App, space_id: &str, added: Vec<(String, i64)>) {
                                          WHERE r.space_id = file_blobs.space_id AND r.hash = file_blobs.hash)",
                     params![s.clone(), h.clone(), touched, now],
                 )
-                .map_err(ApiError::from)
+                .map_err(StoreError::from)
             })
             .await;
         let outcome = match claimed {
             Ok(0) => Ok(()),
-            Ok(_) => remove_claimed(app, space_id, &hash, now).await,
+            Ok(_) => remove_claimed(store, space_id, &hash, now).await,
             Err(e) => Err(e),
         };
         if let Err(e) = outcome {
@@ -225,32 +183,30 @@ pub async fn release(app: &App, space_id: &str, added: Vec<(String, i64)>) {
 }
 
 /// Deletes the bytes of a blob claimed with the mark `mark`, then its row.
-async fn remove_claimed(app: &App, space_id: &str, hash: &str, mark: i64) -> ApiResult<()> {
-    app.blobs.delete(space_id, hash).await?;
+async fn remove_claimed(store: &Store, space_id: &str, hash: &str, mark: i64) -> StoreResult<()> {
+    store.blobs.delete(space_id, hash).await?;
     let (s, h) = (space_id.to_string(), hash.to_string());
-    app.db
+    store
+        .db
         .write(move |c| {
             c.execute(
                 "DELETE FROM file_blobs WHERE space_id = ?1 AND hash = ?2 AND collecting_at = ?3",
                 params![s.clone(), h.clone(), mark],
             )
-            .map_err(ApiError::from)
+            .map_err(StoreError::from)
         })
         .await?;
     Ok(())
 }
 
-fn check(quota: &Quota, what: &str, id: &str, used: u64, added: u64) -> ApiResult<()> {
+fn check(quota: &Quota, what: &str, id: &str, used: u64, added: u64) -> StoreResult<()> {
     if used.saturating_add(added) <= quota.bytes {
         return Ok(());
     }
-    Err(ApiError::new(
-        StatusCode::PAYLOAD_TOO_LARGE,
-        format!(
-            "these files would exceed the {what} storage quota of {} ({} bytes): {what} {id:?} stores {used} bytes of files and the upload adds {added}",
-            quota.text, quota.bytes
-        ),
-    ))
+    Err(StoreError::too_large(format!(
+        "these files would exceed the {what} storage quota of {} ({} bytes): {what} {id:?} stores {used} bytes of files and the upload adds {added}",
+        quota.text, quota.bytes
+    )))
 }
 
 /// An advisory lock key for an organization's uploads.
@@ -263,7 +219,7 @@ fn lock_key(org_id: &str) -> i64 {
 }
 
 /// The bytes of files a space stores (each blob once).
-pub fn space_bytes(c: &mut dyn Conn, space_id: &str) -> ApiResult<u64> {
+pub fn space_bytes(c: &mut dyn Conn, space_id: &str) -> StoreResult<u64> {
     Ok(c.query_scalar::<u64>(
         "SELECT CAST(COALESCE(SUM(size), 0) AS BIGINT) FROM file_blobs WHERE space_id = ?1",
         params![space_id],
@@ -272,7 +228,7 @@ pub fn space_bytes(c: &mut dyn Conn, space_id: &str) -> ApiResult<u64> {
 }
 
 /// The bytes of files the spaces of an organization store together.
-pub fn org_bytes(c: &mut dyn Conn, org_id: &str) -> ApiResult<u64> {
+pub fn org_bytes(c: &mut dyn Conn, org_id: &str) -> StoreResult<u64> {
     Ok(c.query_scalar::<u64>(
         "SELECT CAST(COALESCE(SUM(b.size), 0) AS BIGINT) FROM file_blobs b
          JOIN spaces s ON s.id = b.space_id WHERE s.organization_id = ?1",
@@ -283,7 +239,7 @@ pub fn org_bytes(c: &mut dyn Conn, org_id: &str) -> ApiResult<u64> {
 
 /// In the write transaction of a batch: touches the blobs it references, so that no collection
 /// takes them before the references are seen, and fails (503) if one was taken meanwhile.
-pub fn confirm(c: &mut dyn Conn, space_id: &str, hashes: &[String], now: i64) -> ApiResult<()> {
+pub fn confirm(c: &mut dyn Conn, space_id: &str, hashes: &[String], now: i64) -> StoreResult<()> {
     let distinct: BTreeSet<&str> = hashes.iter().map(String::as_str).collect();
     for hash in distinct {
         let changed = c.execute(
@@ -298,7 +254,7 @@ pub fn confirm(c: &mut dyn Conn, space_id: &str, hashes: &[String], now: i64) ->
 }
 
 /// Records blobs stored outside an upload batch (an operator's import), without quota checks.
-pub fn record_stored(c: &mut dyn Conn, space_id: &str, blobs: &[(String, u64)], now: i64) -> ApiResult<()> {
+pub fn record_stored(c: &mut dyn Conn, space_id: &str, blobs: &[(String, u64)], now: i64) -> StoreResult<()> {
     reserve(c, &Quotas::default(), space_id, "", blobs, now).map(drop)
 }
 
@@ -322,12 +278,13 @@ fn kept(cutoff: &str) -> String {
 /// Removes the bytes of blobs that nothing reachable references and that were not touched
 /// within the retention before `now`. Idempotent, and safe with several collectors and
 /// concurrent uploads (see the module documentation).
-pub async fn collect(app: &App, now: i64) -> ApiResult<Collected> {
-    backfill(app, now).await?;
-    let cutoff = now.saturating_sub(app.store.settings.file_retention_ms);
+pub async fn collect(store: &Store, now: i64) -> StoreResult<Collected> {
+    backfill(store, now).await?;
+    let cutoff = now.saturating_sub(store.settings.file_retention_ms);
     let stale = now.saturating_sub(STALE_MARK_MS);
     // Bytes main or a merged change request references stay for good: never look at them again.
-    app.db
+    store
+        .db
         .write(move |c| {
             c.execute(
                 "UPDATE file_blobs SET pinned = 1 WHERE pinned = 0 AND EXISTS (
@@ -336,7 +293,7 @@ pub async fn collect(app: &App, now: i64) -> ApiResult<Collected> {
                        AND (r.change_request_id IS NULL OR cr.status = 'merged'))",
                 params![],
             )
-            .map_err(ApiError::from)
+            .map_err(StoreError::from)
         })
         .await?;
     let collectable = format!(
@@ -349,7 +306,7 @@ pub async fn collect(app: &App, now: i64) -> ApiResult<Collected> {
             "SELECT {} FROM file_blobs WHERE {collectable} LIMIT {ROUND}",
             BlobCols::SQL
         );
-        let candidates: Vec<(String, String, u64)> = app
+        let candidates: Vec<(String, String, u64)> = store
             .db
             .read_blocking(move |c| {
                 c.query(&sql, params![cutoff, stale])?
@@ -370,18 +327,18 @@ pub async fn collect(app: &App, now: i64) -> ApiResult<Collected> {
                 "UPDATE file_blobs SET collecting_at = ?3 WHERE space_id = ?4 AND hash = ?5 AND {collectable}"
             );
             let (s, h) = (space_id.clone(), hash.clone());
-            let claimed = app
+            let claimed = store
                 .db
                 .write(move |c| {
                     c.execute(&claim, params![cutoff, stale, now, s.clone(), h.clone()])
-                        .map_err(ApiError::from)
+                        .map_err(StoreError::from)
                 })
                 .await?;
             if claimed == 0 {
                 // Touched or referenced meanwhile, or taken by another collector.
                 continue;
             }
-            remove_claimed(app, &space_id, &hash, now).await?;
+            remove_claimed(store, &space_id, &hash, now).await?;
             tracing::info!(space = %space_id, blob = %hash, size, "removed unreferenced file bytes");
             done.blobs += 1;
             done.bytes += size;
@@ -395,9 +352,9 @@ pub async fn collect(app: &App, now: i64) -> ApiResult<Collected> {
 }
 
 /// The collection job: collects, then runs again after the interval.
-pub async fn run_collect_job(app: &App) -> ApiResult<i64> {
+pub async fn run_collect_job(store: &Store) -> StoreResult<i64> {
     let now = clock::now_ms();
-    let done = collect(app, now).await?;
+    let done = collect(store, now).await?;
     if done.blobs > 0 {
         tracing::info!(
             blobs = done.blobs,
@@ -405,30 +362,30 @@ pub async fn run_collect_job(app: &App) -> ApiResult<i64> {
             "collected unreferenced file bytes"
         );
     }
-    Ok(clock::now_ms().saturating_add(collect_interval_ms(app.store.settings.file_retention_ms)))
+    Ok(clock::now_ms().saturating_add(collect_interval_ms(store.settings.file_retention_ms)))
 }
 
 /// Indexes the blobs of revisions written before `file_refs` existed, once per database, so
 /// that collection never takes bytes an old revision references and quotas count them.
-async fn backfill(app: &App, now: i64) -> ApiResult<()> {
-    let complete = app
+async fn backfill(store: &Store, now: i64) -> StoreResult<()> {
+    let complete = store
         .db
         .read_blocking(|c| {
             c.exists("SELECT 1 FROM settings WHERE key = ?1", params![COMPLETE_KEY])
-                .map_err(ApiError::from)
+                .map_err(StoreError::from)
         })
         .await?;
     if complete {
         return Ok(());
     }
-    let spaces: Vec<String> = app
+    let spaces: Vec<String> = store
         .db
         .read_blocking(|c| {
             c.query("SELECT id FROM spaces ORDER BY id", params![])?
                 .iter()
                 .map(|r| r.get(0))
                 .collect::<Result<Vec<String>, _>>()
-                .map_err(ApiError::from)
+                .map_err(StoreError::from)
         })
         .await?;
     tracing::info!(spaces = spaces.len(), "indexing the files of existing revisions");
@@ -436,23 +393,25 @@ async fn backfill(app: &App, now: i64) -> ApiResult<()> {
     let cache = std::sync::Arc::new(ContentCache::default());
     for space_id in spaces {
         let cache = cache.clone();
-        app.db
+        store
+            .db
             .write(move |c| backfill_space(c, &cache, &space_id, now))
             .await?;
     }
-    app.db
+    store
+        .db
         .write(|c| {
             c.execute(
                 "INSERT INTO settings (key, value) VALUES (?1, '1') ON CONFLICT (key) DO NOTHING",
                 params![COMPLETE_KEY],
             )
-            .map_err(ApiError::from)
+            .map_err(StoreError::from)
         })
         .await?;
     Ok(())
 }
 
-fn backfill_space(c: &mut dyn Conn, cache: &ContentCache, space_id: &str, now: i64) -> ApiResult<()> {
+fn backfill_space(c: &mut dyn Conn, cache: &ContentCache, space_id: &str, now: i64) -> StoreResult<()> {
     let revisions: Vec<String> = c
         .query("SELECT id FROM revisions WHERE space_id = ?1", params![space_id])?
         .iter()
@@ -466,7 +425,7 @@ fn backfill_space(c: &mut dyn Conn, cache: &ContentCache, space_id: &str, now: i
             // here, and then every file counts as introduced; any other failure is an error.
             Some(parent) => match store::load_tree(c, cache, space_id, parent) {
                 Ok(base) => Some(base),
-                Err(e) if e.status == axum::http::StatusCode::NOT_FOUND => None,
+                Err(e) if e.kind == crate::ErrorKind::NotFound => None,
                 Err(e) => return Err(e),
             },
             None => None,
@@ -491,4 +450,52 @@ fn backfill_space(c: &mut dyn Conn, cache: &ContentCache, space_id: &str, now: i
         )?;
     }
     Ok(())
+}
+
+/// Largest file accepted as base64 in a content batch.
+pub const MAX_BASE64_BYTES: usize = 1024 * 1024;
+/// Largest file fetched from a URL.
+pub const MAX_FETCH_BYTES: usize = 25 * 1024 * 1024;
+
+/// Describes and stores a file's bytes: its entry for a revision.
+pub async fn store_file(
+    blobs: &dyn crate::blobs::Blobs,
+    space_id: &str,
+    name: &str,
+    content_type: &str,
+    bytes: bytes::Bytes,
+) -> StoreResult<quire_content::tree::FileEntry> {
+    let hash = quire_content::buckets::content_hash(&bytes);
+    let entry = file_entry(name, content_type, &bytes, hash);
+    blobs.put_hashed(space_id, &entry.blob, bytes).await?;
+    Ok(entry)
+}
+
+/// Describes a file (its revision entry) whose bytes hash to `hash`.
+pub fn file_entry(
+    name: &str,
+    content_type: &str,
+    bytes: &[u8],
+    hash: String,
+) -> quire_content::tree::FileEntry {
+    let size = bytes.len() as u64;
+    let dimensions = content_type
+        .starts_with("image/")
+        .then(|| imagesize::blob_size(bytes).ok())
+        .flatten()
+        .and_then(|d| {
+            Some(quire_content::tree::Dimensions {
+                width: u32::try_from(d.width).ok()?,
+                height: u32::try_from(d.height).ok()?,
+            })
+        });
+    quire_content::tree::FileEntry {
+        id: crate::ids::new_id(),
+        name: name.to_string(),
+        content_type: content_type.to_string(),
+        size,
+        blob: hash,
+        dimensions,
+        created_at: clock::now_ms(),
+    }
 }

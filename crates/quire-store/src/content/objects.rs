@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
 use crate::db::{Args, Conn, DbError};
-use crate::error::{ApiError, ApiResult};
+use crate::error::{StoreError, StoreResult};
 use crate::params;
 
 /// Top-level blocks at least this large (as JSON) are stored apart from their document.
@@ -56,7 +56,7 @@ fn is_outline(body: &str) -> bool {
     body.starts_with(OUTLINE_START)
 }
 
-fn decode_outline<'a>(hash: &str, space_id: &str, body: &'a str) -> ApiResult<StoredOutline<'a>> {
+fn decode_outline<'a>(hash: &str, space_id: &str, body: &'a str) -> StoreResult<StoredOutline<'a>> {
     serde_json::from_str(body).map_err(|e| {
         DbError::stored(
             format_args!("outline of document {hash} of space {space_id:?}"),
@@ -68,7 +68,7 @@ fn decode_outline<'a>(hash: &str, space_id: &str, body: &'a str) -> ApiResult<St
 
 /// Stores objects (documents, buckets); objects already stored are left alone. A document with
 /// a large top-level block is stored as its outline, its large blocks apart (each once).
-pub fn put(c: &mut dyn Conn, space_id: &str, objects: &[(String, Vec<u8>)]) -> ApiResult<()> {
+pub fn put(c: &mut dyn Conn, space_id: &str, objects: &[(String, Vec<u8>)]) -> StoreResult<()> {
     for (hash, bytes) in objects {
         let body = String::from_utf8_lossy(bytes);
         match outline_row(&body) {
@@ -82,7 +82,7 @@ pub fn put(c: &mut dyn Conn, space_id: &str, objects: &[(String, Vec<u8>)]) -> A
     Ok(())
 }
 
-fn insert(c: &mut dyn Conn, space_id: &str, hash: &str, body: &str) -> ApiResult<()> {
+fn insert(c: &mut dyn Conn, space_id: &str, hash: &str, body: &str) -> StoreResult<()> {
     c.execute(
         "INSERT INTO objects (space_id, hash, body) VALUES (?1, ?2, ?3) ON CONFLICT (space_id, hash) DO NOTHING",
         params![space_id, hash, body],
@@ -92,7 +92,7 @@ fn insert(c: &mut dyn Conn, space_id: &str, hash: &str, body: &str) -> ApiResult
 
 /// Stores the objects of `objects` that are not stored yet, without sending the others' bytes
 /// (a large block a merge takes from one side is already there).
-fn put_absent(c: &mut dyn Conn, space_id: &str, objects: &[(String, &str)]) -> ApiResult<()> {
+fn put_absent(c: &mut dyn Conn, space_id: &str, objects: &[(String, &str)]) -> StoreResult<()> {
     let hashes: Vec<&str> = objects.iter().map(|(h, _)| h.as_str()).collect();
     let present = present(c, space_id, &hashes)?;
     for (hash, body) in objects {
@@ -107,7 +107,7 @@ fn present(
     c: &mut dyn Conn,
     space_id: &str,
     hashes: &[&str],
-) -> ApiResult<std::collections::HashSet<String>> {
+) -> StoreResult<std::collections::HashSet<String>> {
     let mut out = std::collections::HashSet::new();
     for chunk in hashes.chunks(CHUNK) {
         let mut args = Args::default();
@@ -162,7 +162,7 @@ fn outline_row(body: &str) -> Option<(String, Vec<(String, &str)>)> {
 
 /// Objects by hash, whole: documents stored as outlines come back assembled. Objects not
 /// stored are left out.
-pub fn load(c: &mut dyn Conn, space_id: &str, hashes: &[&str]) -> ApiResult<Vec<(String, String)>> {
+pub fn load(c: &mut dyn Conn, space_id: &str, hashes: &[&str]) -> StoreResult<Vec<(String, String)>> {
     let mut out = Vec::with_capacity(hashes.len());
     let mut outlined = Vec::new();
     for (hash, body) in rows(c, space_id, hashes)? {
@@ -178,7 +178,7 @@ pub fn load(c: &mut dyn Conn, space_id: &str, hashes: &[&str]) -> ApiResult<Vec<
     let decoded = outlined
         .iter()
         .map(|(hash, body)| decode_outline(hash, space_id, body))
-        .collect::<ApiResult<Vec<_>>>()?;
+        .collect::<StoreResult<Vec<_>>>()?;
     let wanted: Vec<&str> = decoded
         .iter()
         .flat_map(|o| {
@@ -198,7 +198,7 @@ pub fn load(c: &mut dyn Conn, space_id: &str, hashes: &[&str]) -> ApiResult<Vec<
                     .get(block.hash.as_ref())
                     .map(String::as_str)
                     .ok_or_else(|| {
-                        ApiError::from(DbError::Other(format!(
+                        StoreError::from(DbError::Other(format!(
                             "block {} of document {hash} of space {space_id:?} is missing",
                             block.hash
                         )))
@@ -213,7 +213,7 @@ pub fn load(c: &mut dyn Conn, space_id: &str, hashes: &[&str]) -> ApiResult<Vec<
 
 /// Documents' outlines by hash, without the blocks stored apart (documents stored whole are
 /// read and taken apart). Objects not stored, or not documents, are left out.
-pub fn outlines(c: &mut dyn Conn, space_id: &str, hashes: &[&str]) -> ApiResult<Vec<(String, Outline)>> {
+pub fn outlines(c: &mut dyn Conn, space_id: &str, hashes: &[&str]) -> StoreResult<Vec<(String, Outline)>> {
     let mut out = Vec::with_capacity(hashes.len());
     for (hash, body) in rows(c, space_id, hashes)? {
         let outline = if is_outline(&body) {
@@ -242,13 +242,13 @@ pub fn outlines(c: &mut dyn Conn, space_id: &str, hashes: &[&str]) -> ApiResult<
 }
 
 /// The JSON of blocks stored apart, by hash.
-pub fn blocks(c: &mut dyn Conn, space_id: &str, hashes: &[&str]) -> ApiResult<Vec<(String, String)>> {
+pub fn blocks(c: &mut dyn Conn, space_id: &str, hashes: &[&str]) -> StoreResult<Vec<(String, String)>> {
     rows(c, space_id, hashes)
 }
 
 /// The hashes of the blocks stored apart from the documents among `hashes` (to copy a space's
 /// content with its documents).
-pub fn blocks_apart(c: &mut dyn Conn, space_id: &str, hashes: &[&str]) -> ApiResult<Vec<String>> {
+pub fn blocks_apart(c: &mut dyn Conn, space_id: &str, hashes: &[&str]) -> StoreResult<Vec<String>> {
     let mut out = Vec::new();
     for chunk in hashes.chunks(CHUNK) {
         let mut args = Args::default();
@@ -274,7 +274,7 @@ pub fn blocks_apart(c: &mut dyn Conn, space_id: &str, hashes: &[&str]) -> ApiRes
 }
 
 /// Rows of `objects` by hash, as stored.
-fn rows(c: &mut dyn Conn, space_id: &str, hashes: &[&str]) -> ApiResult<Vec<(String, String)>> {
+fn rows(c: &mut dyn Conn, space_id: &str, hashes: &[&str]) -> StoreResult<Vec<(String, String)>> {
     let mut out = Vec::with_capacity(hashes.len());
     for chunk in hashes.chunks(CHUNK) {
         let mut args = Args::default();
@@ -289,7 +289,7 @@ fn rows(c: &mut dyn Conn, space_id: &str, hashes: &[&str]) -> ApiResult<Vec<(Str
 }
 
 /// Whether `hash` is a document of the space (whole or outlined), not a bucket or a block.
-pub fn is_document(c: &mut dyn Conn, space_id: &str, hash: &str) -> ApiResult<bool> {
+pub fn is_document(c: &mut dyn Conn, space_id: &str, hash: &str) -> StoreResult<bool> {
     Ok(c.exists(
         &format!(
             "SELECT 1 FROM objects WHERE space_id = ?1 AND hash = ?2
