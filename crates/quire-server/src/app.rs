@@ -254,7 +254,7 @@ async fn healthz() -> axum::Json<Health> {
     security(())
 )]
 async fn readyz(State(app): State<App>) -> Response {
-    let ping = app.db.read_blocking(|c| c.query("SELECT 1", &[]).map(drop)).await;
+    let ping = app.db.ping().await;
     if let Err(e) = ping {
         tracing::warn!(error = %e, "readiness check failed");
         return error_response(StatusCode::SERVICE_UNAVAILABLE, "the database is not reachable");

@@ -284,6 +284,16 @@ pub async fn fetch_public(raw: &str, max_bytes: usize) -> Result<(Bytes, Option<
     Err("too many redirects".to_string())
 }
 
+/// Fetches files given by URL in content batches (`quire_store::files::Fetch`), never from
+/// private networks (see [`fetch_public`]).
+pub struct PublicFetch;
+
+impl quire_store::files::Fetch for PublicFetch {
+    fn fetch<'a>(&'a self, url: &'a str, max_bytes: usize) -> quire_store::files::FetchFuture<'a> {
+        Box::pin(fetch_public(url, max_bytes))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -197,12 +197,12 @@ pub fn routes() -> OpenApiRouter<App> {
         .merge(crate::api::collections::routes())
         .merge(crate::api::spaces::routes())
         .merge(crate::api::grants::routes())
-        .merge(crate::change_requests::routes())
-        .merge(crate::content::routes())
-        .merge(crate::comments::routes())
-        .merge(crate::links::routes())
+        .merge(crate::api::change_requests::routes())
+        .merge(crate::api::content::routes())
+        .merge(crate::api::comments::routes())
+        .merge(crate::api::links::routes())
         .merge(crate::files::routes())
-        .merge(crate::search::routes())
+        .merge(crate::api::search::routes())
 }
 
 /// The document as committed in `docs/openapi.json`: pretty-printed, for [`SNAPSHOT_URL`].

@@ -112,7 +112,7 @@ pub async fn start(args: &ServeArgs) -> Result<Running, String> {
         limits,
         stopped.clone(),
     ));
-    let jobs = tokio::spawn(crate::jobs::run(app.clone(), stopped));
+    let jobs = tokio::spawn(quire_store::worker::run(app.store.clone(), stopped));
     Ok(Running {
         addr,
         db,

@@ -3,11 +3,16 @@
 //! `quire_store` and shapes the answer; `wire.rs` holds the JSON shapes (`urls`, `permissions`,
 //! schemas). No SQL here: the store has it.
 
+pub mod change_requests;
 pub mod collections;
+pub mod comments;
+pub mod content;
 pub mod grants;
 pub mod invites;
+pub mod links;
 pub mod members;
 pub mod orgs;
+pub mod search;
 pub mod spaces;
 pub mod teams;
 pub mod tokens;

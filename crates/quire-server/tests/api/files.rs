@@ -296,7 +296,7 @@ async fn the_collection_job_is_scheduled_once_per_database() {
     })
     .await
     .unwrap();
-    quire_server::jobs::run_one(app.server()).await.unwrap();
+    quire_store::worker::run_one(app.server()).await.unwrap();
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     loop {
         let read = db.clone();

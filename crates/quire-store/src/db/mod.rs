@@ -222,6 +222,11 @@ impl Db {
         }
     }
 
+    /// Whether the database answers (`SELECT 1` on a read connection), for readiness checks.
+    pub async fn ping(&self) -> Result<(), DbError> {
+        self.read_blocking(|c| c.query("SELECT 1", &[]).map(drop)).await
+    }
+
     fn migrate(&self) -> Result<(), DbError> {
         match &*self.engine {
             Engine::Sqlite(db) => db.with_writer(|conn| migrations::run(conn)),

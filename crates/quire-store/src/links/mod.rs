@@ -8,3 +8,4 @@
 
 pub mod index;
 pub mod model;
+pub mod read;

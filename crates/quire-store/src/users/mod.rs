@@ -27,3 +27,19 @@ pub fn get(c: &mut dyn Conn, caller_id: &str, user_id: &str) -> StoreResult<Seen
         )?;
     Ok(Seen { user, shares_org })
 }
+
+/// A value with the users it names, loaded in one query, for answers that embed them (the
+/// author and merger of a change request, the posters of comments, reviewers).
+#[derive(Clone, Debug)]
+pub struct WithUsers<T> {
+    pub value: T,
+    pub users: std::collections::HashMap<String, User>,
+}
+
+impl<T> WithUsers<T> {
+    /// `value` with the users of `ids` (each loaded once; unknown ids are left out).
+    pub fn load(c: &mut dyn Conn, value: T, ids: &[&str]) -> StoreResult<WithUsers<T>> {
+        let users = load_many(c, ids)?;
+        Ok(WithUsers { value, users })
+    }
+}

@@ -1,94 +1,39 @@
-//! `POST /v1/spaces/{spaceId}/change-requests/{changeRequestId}/content`: a batch of 1 to 50
-//! changes applied atomically as one new revision of the change request.
+//! Writing a change request's content: a batch of 1 to 50 changes (`insert_page`,
+//! `update_page`, `delete_page`, `revert_page`, `insert_files`) applied atomically as one new
+//! revision of the change request. Files given by URL are fetched through [`Fetch`], which the
+//! HTTP service implements (this crate has no HTTP client).
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::Instant;
 
-use axum::extract::State;
-use axum::http::StatusCode;
 use base64::Engine as _;
 use bytes::Bytes;
 use quire_content::buckets::content_hash;
 use quire_content::changes::{self, Affected, BatchContext, BatchOutcome, Change, FileInput};
 use quire_content::tree::FileEntry;
-use serde::Serialize;
 use serde_json::Value;
 
-use super::render::{self, FileJson};
-use crate::app::App;
-use crate::auth::Caller;
-use crate::change_requests::{self, ChangeRequest, ChangeRequestJson};
-use crate::db::{Conn, for_update};
-use crate::error::{ApiError, ApiResult, ErrorEnvelope};
-use crate::extract::{FromQuery, Json, Path, Query, QueryOf};
-use crate::paths::ChangeRequestPath;
-use crate::{clock, files, ids, params};
-use quire_store::content::attempts::Attempts;
-use quire_store::content::store::{self, NewRevision};
-use quire_store::files as file_blobs;
-use quire_store::permissions::SpaceAction;
-use quire_store::spaces;
-use quire_store::spaces::SpaceFor;
-use std::time::Instant;
-
-#[derive(Serialize, utoipa::ToSchema)]
-#[serde(untagged)]
-pub enum UpdateResponse {
-    Compat(ChangeRequestJson),
-    Detailed(Detailed),
-}
-
-#[derive(Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct Detailed {
-    change_request: ChangeRequestJson,
-    changes: Vec<AffectedJson>,
-    inserted_files: Vec<FileJson>,
-}
-
-#[derive(Serialize, utoipa::ToSchema)]
-pub struct AffectedJson {
-    object: &'static str,
-    #[serde(rename = "ref", skip_serializing_if = "Option::is_none")]
-    reference: Option<String>,
-    page: Value,
-}
-
-/// The body of a batch, as documented (it is parsed by [`parse_changes`], which names the
-/// failing change).
-#[derive(utoipa::ToSchema)]
-#[allow(dead_code)]
-pub struct UpdateContentBody {
-    /// The changes, applied in order: `insert_page`, `update_page`, `move_page`,
-    /// `delete_page`, `insert_file`, `update_file`, `delete_file`, `update_variables`, ...
-    changes: Vec<Value>,
-}
-
-/// The query of a batch.
-#[derive(utoipa::IntoParams)]
-#[into_params(parameter_in = Query)]
-pub struct UpdateContentQuery {
-    /// `true` (the default): answer the change request only; `false`: also what each change
-    /// affected and the files inserted.
-    #[param(value_type = Option<bool>)]
-    compat: bool,
-}
-
-impl FromQuery for UpdateContentQuery {
-    fn from_query(query: &Query) -> ApiResult<UpdateContentQuery> {
-        Ok(UpdateContentQuery {
-            compat: query.bool("compat", true)?,
-        })
-    }
-}
+use super::model::ChangeRequest;
+use crate::Store;
+use crate::content::attempts::Attempts;
+use crate::content::store::{self, ContentCache, NewRevision};
+use crate::db::Conn;
+use crate::error::{StoreError, StoreResult};
+use crate::files as file_blobs;
+use crate::files::Fetch;
+use crate::permissions::{Authorized, SpaceAction, space};
+use crate::spaces::{self, SpaceFor};
+use crate::users::WithUsers;
+use crate::{clock, ids, params};
 
 /// Reads the `changes` of a batch, naming the failing change.
-fn parse_changes(body: Value) -> ApiResult<Vec<Change>> {
+pub fn parse_changes(body: Value) -> StoreResult<Vec<Change>> {
     let Some(list) = body.get("changes").and_then(Value::as_array) else {
-        return Err(ApiError::bad_request("the body must be {\"changes\": [...]}"));
+        return Err(StoreError::invalid("the body must be {\"changes\": [...]}"));
     };
     if list.is_empty() || list.len() > changes::MAX_CHANGES {
-        return Err(ApiError::bad_request(format!(
+        return Err(StoreError::invalid(format!(
             "`changes` holds 1 to {} changes, not {}",
             changes::MAX_CHANGES,
             list.len()
@@ -98,22 +43,21 @@ fn parse_changes(body: Value) -> ApiResult<Vec<Change>> {
         .enumerate()
         .map(|(i, c)| {
             let change = Change::from_json(c.clone())
-                .map_err(|e| ApiError::bad_request(format!("changes[{i}]: {e}")))?;
-            check_names(&change)
-                .map_err(|e| ApiError::bad_request(format!("changes[{i}]: {}", e.message)))?;
+                .map_err(|e| StoreError::invalid(format!("changes[{i}]: {e}")))?;
+            check_names(&change).map_err(|e| StoreError::invalid(format!("changes[{i}]: {}", e.message)))?;
             Ok(change)
         })
         .collect()
 }
 
 /// Page titles and file names of a change carry no control characters.
-fn check_names(change: &Change) -> ApiResult<()> {
+fn check_names(change: &Change) -> StoreResult<()> {
     let fields = match change {
         Change::InsertPage(c) => &c.fields,
         Change::UpdatePage(c) => &c.fields,
         Change::InsertFiles(c) => {
             for (j, file) in c.files.iter().enumerate() {
-                quire_store::validate::no_control(&format!("files[{j}].name"), &file.name)?;
+                crate::validate::no_control(&format!("files[{j}].name"), &file.name)?;
             }
             return Ok(());
         }
@@ -121,7 +65,7 @@ fn check_names(change: &Change) -> ApiResult<()> {
     };
     for (field, value) in [("title", &fields.title), ("linkTitle", &fields.link_title)] {
         if let Some(value) = value {
-            quire_store::validate::no_control(field, value)?;
+            crate::validate::no_control(field, value)?;
         }
     }
     Ok(())
@@ -150,28 +94,29 @@ enum Source {
 /// leaves blobs no revision references, which the collection job removes after the file
 /// retention.
 async fn prepare_files(
-    app: &App,
+    store: &Store,
+    fetch: &dyn Fetch,
     user_id: &str,
     space_id: &str,
     cr_id: &str,
     changes: &[Change],
-) -> ApiResult<(HashMap<usize, Vec<FileEntry>>, Vec<String>)> {
+) -> StoreResult<(HashMap<usize, Vec<FileEntry>>, Vec<String>)> {
     if !changes.iter().any(|c| matches!(c, Change::InsertFiles(_))) {
         return Ok((HashMap::new(), Vec::new()));
     }
     let (user, space, cr) = (user_id.to_string(), space_id.to_string(), cr_id.to_string());
-    let org_id = app
+    let org_id = store
         .db
         .read(move |c| {
             let loaded = spaces::load_active(c, &space, &user)?;
             loaded.require(SpaceAction::Edit)?;
-            writable(change_requests::model::load(c, &space, &cr)?)?;
-            Ok::<_, ApiError>(loaded.space.org_id)
+            super::writable(super::model::load(c, &space, &cr)?)?;
+            Ok::<_, StoreError>(loaded.space.org_id)
         })
         .await?;
     let pending = check_files(changes)?;
     let mut stored = Stored::default();
-    match store_files(app, space_id, &org_id, pending, &mut stored).await {
+    match store_files(store, fetch, space_id, &org_id, pending, &mut stored).await {
         Ok(()) => {
             // In the order of each change's `files` (those given by URL were stored last).
             let entries = stored
@@ -185,7 +130,7 @@ async fn prepare_files(
             Ok((entries, stored.hashes))
         }
         Err(e) => {
-            file_blobs::release(&app.store, space_id, stored.added).await;
+            file_blobs::release(store, space_id, stored.added).await;
             Err(e)
         }
     }
@@ -213,12 +158,13 @@ struct Stored {
 /// those given by URL one at a time, so that a batch never holds more than one fetched file in
 /// memory.
 async fn store_files(
-    app: &App,
+    store: &Store,
+    fetch: &dyn Fetch,
     space_id: &str,
     org_id: &str,
     pending: Vec<PendingFile>,
     stored: &mut Stored,
-) -> ApiResult<()> {
+) -> StoreResult<()> {
     let (inline, by_url): (Vec<PendingFile>, Vec<PendingFile>) = pending
         .into_iter()
         .partition(|f| matches!(f.source, Source::Bytes(_)));
@@ -235,17 +181,18 @@ async fn store_files(
             });
         }
     }
-    store_ready(app, space_id, org_id, ready, stored).await?;
+    store_ready(store, space_id, org_id, ready, stored).await?;
     for file in by_url {
         let Source::Url(url) = &file.source else { continue };
-        let (bytes, fetched_type) = files::fetch_public(url, file_blobs::MAX_FETCH_BYTES)
+        let (bytes, fetched_type) = fetch
+            .fetch(url, file_blobs::MAX_FETCH_BYTES)
             .await
-            .map_err(|e| ApiError::bad_request(format!("{}: {e}", file.at)))?;
+            .map_err(|e| StoreError::invalid(format!("{}: {e}", file.at)))?;
         let content_type = file
             .content_type
             .or(fetched_type)
             .unwrap_or_else(|| "application/octet-stream".into());
-        check_content_type(&content_type).map_err(|e| ApiError::bad_request(format!("{}: {e}", file.at)))?;
+        check_content_type(&content_type).map_err(|e| StoreError::invalid(format!("{}: {e}", file.at)))?;
         let ready = vec![ReadyFile {
             change: file.change,
             index: file.index,
@@ -253,19 +200,19 @@ async fn store_files(
             content_type,
             bytes,
         }];
-        store_ready(app, space_id, org_id, ready, stored).await?;
+        store_ready(store, space_id, org_id, ready, stored).await?;
     }
     Ok(())
 }
 
 /// Records files (quotas checked) and stores their bytes.
 async fn store_ready(
-    app: &App,
+    store: &Store,
     space_id: &str,
     org_id: &str,
     ready: Vec<ReadyFile>,
     stored: &mut Stored,
-) -> ApiResult<()> {
+) -> StoreResult<()> {
     if ready.is_empty() {
         return Ok(());
     }
@@ -275,17 +222,17 @@ async fn store_ready(
         .zip(&hashes)
         .map(|(f, h)| (h.clone(), f.bytes.len() as u64))
         .collect();
-    let quotas = file_blobs::Quotas::of(&app.store.settings);
+    let quotas = file_blobs::Quotas::of(&store.settings);
     let (space, org) = (space_id.to_string(), org_id.to_string());
     let now = clock::now_ms();
-    let added = app
+    let added = store
         .db
         .write(move |c| file_blobs::reserve(c, &quotas, &space, &org, &blobs, now))
         .await?;
     stored.added.extend(added.into_iter().map(|h| (h, now)));
     for (file, hash) in ready.into_iter().zip(hashes) {
         let entry = file_blobs::file_entry(&file.name, &file.content_type, &file.bytes, hash.clone());
-        app.blobs.put_hashed(space_id, &hash, file.bytes).await?;
+        store.blobs.put_hashed(space_id, &hash, file.bytes).await?;
         stored
             .entries
             .entry(file.change)
@@ -298,19 +245,19 @@ async fn store_ready(
 
 /// Checks every file of the batch's `insert_files` changes (counts, names, content types,
 /// base64 and its size, URLs) without fetching anything.
-fn check_files(changes: &[Change]) -> ApiResult<Vec<PendingFile>> {
+fn check_files(changes: &[Change]) -> StoreResult<Vec<PendingFile>> {
     let mut out = Vec::new();
     for (i, change) in changes.iter().enumerate() {
         let Change::InsertFiles(c) = change else { continue };
         if c.files.is_empty() || c.files.len() > changes::MAX_FILES {
-            return Err(ApiError::bad_request(format!(
+            return Err(StoreError::invalid(format!(
                 "changes[{i}]: `files` holds 1 to {} files",
                 changes::MAX_FILES
             )));
         }
         for (j, file) in c.files.iter().enumerate() {
             let at = format!("changes[{i}].files[{j}]");
-            let pending = check_file(i, j, file).map_err(|e| ApiError::bad_request(format!("{at}: {e}")))?;
+            let pending = check_file(i, j, file).map_err(|e| StoreError::invalid(format!("{at}: {e}")))?;
             out.push(PendingFile { at, ..pending });
         }
     }
@@ -368,31 +315,29 @@ fn check_content_type(content_type: &str) -> Result<(), String> {
     Ok(())
 }
 
-#[utoipa::path(
-    post,
-    path = "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/content",
-    tag = "Change request content",
-    summary = "Write a batch of changes to a change request's content",
-    params(ChangeRequestPath, UpdateContentQuery),
-    request_body = UpdateContentBody,
-    responses(
-        (status = 200, description = "The change request after the batch; with `compat=false`, also what each change affected and the files inserted.", body = UpdateResponse),
-        (status = 409, description = "The change request is merged or archived: its content can no longer change.", body = ErrorEnvelope),
-    ),
-    security(("token" = ["space:content:write"]))
-)]
-pub async fn update_content(
-    caller: Caller,
-    State(app): State<App>,
-    Path(ChangeRequestPath {
-        space_id,
-        change_request_id: cr_id,
-    }): Path<ChangeRequestPath>,
-    QueryOf(UpdateContentQuery { compat }): QueryOf<UpdateContentQuery>,
-    Json(body): Json<Value>,
-) -> ApiResult<axum::Json<UpdateResponse>> {
-    let changes = Arc::new(parse_changes(body)?);
-    let (files, blobs) = prepare_files(&app, &caller.user_id, &space_id, &cr_id, &changes).await?;
+/// What a batch wrote: the change request after it (with its users), what each change
+/// affected, and the files it inserted, as stored in the new revision.
+pub struct Written {
+    pub change_request: WithUsers<ChangeRequest>,
+    pub affected: Vec<Affected>,
+    pub inserted_files: Vec<FileEntry>,
+}
+
+/// Writes a batch of changes (parsed already, [`parse_changes`]) to a change request of a
+/// space the caller may edit. Files are stored first (nothing is stored unless the whole batch
+/// may be written), then the batch is applied on a read connection and written in a
+/// transaction if the change request has not moved meanwhile (see `Attempts`).
+pub async fn write(
+    store: &Store,
+    fetch: &dyn Fetch,
+    space: &Authorized<SpaceFor, space::Edit>,
+    caller: &str,
+    cr_id: &str,
+    changes: Vec<Change>,
+) -> StoreResult<Written> {
+    let space_id = space.space.id.clone();
+    let changes = Arc::new(changes);
+    let (files, blobs) = prepare_files(store, fetch, caller, &space_id, cr_id, &changes).await?;
     let (files, blobs) = (Arc::new(files), Arc::new(blobs));
     let mut attempts = Attempts::default();
     while attempts.more() {
@@ -404,69 +349,65 @@ pub async fn update_content(
         let applied = if inline {
             None
         } else {
-            let (app2, space_id, cr_id) = (app.clone(), space_id.clone(), cr_id.clone());
-            let (user, changes, files) = (caller.user_id.clone(), changes.clone(), files.clone());
-            let applied = app
+            let (store2, space_id, cr_id) = (store.clone(), space_id.clone(), cr_id.to_string());
+            let (user, changes, files) = (caller.to_string(), changes.clone(), files.clone());
+            let applied = store
                 .db
                 .read_blocking(move |c| {
                     let space = spaces::load_active(c, &space_id, &user)?;
                     space.require(SpaceAction::Edit)?;
-                    let cr = writable(change_requests::model::load(c, &space_id, &cr_id)?)?;
-                    let outcome = apply(c, &app2, &space_id, &cr, &changes, &files)?;
-                    Ok::<_, ApiError>((cr.revision, outcome))
+                    let cr = super::writable(super::model::load(c, &space_id, &cr_id)?)?;
+                    let outcome = apply(c, &store2.content, &space_id, &cr, &changes, &files)?;
+                    Ok::<_, StoreError>((cr.revision, outcome))
                 })
                 .await?;
             Some(Arc::new(applied))
         };
         let cost = started.elapsed();
-        let (app2, space_id, cr_id) = (app.clone(), space_id.clone(), cr_id.clone());
-        let (user, changes, files, blobs) = (
-            caller.user_id.clone(),
-            changes.clone(),
-            files.clone(),
-            blobs.clone(),
-        );
-        let response = app
+        let (store2, space_id, cr_id) = (store.clone(), space_id.clone(), cr_id.to_string());
+        let (user, changes, files, blobs) =
+            (caller.to_string(), changes.clone(), files.clone(), blobs.clone());
+        let written = store
             .db
             .write(move |c| {
                 let space = spaces::load_active(c, &space_id, &user)?;
                 space.require(SpaceAction::Edit)?;
-                let cr = lock_change_request(c, &space_id, &cr_id)?;
+                let cr = super::lock(c, &space_id, &cr_id)?;
                 let computed;
                 let outcome = match applied.as_deref() {
                     Some((revision, outcome)) if *revision == cr.revision => outcome,
                     _ if !inline => return Ok(None),
                     _ => {
-                        computed = apply(c, &app2, &space_id, &cr, &changes, &files)?;
+                        computed = apply(c, &store2.content, &space_id, &cr, &changes, &files)?;
                         &computed
                     }
                 };
                 file_blobs::confirm(c, &space_id, &blobs, clock::now_ms())?;
-                write_batch(c, &app2, &space, &cr, &user, outcome, compat).map(Some)
+                write_batch(c, &store2.content, &space_id, &cr, &user, outcome).map(Some)
             })
             .await?;
-        if let Some(response) = response {
-            return Ok(axum::Json(response));
+        if let Some(written) = written {
+            return Ok(written);
         }
         attempts.stale(cost);
     }
-    Err(ApiError::internal("the batch never settled"))
+    Err(StoreError::internal("the batch never settled"))
 }
 
 /// Applies a batch to a change request's revision: pure work over its trees and documents.
 fn apply(
     c: &mut dyn Conn,
-    app: &App,
+    cache: &ContentCache,
     space_id: &str,
     cr: &ChangeRequest,
     changes: &[Change],
     files: &HashMap<usize, Vec<FileEntry>>,
-) -> ApiResult<BatchOutcome> {
-    let base = store::load_tree(c, &app.content, space_id, &cr.revision)?;
-    let revert_base = store::load_tree(c, &app.content, space_id, cr.base_revision())?;
+) -> StoreResult<BatchOutcome> {
+    let base = store::load_tree(c, cache, space_id, &cr.revision)?;
+    let revert_base = store::load_tree(c, cache, space_id, cr.base_revision())?;
     let mut new_id = ids::new_id;
     let mut new_key = || ids::random_base62(12);
-    let loader = store::Loader::new(c, &app.content, space_id);
+    let loader = store::Loader::new(c, cache, space_id);
     let mut ctx = BatchContext {
         now: clock::now_ms(),
         new_id: &mut new_id,
@@ -479,30 +420,27 @@ fn apply(
     let outcome = changes::apply_batch(&base.tree, changes.to_vec(), &mut ctx);
     let outcome = loader.finish(outcome)?;
     outcome.map_err(|e| {
-        let status = if e.too_large {
-            StatusCode::PAYLOAD_TOO_LARGE
+        if e.too_large {
+            StoreError::too_large(e.to_string())
         } else {
-            StatusCode::BAD_REQUEST
-        };
-        ApiError::new(status, e.to_string())
+            StoreError::invalid(e.to_string())
+        }
     })
 }
 
-/// Writes an applied batch as the change request's new revision and answers with it.
+/// Writes an applied batch as the change request's new revision.
 fn write_batch(
     c: &mut dyn Conn,
-    app: &App,
-    space: &SpaceFor,
+    cache: &ContentCache,
+    space_id: &str,
     cr: &ChangeRequest,
     user: &str,
     outcome: &BatchOutcome,
-    compat: bool,
-) -> ApiResult<UpdateResponse> {
-    let space_id = space.space.id.as_str();
-    let base = store::load_tree(c, &app.content, space_id, &cr.revision)?;
+) -> StoreResult<Written> {
+    let base = store::load_tree(c, cache, space_id, &cr.revision)?;
     let written = store::write_revision(
         c,
-        &app.content,
+        cache,
         NewRevision {
             space_id,
             kind: "edits",
@@ -520,86 +458,22 @@ fn write_batch(
         "UPDATE change_requests SET revision = ?2, updated_at = ?3, conflicts = ?4 WHERE id = ?1",
         params![cr.id.clone(), written.id(), clock::now_ms(), conflicts],
     )?;
-    crate::change_requests::contributors::record(c, &cr.id, user)?;
-    let cr = change_requests::model::load(c, space_id, &cr.id)?;
-    let json = change_requests::render(c, app, std::slice::from_ref(&cr))?
-        .into_iter()
-        .next()
-        .ok_or_else(|| ApiError::internal("change request vanished"))?;
-    if compat {
-        return Ok(UpdateResponse::Compat(json));
-    }
-    let ctx = render::Context {
-        urls: &app.urls,
-        org_id: &space.space.org_id,
-        space_id,
-        visibility: space.space.visibility,
-        signing_key: &app.signing_key,
-    };
-    let page_ref = |id: &str| {
-        serde_json::json!({
-            "object": "page",
-            "id": id,
-            "urls": {"location": app.urls.api(&format!("/spaces/{space_id}/change-requests/{}/content/page/{id}", cr.id))}
-        })
-    };
-    let changes = outcome
-        .affected
-        .iter()
-        .map(|a| match a {
-            Affected::Created { page, reference } => AffectedJson {
-                object: "created_page",
-                reference: reference.clone(),
-                page: page_ref(page),
-            },
-            Affected::Updated { page } => AffectedJson {
-                object: "updated_page",
-                reference: None,
-                page: page_ref(page),
-            },
-            Affected::Deleted { page } => AffectedJson {
-                object: "deleted_page",
-                reference: None,
-                page: Value::String(page.clone()),
-            },
-        })
-        .collect();
+    super::contributors::record(c, &cr.id, user)?;
+    let cr = super::model::load(c, space_id, &cr.id)?;
     let inserted_files = outcome
         .inserted_files
         .iter()
-        .filter_map(|id| written.tree.files.get(id))
-        .map(|f| render::file(&ctx, f))
+        .filter_map(|id| written.tree.files.get(id).map(|f| f.as_ref().clone()))
         .collect();
-    Ok(UpdateResponse::Detailed(Detailed {
-        change_request: json,
-        changes,
+    Ok(Written {
+        change_request: super::one_with_users(c, cr)?,
+        affected: outcome.affected.clone(),
         inserted_files,
-    }))
-}
-
-/// Loads a change request for writing, locked against concurrent writers on PostgreSQL, and
-/// refuses merged and archived ones.
-pub fn lock_change_request(c: &mut dyn Conn, space_id: &str, cr_id: &str) -> ApiResult<ChangeRequest> {
-    let cr = change_requests::model::load(c, space_id, cr_id)?;
-    let lock = format!("SELECT id FROM change_requests WHERE id = ?1{}", for_update(c));
-    c.query(&lock, params![cr.id.clone()])?;
-    // Read again under the lock: another writer may have moved it meanwhile.
-    writable(change_requests::model::load(c, space_id, &cr.id)?)
-}
-
-/// The change request, unless it is merged or archived (409).
-fn writable(cr: ChangeRequest) -> ApiResult<ChangeRequest> {
-    if !cr.is_writable() {
-        return Err(ApiError::conflict(format!(
-            "change request #{} is {}: its content can no longer change",
-            cr.number, cr.status
-        )));
-    }
-    Ok(cr)
+    })
 }
 
 /// The conflicts left after a batch: writing a conflicting page's document resolves it.
-fn remaining_conflicts(cr: &ChangeRequest, affected: &[Affected]) -> ApiResult<Option<String>> {
+fn remaining_conflicts(cr: &ChangeRequest, affected: &[Affected]) -> StoreResult<Option<String>> {
     let Some(list) = cr.stored_conflicts()? else {
         return Ok(None);
     };

@@ -1,28 +1,27 @@
-//! The runner of the durable background jobs (`quire_store::jobs`): claims due jobs, runs them,
-//! retries them with backoff.
+//! The runner of the durable background jobs (`jobs`): claims due jobs, runs them (purging a
+//! deleted space, collecting unreferenced file bytes), retries them with backoff. Every process
+//! runs one; they share the job table.
 
 use std::time::Duration;
 
-use quire_store::jobs::{Job, MAX_ATTEMPTS, claim};
 use tokio::sync::watch;
 
-use crate::app::App;
-use crate::clock;
 use crate::db::DbError;
-use crate::error::ApiError;
-use crate::params;
+use crate::error::StoreError;
+use crate::jobs::{Job, MAX_ATTEMPTS, claim};
+use crate::{Store, clock, params};
 
 /// How often an idle runner looks for due jobs.
 const POLL: Duration = Duration::from_millis(500);
 
 /// Runs due jobs until `stop` turns true. A job that fails is retried with exponential backoff
 /// and dropped after [`MAX_ATTEMPTS`], with its error logged.
-pub async fn run(app: App, mut stop: watch::Receiver<bool>) {
+pub async fn run(store: Store, mut stop: watch::Receiver<bool>) {
     loop {
         if *stop.borrow() {
             return;
         }
-        match run_one(&app).await {
+        match run_one(&store).await {
             Ok(true) => continue,
             Ok(false) => {}
             Err(e) => tracing::warn!(error = %e, "job runner failed to claim work"),
@@ -35,10 +34,10 @@ pub async fn run(app: App, mut stop: watch::Receiver<bool>) {
 }
 
 /// Claims and runs one due job; false when none was due.
-pub async fn run_one(app: &App) -> Result<bool, ApiError> {
+pub async fn run_one(store: &Store) -> Result<bool, StoreError> {
     let now = clock::now_ms();
     // A read first: most polls find nothing, and need not take the write lock to learn it.
-    let due = app
+    let due = store
         .db
         .read_blocking(move |c| {
             c.exists(
@@ -50,38 +49,41 @@ pub async fn run_one(app: &App) -> Result<bool, ApiError> {
     if !due {
         return Ok(false);
     }
-    let Some(job) = app.db.write(move |c| claim(c, now)).await? else {
+    let Some(job) = store.db.write(move |c| claim(c, now)).await? else {
         return Ok(false);
     };
-    let outcome = execute(app, &job).await;
+    let outcome = execute(store, &job).await;
     let id = job.id.clone();
     match outcome {
         Ok(Some(next)) => {
             // A periodic job: the same row runs again later.
-            app.db
+            store
+                .db
                 .write(move |c| {
                     c.execute(
                         "UPDATE jobs SET run_at = ?2, lease_until = NULL, attempts = 0, last_error = NULL WHERE id = ?1",
                         params![id.clone(), next],
                     )
-                    .map_err(ApiError::from)
+                    .map_err(StoreError::from)
                 })
                 .await?;
         }
         Ok(None) => {
-            app.db
+            store
+                .db
                 .write(move |c| {
                     c.execute("DELETE FROM jobs WHERE id = ?1", params![id.clone()])
-                        .map_err(ApiError::from)
+                        .map_err(StoreError::from)
                 })
                 .await?;
         }
         Err(e) if job.attempts >= MAX_ATTEMPTS => {
             tracing::error!(job = %job.id, kind = %job.kind, error = %e, "job failed for the last time");
-            app.db
+            store
+                .db
                 .write(move |c| {
                     c.execute("DELETE FROM jobs WHERE id = ?1", params![id.clone()])
-                        .map_err(ApiError::from)
+                        .map_err(StoreError::from)
                 })
                 .await?;
         }
@@ -89,13 +91,14 @@ pub async fn run_one(app: &App) -> Result<bool, ApiError> {
             tracing::warn!(job = %job.id, kind = %job.kind, error = %e, attempt = job.attempts, "job failed, will retry");
             let retry_at = clock::now_ms() + 1000 * (1i64 << job.attempts.min(12));
             let message = e.to_string();
-            app.db
+            store
+                .db
                 .write(move |c| {
                     c.execute(
                         "UPDATE jobs SET run_at = ?2, lease_until = NULL, last_error = ?3 WHERE id = ?1",
                         params![id.clone(), retry_at, message.clone()],
                     )
-                    .map_err(ApiError::from)
+                    .map_err(StoreError::from)
                 })
                 .await?;
         }
@@ -104,18 +107,16 @@ pub async fn run_one(app: &App) -> Result<bool, ApiError> {
 }
 
 /// Runs a job; Some(time) asks to run it again at that time (Unix ms).
-async fn execute(app: &App, job: &Job) -> Result<Option<i64>, ApiError> {
+async fn execute(store: &Store, job: &Job) -> Result<Option<i64>, StoreError> {
     let payload = job
         .payload
         .as_ref()
         .map_err(|e| DbError::stored(format_args!("payload of job {:?} ({})", job.id, job.kind), e))?;
     match job.kind.as_str() {
-        quire_store::spaces::lifecycle::PURGE_JOB => {
-            Ok(quire_store::spaces::lifecycle::run_purge(app, payload)
-                .await
-                .map(|()| None)?)
-        }
-        quire_store::files::COLLECT_JOB => Ok(quire_store::files::run_collect_job(app).await.map(Some)?),
-        other => Err(ApiError::internal(format!("unknown job kind {other:?}"))),
+        crate::spaces::lifecycle::PURGE_JOB => crate::spaces::lifecycle::run_purge(store, payload)
+            .await
+            .map(|()| None),
+        crate::files::COLLECT_JOB => crate::files::run_collect_job(store).await.map(Some),
+        other => Err(StoreError::internal(format!("unknown job kind {other:?}"))),
     }
 }

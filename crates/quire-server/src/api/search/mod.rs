@@ -1,32 +1,27 @@
-//! Search of a space's current content and of an organization's spaces.
-//!
-//! The index (`index`) lives in the database, beside the content it describes, and is updated
-//! in the transaction that moves a space's main revision (`content::derived`); queries (`query`)
-//! are answered by the engine's full-text index. What a hit shows (paths, URLs, ancestors) comes
-//! from the revision's page tree, which each process caches.
+//! Search of a space's current content and of an organization's spaces (`quire_store::search`,
+//! which keeps the index and answers the queries). What a hit shows (paths, URLs, ancestors)
+//! comes from the revision's page tree, which each process caches.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 
 use axum::extract::State;
 use quire_content::search_text::{find_word, query_words};
+use quire_store::content::store::RenderedKey;
+use quire_store::db::fulltext::FtsQuery;
+use quire_store::paging::{List, Page, Paging};
+use quire_store::search::query::PageMatch;
+use quire_store::search::{self, Shown};
+use quire_store::{orgs, spaces};
 use serde::Serialize;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
+use crate::api::content::render::Context;
 use crate::app::App;
 use crate::auth::Caller;
-use crate::content::render::Context;
-use crate::db::fulltext::FtsQuery;
-use crate::db::{Args, Conn};
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{FromQuery, Path, Query, QueryOf};
 use crate::paths::{OrgPath, SpacePath};
-use quire_store::access::AccessContext;
-use quire_store::content::store::{self, RenderedKey, StoredTree};
-use quire_store::paging::{List, Page, Paging};
-use quire_store::search::query::{self, After, PageMatch, Scope};
-use quire_store::spaces::{self as space_model, Space};
-use utoipa_axum::router::OpenApiRouter;
-use utoipa_axum::routes;
 
 pub fn routes() -> OpenApiRouter<App> {
     OpenApiRouter::default()
@@ -137,12 +132,6 @@ pub struct SpaceHit {
     pages: Vec<PageHit>,
 }
 
-/// A space whose hits are shown, with the revision they were found in.
-struct Shown {
-    space: Space,
-    tree: Arc<StoredTree>,
-}
-
 /// A space's search. The answer depends only on the revision the index describes, the query
 /// and the page asked for, so it is cached per revision like the page tree: a popular query costs
 /// one full-text search per revision and process.
@@ -168,13 +157,12 @@ async fn search_space(
         paging.page.as_deref().unwrap_or("")
     );
     // Access and the current revision first, inline: on a cached answer that is all the work.
-    let app2 = app.clone();
     let user = caller.user_id.clone();
     let id = space_id.clone();
     let (space, key) = app
         .db
         .read(move |c| {
-            let space = space_model::load_active(c, &id, &user)?;
+            let space = spaces::load_active(c, &id, &user)?;
             let key = space.space.revision.clone().map(|revision| RenderedKey {
                 what: "search",
                 revision,
@@ -184,34 +172,19 @@ async fn search_space(
             Ok::<_, ApiError>((space.space, key))
         })
         .await?;
+    let app2 = app.clone();
     let compute = app.db.read_blocking(move |c| {
-        let after: Option<After> = page.after()?;
-        if fts.words.is_empty() {
-            return Ok::<_, ApiError>((to_bytes(&empty::<PageHit>())?, true));
-        }
-        let (mut matches, total) =
-            query::search(c, &fts, &Scope::Space(&space_id), after.as_ref(), page.fetch())?;
-        let next = page.cut(&mut matches, PageMatch::cursor);
-        let revision = space.revision.clone();
-        let mut shown = HashMap::new();
-        shown.insert(space_id.clone(), open_shown(c, &app2, space)?);
-        let items: Vec<PageHit> = render_hits(&app2, &fts, matches, &shown)
+        let results = search::in_space(c, &app2.content, space, &fts, &page)?;
+        let items: Vec<PageHit> = render_hits(&app2, &fts, results.matches, &results.shown)
             .into_iter()
             .map(|(_, hit)| hit)
             .collect();
-        // Kept only when the index described the revision read throughout: revisions only move
-        // forward, so an index still at it now was at it all along.
-        let indexed: Option<String> = c.query_scalar(
-            "SELECT revision_id FROM content_indexes WHERE space_id = ?1",
-            crate::params![space_id.as_str()],
-        )?;
-        let exact = indexed.is_some() && indexed == revision;
         let list = List {
-            next,
-            count: total,
+            next: results.next,
+            count: results.total,
             items,
         };
-        Ok((to_bytes(&list)?, exact))
+        Ok::<_, ApiError>((to_bytes(&list)?, results.exact))
     });
     let body = match key {
         Some(key) => app.content.rendered_async(&key, compute).await?,
@@ -248,22 +221,10 @@ async fn search_org(
     let list = app
         .db
         .read_blocking(move |c| {
-            let org = quire_store::orgs::load_visible(c, &org_id, &caller.user_id)?;
-            let access = AccessContext::for_org(c, &org_id, &caller.user_id, org.standing)?;
-            let after: Option<After> = page.after()?;
-            if fts.words.is_empty() {
-                return Ok(empty());
-            }
-            let scope = Scope::Org {
-                org_id: &org_id,
-                access: &access,
-            };
-            let (mut matches, total) = query::search(c, &fts, &scope, after.as_ref(), page.fetch())?;
-            // Paging counts page hits, as the ranking does; a page of results groups its hits by
-            // space, in the order of each space's best hit.
-            let next = page.cut(&mut matches, PageMatch::cursor);
-            let shown = open_spaces(c, &app2, &matches)?;
-            let hits = render_hits(&app2, &fts, matches, &shown);
+            let org = orgs::load_visible(c, &org_id, &caller.user_id)?;
+            let results = search::in_org(c, &app2.content, &org, &caller.user_id, &fts, &page)?;
+            let shown = &results.shown;
+            let hits = render_hits(&app2, &fts, results.matches, shown);
             let mut groups: Vec<SpaceHit> = Vec::new();
             for (space_id, hit) in hits {
                 match groups.iter_mut().find(|g| g.id == space_id) {
@@ -281,56 +242,13 @@ async fn search_org(
                 }
             }
             Ok::<_, ApiError>(List {
-                next,
-                count: total,
+                next: results.next,
+                count: results.total,
                 items: groups,
             })
         })
         .await?;
     Ok(axum::Json(list))
-}
-
-fn empty<T>() -> List<T> {
-    List {
-        next: None,
-        count: 0,
-        items: Vec::new(),
-    }
-}
-
-/// Opens the current revision of a space whose hits are shown.
-fn open_shown(c: &mut dyn Conn, app: &App, space: Space) -> ApiResult<Shown> {
-    let revision = space
-        .revision
-        .clone()
-        .ok_or_else(|| ApiError::internal("space without revision"))?;
-    let tree = store::load_tree(c, &app.content, &space.id, &revision)?;
-    Ok(Shown { space, tree })
-}
-
-/// Opens the spaces of organization hits, with one query for their rows.
-fn open_spaces(c: &mut dyn Conn, app: &App, matches: &[PageMatch]) -> ApiResult<HashMap<String, Shown>> {
-    let mut ids: Vec<&str> = matches.iter().map(|m| m.space_id.as_str()).collect();
-    ids.sort_unstable();
-    ids.dedup();
-    let mut shown = HashMap::new();
-    if ids.is_empty() {
-        return Ok(shown);
-    }
-    let mut args = Args::default();
-    let list = args.list(ids.iter().copied());
-    let rows = c.query(
-        &format!(
-            "SELECT {} FROM spaces s WHERE s.id IN ({list})",
-            space_model::columns()
-        ),
-        args.values(),
-    )?;
-    for row in rows {
-        let space = Space::from_row(&row)?;
-        shown.insert(space.id.clone(), open_shown(c, app, space)?);
-    }
-    Ok(shown)
 }
 
 /// Renders page hits. A hit on a page that is not in the shown revision (a write that landed

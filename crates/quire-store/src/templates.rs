@@ -1,6 +1,6 @@
-//! Built-in content templates (`POST /v1/spaces/{spaceId}/content/template`, and `template` when
-//! creating a change request): pages added after the existing ones, on main or in a change
-//! request.
+//! Built-in content templates (`POST /v1/spaces/{spaceId}/content/template`, `template` when
+//! creating a space or a change request): pages added after the existing ones, on main or in a
+//! change request (`change_requests::apply_template`).
 //!
 //! | id | pages | `params.contentRefs` |
 //! |---|---|---|
@@ -11,26 +11,17 @@
 //! | `changelog` | Changelog | none |
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
-use axum::extract::State;
-use axum::http::StatusCode;
 use quire_content::changes::{self, BatchContext, Change};
 use quire_content::document::ContentRef;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::app::App;
-use crate::auth::Caller;
-use crate::change_requests::ChangeRequest;
+use crate::content::store::{self, ContentCache, NewRevision, StoredTree};
 use crate::db::Conn;
-use crate::error::{ApiError, ApiResult, ErrorEnvelope};
-use crate::extract::{Json, Path};
-use crate::paths::SpacePath;
-use crate::{clock, ids, params};
-use quire_store::content::store::{self, NewRevision};
-use quire_store::permissions::SpaceAction;
-use quire_store::spaces;
-use quire_store::spaces::SpaceFor;
+use crate::error::{StoreError, StoreResult};
+use crate::{clock, ids};
 
 /// The ids of the built-in templates.
 pub const TEMPLATES: &[&str] = &[
@@ -73,11 +64,11 @@ fn accepted(template: &str) -> &'static [(&'static str, &'static [&'static str])
 }
 
 impl TemplateRequest {
-    pub fn parse(value: Value, field: &str) -> ApiResult<TemplateRequest> {
+    pub fn parse(value: Value, field: &str) -> StoreResult<TemplateRequest> {
         let raw: Raw = serde_json::from_value(value)
-            .map_err(|e| ApiError::bad_request(format!("invalid `{field}`: {e}")))?;
+            .map_err(|e| StoreError::invalid(format!("invalid `{field}`: {e}")))?;
         if !TEMPLATES.contains(&raw.id.as_str()) {
-            return Err(ApiError::bad_request(format!(
+            return Err(StoreError::invalid(format!(
                 "unknown template {:?}: quire has {}",
                 raw.id,
                 TEMPLATES.join(", ")
@@ -86,16 +77,16 @@ impl TemplateRequest {
         let mut refs = HashMap::new();
         for (name, value) in raw.params.unwrap_or_default().content_refs {
             let Some((_, kinds)) = accepted(&raw.id).iter().find(|(n, _)| *n == name) else {
-                return Err(ApiError::bad_request(format!(
+                return Err(StoreError::invalid(format!(
                     "template {:?} takes no content reference {name:?}",
                     raw.id
                 )));
             };
             let r = ContentRef::from_value(&value).ok_or_else(|| {
-                ApiError::bad_request(format!("`contentRefs.{name}` is not a content reference"))
+                StoreError::invalid(format!("`contentRefs.{name}` is not a content reference"))
             })?;
             if !kinds.contains(&r.kind()) {
-                return Err(ApiError::bad_request(format!(
+                return Err(StoreError::invalid(format!(
                     "`contentRefs.{name}` must be of kind {}, not {}",
                     kinds.join(" or "),
                     r.kind()
@@ -111,7 +102,7 @@ impl TemplateRequest {
     }
 
     /// The template as a batch of changes.
-    fn changes(&self) -> ApiResult<Vec<Change>> {
+    fn changes(&self) -> StoreResult<Vec<Change>> {
         let url = |name: &str| match self.refs.get(name) {
             Some(ContentRef::Url { url }) => Some(url.clone()),
             _ => None,
@@ -178,7 +169,7 @@ impl TemplateRequest {
         pages
             .into_iter()
             .map(|p| {
-                Change::from_json(p).map_err(|e| ApiError::internal(format!("template {}: {e}", self.id)))
+                Change::from_json(p).map_err(|e| StoreError::internal(format!("template {}: {e}", self.id)))
             })
             .collect()
     }
@@ -187,16 +178,16 @@ impl TemplateRequest {
 /// Applies a template on top of `base`, returning the new tree and its documents.
 fn apply(
     c: &mut dyn Conn,
-    app: &App,
+    cache: &ContentCache,
     space_id: &str,
     base: &store::StoredTree,
     template: &TemplateRequest,
-) -> ApiResult<changes::BatchOutcome> {
+) -> StoreResult<changes::BatchOutcome> {
     let mut new_id = ids::new_id;
     let mut new_key = || ids::random_base62(12);
     let files = HashMap::new();
     // A document that cannot be read fails the template instead of passing for an empty page.
-    let loader = store::Loader::new(c, &app.content, space_id);
+    let loader = store::Loader::new(c, cache, space_id);
     let document = |hash: &str| loader.document(hash);
     let mut ctx = BatchContext {
         now: clock::now_ms(),
@@ -210,56 +201,54 @@ fn apply(
     let outcome = changes::apply_batch(&base.tree, template.changes()?, &mut ctx);
     loader
         .finish(outcome)?
-        .map_err(|e| ApiError::internal(e.to_string()))
+        .map_err(|e| StoreError::internal(e.to_string()))
 }
 
-/// Applies a template as a new revision of a change request.
-pub fn apply_to_change_request(
+/// Applies a template on top of a change request's revision `revision`, as the change
+/// request's new revision; the caller points the change request at it
+/// (`change_requests::apply_template`).
+pub fn write_for_change_request(
     c: &mut dyn Conn,
-    app: &App,
-    space: &SpaceFor,
-    cr: &ChangeRequest,
+    cache: &ContentCache,
+    space_id: &str,
+    change_request: (&str, &str),
     template: &TemplateRequest,
     user_id: &str,
-) -> ApiResult<()> {
-    let base = store::load_tree(c, &app.content, &space.space.id, &cr.revision)?;
-    let outcome = apply(c, app, &space.space.id, &base, template)?;
-    let written = store::write_revision(
+) -> StoreResult<Arc<StoredTree>> {
+    let (cr_id, revision) = change_request;
+    let base = store::load_tree(c, cache, space_id, revision)?;
+    let outcome = apply(c, cache, space_id, &base, template)?;
+    store::write_revision(
         c,
-        &app.content,
+        cache,
         NewRevision {
-            space_id: &space.space.id,
+            space_id,
             kind: "edits",
-            parents: vec![cr.revision.clone()],
-            change_request: Some(&cr.id),
+            parents: vec![revision.to_string()],
+            change_request: Some(cr_id),
             merged_from: None,
             created_by: Some(user_id),
         },
         Some(&base),
         outcome.tree,
         &outcome.documents,
-    )?;
-    c.execute(
-        "UPDATE change_requests SET revision = ?2, updated_at = ?3 WHERE id = ?1",
-        params![cr.id.clone(), written.id(), clock::now_ms()],
-    )?;
-    crate::change_requests::contributors::record(c, &cr.id, user_id)
+    )
 }
 
 /// Applies a template as a new revision of main.
 pub fn apply_to_main(
     c: &mut dyn Conn,
-    app: &App,
+    cache: &ContentCache,
     space_id: &str,
     template: &TemplateRequest,
     user_id: &str,
-) -> ApiResult<()> {
-    let main = quire_store::main_revision::lock_main(c, space_id)?;
-    let base = store::load_tree(c, &app.content, space_id, &main)?;
-    let outcome = apply(c, app, space_id, &base, template)?;
+) -> StoreResult<()> {
+    let main = crate::main_revision::lock_main(c, space_id)?;
+    let base = store::load_tree(c, cache, space_id, &main)?;
+    let outcome = apply(c, cache, space_id, &base, template)?;
     let written = store::write_revision(
         c,
-        &app.content,
+        cache,
         NewRevision {
             space_id,
             kind: "edits",
@@ -272,65 +261,5 @@ pub fn apply_to_main(
         outcome.tree,
         &outcome.documents,
     )?;
-    Ok(quire_store::main_revision::advance(
-        c,
-        &app.content,
-        space_id,
-        &main,
-        written.id(),
-        user_id,
-    )?)
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ApplyTemplate {
-    #[serde(flatten)]
-    template: Value,
-    change_request_id: Option<String>,
-}
-
-#[utoipa::path(
-    post,
-    path = "/v1/spaces/{spaceId}/content/template",
-    tag = "Space content",
-    summary = "Apply a template to a space's main content",
-    params(SpacePath),
-    request_body(
-        content = Object,
-        description = "The template to apply (as `template` of a new space: `{\"template\": \"...\"}` or \
-                       an OpenAPI template), with an optional `changeRequestId` to apply it there instead of main."
-    ),
-    responses(
-        (status = 204, description = "The template is applied."),
-        (status = 409, description = "The content changed meanwhile: retry.", body = ErrorEnvelope),
-    ),
-    security(("token" = ["space:content:write"]))
-)]
-pub async fn apply_template(
-    caller: Caller,
-    State(app): State<App>,
-    Path(SpacePath { space_id }): Path<SpacePath>,
-    Json(body): Json<ApplyTemplate>,
-) -> ApiResult<StatusCode> {
-    let mut template_value = body.template;
-    if let Some(map) = template_value.as_object_mut() {
-        map.remove("changeRequestId");
-    }
-    let template = TemplateRequest::parse(template_value, "body")?;
-    let app2 = app.clone();
-    app.db
-        .write(move |c| {
-            let space = spaces::load_active(c, &space_id, &caller.user_id)?;
-            space.require(SpaceAction::Edit)?;
-            match &body.change_request_id {
-                Some(cr_id) => {
-                    let cr = super::write::lock_change_request(c, &space_id, cr_id)?;
-                    apply_to_change_request(c, &app2, &space, &cr, &template, &caller.user_id)
-                }
-                None => apply_to_main(c, &app2, &space_id, &template, &caller.user_id),
-            }
-        })
-        .await?;
-    Ok(StatusCode::CREATED)
+    crate::main_revision::advance(c, cache, space_id, &main, written.id(), user_id)
 }

@@ -1,19 +1,17 @@
 //! Listing change requests of a space or of an organization, with GitBook's filters.
 
 use axum::extract::State;
+use quire_store::change_requests::{self, Status, list::Filters as ListFilters};
+use quire_store::orgs;
+use quire_store::paging::{List, Order, Page, Paging};
+use quire_store::spaces;
 
-use super::model::{COLUMNS, ChangeRequest, FROM, Status};
-use super::{ChangeRequestJson, render};
+use super::wire::{ChangeRequestJson, crs_json};
 use crate::app::App;
 use crate::auth::Caller;
-use crate::db::{Args, Conn};
 use crate::error::{ApiError, ApiResult};
-use crate::extract::{FromQuery, Order, Path, Query, QueryOf};
+use crate::extract::{FromQuery, Path, Query, QueryOf};
 use crate::paths::{OrgPath, SpacePath};
-use quire_store::access::AccessContext;
-use quire_store::orgs;
-use quire_store::paging::{List, Page, Paging};
-use quire_store::spaces;
 
 /// The filters of both listings.
 #[derive(utoipa::IntoParams)]
@@ -90,90 +88,19 @@ impl Filters {
         })
     }
 
-    fn scope(&self, list: &str) -> String {
-        format!(
-            "{list}:{:?}:{:?}:{:?}:{:?}:{:?}:{:?}:{}:{}",
-            self.statuses,
-            self.creator,
-            self.contributor,
-            self.reviewer,
-            self.cluster,
-            self.space,
-            self.order_by,
-            self.order.name()
-        )
+    /// The store's filters.
+    fn parsed(self) -> ListFilters {
+        ListFilters {
+            statuses: self.statuses,
+            creator: self.creator,
+            contributor: self.contributor,
+            reviewer: self.reviewer,
+            cluster: self.cluster,
+            space: self.space,
+            order_by: self.order_by,
+            order: self.order,
+        }
     }
-
-    /// The WHERE conditions (after a first condition), with their arguments.
-    fn sql(&self, args: &mut Args) -> String {
-        let mut sql = format!(" AND cr.status IN ({})", args.list(self.statuses.iter().cloned()));
-        if let Some(u) = &self.creator {
-            sql += &format!(" AND cr.created_by = {}", args.arg(u));
-        }
-        if let Some(u) = &self.contributor {
-            sql += &format!(
-                " AND EXISTS (SELECT 1 FROM change_request_contributors k WHERE k.change_request_id = cr.id AND k.user_id = {})",
-                args.arg(u)
-            );
-        }
-        if let Some(u) = &self.reviewer {
-            sql += &format!(
-                " AND EXISTS (SELECT 1 FROM change_request_reviewers r WHERE r.change_request_id = cr.id AND r.user_id = {})",
-                args.arg(u)
-            );
-        }
-        if let Some(c) = &self.cluster {
-            sql += &format!(" AND cr.conversations_issues_cluster = {}", args.arg(c));
-        }
-        if let Some(s) = &self.space {
-            sql += &format!(" AND cr.space_id = {}", args.arg(s));
-        }
-        sql
-    }
-}
-
-/// Runs a filtered, paged query of change requests; `base` is the first WHERE condition.
-fn query(
-    c: &mut dyn Conn,
-    base: String,
-    mut args: Args,
-    filters: &Filters,
-    page: &Page,
-) -> ApiResult<List<ChangeRequest>> {
-    let filter = format!("{base}{}", filters.sql(&mut args));
-    let count: i64 = c
-        .query_scalar(
-            &format!("SELECT count(*) FROM {FROM} WHERE {filter}"),
-            args.values(),
-        )?
-        .unwrap_or(0);
-    let key = filters.order_by;
-    let mut sql = format!("SELECT {COLUMNS} FROM {FROM} WHERE {filter}");
-    if let Some((at, id)) = page.after::<(i64, String)>()? {
-        sql += &format!(
-            " AND ({key}, cr.id) {} ({}, {})",
-            filters.order.after_op(),
-            args.arg(at),
-            args.arg(id)
-        );
-    }
-    sql += &format!(
-        " ORDER BY {key} {0}, cr.id {0} LIMIT {1}",
-        filters.order.sql(),
-        args.arg(page.fetch())
-    );
-    let rows = c
-        .query(&sql, args.values())?
-        .iter()
-        .map(ChangeRequest::from_row)
-        .collect::<Result<Vec<_>, _>>()?;
-    let by_created = key == "cr.created_at";
-    Ok(page.finish(rows, count as u64, |cr| {
-        (
-            if by_created { cr.created_at } else { cr.updated_at },
-            cr.id.clone(),
-        )
-    }))
 }
 
 #[utoipa::path(
@@ -191,24 +118,23 @@ pub async fn list_space_change_requests(
     Path(SpacePath { space_id }): Path<SpacePath>,
     QueryOf(ListQuery { filters, paging }): QueryOf<ListQuery>,
 ) -> ApiResult<axum::Json<List<ChangeRequestJson>>> {
+    let filters = filters.parsed();
     let page = Page::new(&paging, filters.scope(&format!("space-crs:{space_id}")))?;
-    let app2 = app.clone();
     let list = app
         .db
         .read(move |c| {
-            spaces::load_active(c, &space_id, &caller.user_id)?;
-            let mut args = Args::default();
-            let base = format!("cr.space_id = {}", args.arg(&space_id));
-            let list = query(c, base, args, &filters, &page)?;
-            let items = render(c, &app2, &list.items)?;
-            Ok::<_, ApiError>(List {
-                next: list.next,
-                count: list.count,
-                items,
-            })
+            let space = spaces::load_active(c, &space_id, &caller.user_id)?;
+            let list = change_requests::list::of_space(c, &space, &filters, &page)?;
+            let shown = change_requests::with_users(c, list.items)?;
+            Ok::<_, quire_store::StoreError>((list.next, list.count, shown))
         })
         .await?;
-    Ok(axum::Json(list))
+    let (next, count, shown) = list;
+    Ok(axum::Json(List {
+        next,
+        count,
+        items: crs_json(&app.urls, &shown)?,
+    }))
 }
 
 #[utoipa::path(
@@ -228,27 +154,21 @@ pub async fn list_org_change_requests(
     }): Path<OrgPath>,
     QueryOf(ListQuery { filters, paging }): QueryOf<ListQuery>,
 ) -> ApiResult<axum::Json<List<ChangeRequestJson>>> {
+    let filters = filters.parsed();
     let page = Page::new(&paging, filters.scope(&format!("org-crs:{org_id}")))?;
-    let app2 = app.clone();
     let list = app
         .db
         .read_blocking(move |c| {
             let org = orgs::load_visible(c, &org_id, &caller.user_id)?;
-            let ctx = AccessContext::for_org(c, &org_id, &caller.user_id, org.standing)?;
-            let mut args = Args::default();
-            let mut base = format!(
-                "s.organization_id = {} AND s.deleted_at IS NULL",
-                args.arg(&org_id)
-            );
-            base += &ctx.visible_spaces_sql(&mut args);
-            let list = query(c, base, args, &filters, &page)?;
-            let items = render(c, &app2, &list.items)?;
-            Ok::<_, ApiError>(List {
-                next: list.next,
-                count: list.count,
-                items,
-            })
+            let list = change_requests::list::of_org(c, &org, &caller.user_id, &filters, &page)?;
+            let shown = change_requests::with_users(c, list.items)?;
+            Ok::<_, quire_store::StoreError>((list.next, list.count, shown))
         })
         .await?;
-    Ok(axum::Json(list))
+    let (next, count, shown) = list;
+    Ok(axum::Json(List {
+        next,
+        count,
+        items: crs_json(&app.urls, &shown)?,
+    }))
 }

@@ -4,33 +4,25 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use axum::extract::State;
 use quire_content::Document;
-use quire_content::merge::{MergeInput, MergeOutcome, merge};
-use serde::Serialize;
+use quire_content::merge::{MergeInput, MergeOutcome};
 use serde_json::{Value, json};
 
 use super::model::{self, ChangeRequest, Status};
 use super::reviews::ReviewStatus;
-use crate::app::App;
-use crate::auth::Caller;
-use crate::content::write::lock_change_request;
+use crate::Store;
+use crate::content::attempts::Attempts;
+use crate::content::store::{self, ContentCache, NewRevision, StoredTree};
 use crate::db::{Conn, DbError, for_update};
-use crate::error::ErrorEnvelope;
-use crate::error::{ApiError, ApiResult};
-use crate::extract::Path;
-use crate::paths::ChangeRequestPath;
-use crate::{clock, ids, params};
-use quire_store::content::attempts::Attempts;
-use quire_store::content::store::{self, NewRevision, StoredTree};
-use quire_store::events::{self, Event, Kind};
-use quire_store::main_revision as main;
-use quire_store::merge_rules::{MergeRule, MergeRules};
-use quire_store::permissions::SpaceAction;
-use quire_store::spaces::{self, SpaceFor};
-use quire_store::users;
+use crate::error::{StoreError, StoreResult};
+use crate::events::{self, Event, Kind};
+use crate::main_revision as main;
+use crate::merge_rules::{MergeRule, MergeRules};
+use crate::permissions::{Authorized, SpaceAction, space};
+use crate::spaces::{self, SpaceFor};
+use crate::{clock, ids, params, users};
 
-quire_store::wire_enum! {
+crate::wire_enum! {
     /// What a merge or an update did: `merge` (main moved), `update` (main was brought into
     /// the change request), `conflicts` (nothing merged, or an update left conflicts).
     pub enum MergeResultKind {
@@ -40,27 +32,31 @@ quire_store::wire_enum! {
     }
 }
 
-#[derive(Serialize, utoipa::ToSchema)]
+/// What a merge or an update did.
+#[derive(Clone, Debug)]
 pub struct MergeResult {
-    revision: String,
-    result: MergeResultKind,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    conflicts: Option<Value>,
+    /// Main's revision after a merge (or as it is, with conflicts); the change request's after
+    /// an update.
+    pub revision: String,
+    pub result: MergeResultKind,
+    /// The conflicts, each with the revisions holding its three versions and the page's title
+    /// and path (as recorded on the change request by an update).
+    pub conflicts: Option<Value>,
 }
 
 /// Runs the three-way merge, reading documents through `c`. A document that cannot be read
 /// fails the merge with that error (it must not pass for a conflict or an empty page).
 fn three_way(
     c: &mut dyn Conn,
-    app: &App,
+    cache: &ContentCache,
     space_id: &str,
     base: &StoredTree,
     main: &StoredTree,
     change: &StoredTree,
-) -> ApiResult<MergeOutcome> {
-    let loader = store::Loader::new(c, &app.content, space_id);
+) -> StoreResult<MergeOutcome> {
+    let loader = store::Loader::new(c, cache, space_id);
     let mut new_key = || ids::random_base62(12);
-    let outcome = merge(MergeInput {
+    let outcome = quire_content::merge::merge(MergeInput {
         base: &base.tree,
         main: &main.tree,
         change: &change.tree,
@@ -96,12 +92,12 @@ struct Precomputed {
 /// started, or the transaction will refuse the change request anyway.
 fn precompute(
     c: &mut dyn Conn,
-    app: &App,
+    store: &Store,
     space_id: &str,
     cr_id: &str,
     caller: &str,
     action: SpaceAction,
-) -> ApiResult<Option<Precomputed>> {
+) -> StoreResult<Option<Precomputed>> {
     let space = spaces::load_active(c, space_id, caller)?;
     space.require(action)?;
     let cr = model::load(c, space_id, cr_id)?;
@@ -112,10 +108,10 @@ fn precompute(
     if refused || main_rev == cr.base_revision() {
         return Ok(None);
     }
-    let base = store::load_tree(c, &app.content, space_id, cr.base_revision())?;
-    let main_tree = store::load_tree(c, &app.content, space_id, &main_rev)?;
-    let change_tree = store::load_tree(c, &app.content, space_id, &cr.revision)?;
-    let outcome = three_way(c, app, space_id, &base, &main_tree, &change_tree)?;
+    let base = store::load_tree(c, &store.content, space_id, cr.base_revision())?;
+    let main_tree = store::load_tree(c, &store.content, space_id, &main_rev)?;
+    let change_tree = store::load_tree(c, &store.content, space_id, &cr.revision)?;
+    let outcome = three_way(c, &store.content, space_id, &base, &main_tree, &change_tree)?;
     Ok(Some(Precomputed {
         main: main_rev,
         change: cr.revision.clone(),
@@ -161,26 +157,16 @@ fn describe_conflicts(
     Value::Array(list)
 }
 
-#[utoipa::path(
-    post,
-    path = "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/merge",
-    tag = "Change requests",
-    summary = "Merge a change request into main",
-    params(ChangeRequestPath),
-    responses(
-        (status = 200, description = "The merge's result.", body = MergeResult),
-        (status = 409, description = "The change request cannot merge as it is (conflicts, merge rules, status).", body = ErrorEnvelope),
-    ),
-    security(("token" = ["space:content:write"]))
-)]
-pub async fn merge_change_request(
-    caller: Caller,
-    State(app): State<App>,
-    Path(ChangeRequestPath {
-        space_id,
-        change_request_id: cr_id,
-    }): Path<ChangeRequestPath>,
-) -> ApiResult<axum::Json<MergeResult>> {
+/// Merges a change request into main: a three-way merge of the page tree and page text with
+/// main as it is (computed before the write transaction, and again inside it when main moved
+/// meanwhile), once the merge rules are met. Conflicts merge nothing and are answered.
+pub async fn merge(
+    store: &Store,
+    space: &Authorized<SpaceFor, space::Merge>,
+    caller: &str,
+    cr_id: &str,
+) -> StoreResult<MergeResult> {
+    let (space_id, cr_id) = (space.space.id.clone(), cr_id.to_string());
     let mut attempts = Attempts::default();
     while attempts.more() {
         let started = Instant::now();
@@ -189,50 +175,52 @@ pub async fn merge_change_request(
         let (precomputed, pinned) = if inline {
             (None, None)
         } else {
-            let (app2, space_id, cr_id, user) = (
-                app.clone(),
-                space_id.clone(),
-                cr_id.clone(),
-                caller.user_id.clone(),
-            );
-            app.db
+            let (store2, space_id, cr_id, user) =
+                (store.clone(), space_id.clone(), cr_id.clone(), caller.to_string());
+            store
+                .db
                 .read_blocking(move |c| {
-                    let mut precomputed = precompute(c, &app2, &space_id, &cr_id, &user, SpaceAction::Merge)?;
+                    let mut precomputed =
+                        precompute(c, &store2, &space_id, &cr_id, &user, SpaceAction::Merge)?;
                     let parsed = precomputed
                         .as_mut()
                         .map(|p| std::mem::take(&mut p.outcome.parsed))
                         .unwrap_or_default();
-                    let pinned = pin_for_merge(c, &app2, &space_id, &cr_id, precomputed.as_ref(), parsed)?;
-                    Ok::<_, ApiError>((precomputed.map(Arc::new), pinned))
+                    let pinned = pin_for_merge(c, &store2, &space_id, &cr_id, precomputed.as_ref(), parsed)?;
+                    Ok::<_, StoreError>((precomputed.map(Arc::new), pinned))
                 })
                 .await?
         };
         let cost = started.elapsed();
-        let (app2, space_id, cr_id, user) = (
-            app.clone(),
-            space_id.clone(),
-            cr_id.clone(),
-            caller.user_id.clone(),
-        );
-        let result = app
+        let (store2, space_id, cr_id, user) =
+            (store.clone(), space_id.clone(), cr_id.clone(), caller.to_string());
+        let result = store
             .db
             .write(move |c| {
                 // Held until the transaction is over: its index updates read these documents.
                 let _pinned = &pinned;
-                merge_in(c, &app2, &space_id, &cr_id, &user, precomputed.as_deref(), inline)
+                merge_in(
+                    c,
+                    &store2,
+                    &space_id,
+                    &cr_id,
+                    &user,
+                    precomputed.as_deref(),
+                    inline,
+                )
             })
             .await?;
         if let Some(result) = result {
-            return Ok(axum::Json(result));
+            return Ok(result);
         }
         attempts.stale(cost);
     }
-    Err(ApiError::internal("the merge never settled"))
+    Err(StoreError::internal("the merge never settled"))
 }
 
 /// Documents held in the content cache while a merge runs (see `ContentCache::pin`).
 struct Pinned {
-    app: App,
+    store: Store,
     keys: Vec<(String, String)>,
 }
 
@@ -240,7 +228,7 @@ impl Drop for Pinned {
     fn drop(&mut self) {
         // Freeing a document at the content limits takes a tenth of a second: not on the
         // request's time.
-        quire_content::parallel::drop_later(self.app.content.unpin(&self.keys));
+        quire_content::parallel::drop_later(self.store.content.unpin(&self.keys));
     }
 }
 
@@ -251,15 +239,15 @@ impl Drop for Pinned {
 /// outcome's `parsed`, taken out of it).
 fn pin_for_merge(
     c: &mut dyn Conn,
-    app: &App,
+    store: &Store,
     space_id: &str,
     cr_id: &str,
     precomputed: Option<&Precomputed>,
     parsed: Vec<(String, Document)>,
-) -> ApiResult<Option<Pinned>> {
+) -> StoreResult<Option<Pinned>> {
     match precomputed {
         Some(p) if p.outcome.is_clean() => {
-            pin_changed(c, app, space_id, &p.main_tree.tree, &p.outcome.tree, parsed).map(Some)
+            pin_changed(c, store, space_id, &p.main_tree.tree, &p.outcome.tree, parsed).map(Some)
         }
         Some(_) => Ok(None),
         None => {
@@ -273,9 +261,9 @@ fn pin_for_merge(
             if main.flatten().as_deref() != Some(cr.base_revision()) || !cr.is_writable() {
                 return Ok(None);
             }
-            let main_tree = store::load_tree(c, &app.content, space_id, cr.base_revision())?;
-            let change = store::load_tree(c, &app.content, space_id, &cr.revision)?;
-            pin_changed(c, app, space_id, &main_tree.tree, &change.tree, Vec::new()).map(Some)
+            let main_tree = store::load_tree(c, &store.content, space_id, cr.base_revision())?;
+            let change = store::load_tree(c, &store.content, space_id, &cr.revision)?;
+            pin_changed(c, store, space_id, &main_tree.tree, &change.tree, Vec::new()).map(Some)
         }
     }
 }
@@ -284,13 +272,13 @@ fn pin_for_merge(
 /// ones (not stored yet, by hash) or read.
 fn pin_changed(
     c: &mut dyn Conn,
-    app: &App,
+    store: &Store,
     space_id: &str,
     old: &quire_content::tree::Tree,
     new: &quire_content::tree::Tree,
     mut fresh: Vec<(String, Document)>,
-) -> ApiResult<Pinned> {
-    let changes = quire_store::content::diff::Changes::between(Some(old), new);
+) -> StoreResult<Pinned> {
+    let changes = crate::content::diff::Changes::between(Some(old), new);
     let mut hashes: Vec<&str> = changes
         .documents
         .iter()
@@ -304,14 +292,14 @@ fn pin_changed(
     for hash in hashes {
         let document = match fresh.iter().position(|(h, _)| h == hash) {
             Some(i) => Arc::new(store::CachedDocument::from(fresh.swap_remove(i).1)),
-            None => store::load_document(c, &app.content, space_id, hash)?,
+            None => store::load_document(c, &store.content, space_id, hash)?,
         };
         documents.push((hash.to_string(), document));
     }
     quire_content::parallel::drop_later(fresh);
     Ok(Pinned {
-        keys: app.content.pin(space_id, documents),
-        app: app.clone(),
+        keys: store.content.pin(space_id, documents),
+        store: store.clone(),
     })
 }
 
@@ -320,13 +308,13 @@ fn pin_changed(
 /// or computes it here when `inline`. None (nothing written) when it is stale and not `inline`.
 fn merge_in(
     c: &mut dyn Conn,
-    app: &App,
+    store: &Store,
     space_id: &str,
     cr_id: &str,
     user: &str,
     precomputed: Option<&Precomputed>,
     inline: bool,
-) -> ApiResult<Option<MergeResult>> {
+) -> StoreResult<Option<MergeResult>> {
     let space = spaces::load_active(c, space_id, user)?;
     space.require(SpaceAction::Merge)?;
     let cr = lock_for_merge(c, space_id, cr_id)?;
@@ -335,7 +323,7 @@ fn merge_in(
             .iter()
             .filter_map(|c| c.get("page").and_then(Value::as_str).map(str::to_string))
             .collect();
-        return Err(ApiError::conflict(format!(
+        return Err(StoreError::conflict(format!(
             "change request #{} has unresolved conflicts from its last update: write the pages {} first",
             cr.number,
             pages.join(", ")
@@ -343,8 +331,8 @@ fn merge_in(
     }
     check_merge_rules(c, &space, &cr, user)?;
     let main_rev = main::lock_main(c, space_id)?;
-    let change = store::load_tree(c, &app.content, space_id, &cr.revision)?;
-    let main_tree = store::load_tree(c, &app.content, space_id, &main_rev)?;
+    let change = store::load_tree(c, &store.content, space_id, &cr.revision)?;
+    let main_tree = store::load_tree(c, &store.content, space_id, &main_rev)?;
     let no_documents = Vec::new();
     let computed;
     let (tree, documents) = if main_rev == cr.base_revision() {
@@ -354,8 +342,11 @@ fn merge_in(
             Some(p) if p.main == main_rev && p.change == cr.revision => (&p.outcome, &p.base),
             _ if !inline => return Ok(None),
             _ => {
-                let base = store::load_tree(c, &app.content, space_id, cr.base_revision())?;
-                computed = (three_way(c, app, space_id, &base, &main_tree, &change)?, base);
+                let base = store::load_tree(c, &store.content, space_id, cr.base_revision())?;
+                computed = (
+                    three_way(c, &store.content, space_id, &base, &main_tree, &change)?,
+                    base,
+                );
                 (&computed.0, &computed.1)
             }
         };
@@ -371,7 +362,7 @@ fn merge_in(
     };
     let written = store::write_revision(
         c,
-        &app.content,
+        &store.content,
         NewRevision {
             space_id,
             kind: "merge",
@@ -384,7 +375,7 @@ fn merge_in(
         tree,
         documents,
     )?;
-    main::advance(c, &app.content, space_id, &main_rev, written.id(), user)?;
+    main::advance(c, &store.content, space_id, &main_rev, written.id(), user)?;
     let now = clock::now_ms();
     c.execute(
         "UPDATE change_requests SET status = 'merged', merged_by = ?2, merged_at = ?3, revision_merged = ?4,
@@ -412,18 +403,18 @@ fn merge_in(
 
 /// Locks a change request for merging. A merged one answers 409, so that of two merges of one
 /// change request racing, the second learns the first won.
-fn lock_for_merge(c: &mut dyn Conn, space_id: &str, cr_id: &str) -> ApiResult<ChangeRequest> {
+fn lock_for_merge(c: &mut dyn Conn, space_id: &str, cr_id: &str) -> StoreResult<ChangeRequest> {
     let cr = model::load(c, space_id, cr_id)?;
     let lock = format!("SELECT id FROM change_requests WHERE id = ?1{}", for_update(c));
     c.query(&lock, params![cr.id.clone()])?;
     let cr = model::load(c, space_id, &cr.id)?;
     match cr.status {
-        Status::Merged => Err(ApiError::conflict(format!(
+        Status::Merged => Err(StoreError::conflict(format!(
             "change request #{} is already merged (revision {})",
             cr.number,
             cr.revision_merged.clone().unwrap_or_default()
         ))),
-        Status::Archived => Err(ApiError::conflict(format!(
+        Status::Archived => Err(StoreError::conflict(format!(
             "change request #{} is archived: reopen it to merge",
             cr.number
         ))),
@@ -431,27 +422,16 @@ fn lock_for_merge(c: &mut dyn Conn, space_id: &str, cr_id: &str) -> ApiResult<Ch
     }
 }
 
-#[utoipa::path(
-    post,
-    path = "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/update",
-    tag = "Change requests",
-    operation_id = "update_change_request_from_main",
-    summary = "Bring main's changes into a change request",
-    params(ChangeRequestPath),
-    responses(
-        (status = 200, description = "The update's result.", body = MergeResult),
-        (status = 409, description = "The change request cannot be updated as it is.", body = ErrorEnvelope),
-    ),
-    security(("token" = ["space:content:write"]))
-)]
-pub async fn update_change_request(
-    caller: Caller,
-    State(app): State<App>,
-    Path(ChangeRequestPath {
-        space_id,
-        change_request_id: cr_id,
-    }): Path<ChangeRequestPath>,
-) -> ApiResult<axum::Json<MergeResult>> {
+/// Brings main's changes into a change request: a three-way merge like [`merge`], written as
+/// the change request's new revision; conflicting pages keep the change request's version and
+/// the conflicts are recorded on it.
+pub async fn update(
+    store: &Store,
+    space: &Authorized<SpaceFor, space::Edit>,
+    caller: &str,
+    cr_id: &str,
+) -> StoreResult<MergeResult> {
+    let (space_id, cr_id) = (space.space.id.clone(), cr_id.to_string());
     let mut attempts = Attempts::default();
     while attempts.more() {
         let started = Instant::now();
@@ -459,14 +439,11 @@ pub async fn update_change_request(
         let precomputed = if inline {
             None
         } else {
-            let (app2, space_id, cr_id, user) = (
-                app.clone(),
-                space_id.clone(),
-                cr_id.clone(),
-                caller.user_id.clone(),
-            );
-            app.db
-                .read_blocking(move |c| precompute(c, &app2, &space_id, &cr_id, &user, SpaceAction::Edit))
+            let (store2, space_id, cr_id, user) =
+                (store.clone(), space_id.clone(), cr_id.clone(), caller.to_string());
+            store
+                .db
+                .read_blocking(move |c| precompute(c, &store2, &space_id, &cr_id, &user, SpaceAction::Edit))
                 .await?
                 .map(|mut p| {
                     // An update indexes nothing: its parsed documents would only be freed
@@ -476,42 +453,48 @@ pub async fn update_change_request(
                 })
         };
         let cost = started.elapsed();
-        let (app2, space_id, cr_id, user) = (
-            app.clone(),
-            space_id.clone(),
-            cr_id.clone(),
-            caller.user_id.clone(),
-        );
-        let result = app
+        let (store2, space_id, cr_id, user) =
+            (store.clone(), space_id.clone(), cr_id.clone(), caller.to_string());
+        let result = store
             .db
-            .write(move |c| update_in(c, &app2, &space_id, &cr_id, &user, precomputed.as_deref(), inline))
+            .write(move |c| {
+                update_in(
+                    c,
+                    &store2,
+                    &space_id,
+                    &cr_id,
+                    &user,
+                    precomputed.as_deref(),
+                    inline,
+                )
+            })
             .await?;
         if let Some(result) = result {
-            return Ok(axum::Json(result));
+            return Ok(result);
         }
         attempts.stale(cost);
     }
-    Err(ApiError::internal("the update never settled"))
+    Err(StoreError::internal("the update never settled"))
 }
 
 /// Brings main into a change request inside the write transaction, as [`merge_in`] merges.
 fn update_in(
     c: &mut dyn Conn,
-    app: &App,
+    store: &Store,
     space_id: &str,
     cr_id: &str,
     user: &str,
     precomputed: Option<&Precomputed>,
     inline: bool,
-) -> ApiResult<Option<MergeResult>> {
+) -> StoreResult<Option<MergeResult>> {
     let space = spaces::load_active(c, space_id, user)?;
     space.require(SpaceAction::Edit)?;
-    let cr = lock_change_request(c, space_id, cr_id)?;
+    let cr = super::lock(c, space_id, cr_id)?;
     let main_rev = space
         .space
         .revision
         .clone()
-        .ok_or_else(|| ApiError::internal("space without revision"))?;
+        .ok_or_else(|| StoreError::internal("space without revision"))?;
     if main_rev == cr.base_revision() {
         let conflicts = cr.stored_conflicts()?.map(Value::Array);
         return Ok(Some(MergeResult {
@@ -529,11 +512,11 @@ fn update_in(
         Some(p) if p.main == main_rev && p.change == cr.revision => p,
         _ if !inline => return Ok(None),
         _ => {
-            let base = store::load_tree(c, &app.content, space_id, cr.base_revision())?;
-            let main_tree = store::load_tree(c, &app.content, space_id, &main_rev)?;
-            let change_tree = store::load_tree(c, &app.content, space_id, &cr.revision)?;
+            let base = store::load_tree(c, &store.content, space_id, cr.base_revision())?;
+            let main_tree = store::load_tree(c, &store.content, space_id, &main_rev)?;
+            let change_tree = store::load_tree(c, &store.content, space_id, &cr.revision)?;
             computed = Precomputed {
-                outcome: three_way(c, app, space_id, &base, &main_tree, &change_tree)?,
+                outcome: three_way(c, &store.content, space_id, &base, &main_tree, &change_tree)?,
                 main: main_rev.clone(),
                 change: cr.revision.clone(),
                 base,
@@ -548,7 +531,7 @@ fn update_in(
         (!outcome.is_clean()).then(|| describe_conflicts(outcome, &p.base, &p.main_tree, &p.change_tree));
     let written = store::write_revision(
         c,
-        &app.content,
+        &store.content,
         NewRevision {
             space_id,
             kind: "update",
@@ -585,7 +568,7 @@ fn update_in(
 
 /// Fails with 409 naming what is missing unless the merge rules of the space (or, when it
 /// inherits, of its organization) let `actor` merge now.
-fn check_merge_rules(c: &mut dyn Conn, space: &SpaceFor, cr: &ChangeRequest, actor: &str) -> ApiResult<()> {
+fn check_merge_rules(c: &mut dyn Conn, space: &SpaceFor, cr: &ChangeRequest, actor: &str) -> StoreResult<()> {
     let rules = match &space.space.merge_rules {
         MergeRules::Inherit => {
             let org = &space.space.org_id;
@@ -697,7 +680,7 @@ fn check_merge_rules(c: &mut dyn Conn, space: &SpaceFor, cr: &ChangeRequest, act
     if failures.is_empty() {
         Ok(())
     } else {
-        Err(ApiError::conflict(format!(
+        Err(StoreError::conflict(format!(
             "the merge rules of this space are not met: change request #{} needs {}",
             cr.number,
             failures.join("; ")
@@ -706,7 +689,7 @@ fn check_merge_rules(c: &mut dyn Conn, space: &SpaceFor, cr: &ChangeRequest, act
 }
 
 /// "Ann (id a1), Bob (id b2)".
-fn names(c: &mut dyn Conn, ids: &[&str]) -> ApiResult<String> {
+fn names(c: &mut dyn Conn, ids: &[&str]) -> StoreResult<String> {
     let users = users::load_many(c, ids)?;
     Ok(ids
         .iter()

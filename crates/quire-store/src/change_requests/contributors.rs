@@ -1,11 +1,11 @@
 //! Who contributed content to a change request.
 
 use crate::db::Conn;
-use crate::error::ApiResult;
+use crate::error::StoreResult;
 use crate::{clock, params};
 
 /// Records that `user_id` wrote content in the change request.
-pub fn record(c: &mut dyn Conn, cr_id: &str, user_id: &str) -> ApiResult<()> {
+pub fn record(c: &mut dyn Conn, cr_id: &str, user_id: &str) -> StoreResult<()> {
     let now = clock::now_ms();
     c.execute(
         "INSERT INTO change_request_contributors (change_request_id, user_id, first_at, last_at, edits)

@@ -3,7 +3,7 @@
 
 use axum::extract::State;
 
-use super::read::{self, LinksQuery};
+use super::LinksQuery;
 use super::wire::{LinkList, Location};
 use crate::app::App;
 use crate::auth::Caller;
@@ -27,7 +27,7 @@ pub async fn list_space_links(
     Path(path): Path<SpacePath>,
     QueryOf(query): QueryOf<LinksQuery>,
 ) -> ApiResult<axum::Json<LinkList>> {
-    read::space_links(caller, app, path.into(), query).await
+    super::space_links(caller, app, path.into(), query).await
 }
 
 /// List the links of a page of main
@@ -45,7 +45,7 @@ pub async fn list_content_page_links(
     Path(path): Path<PagePath>,
     QueryOf(query): QueryOf<LinksQuery>,
 ) -> ApiResult<axum::Json<LinkList>> {
-    read::page_links(caller, app, path.into(), query).await
+    super::page_links(caller, app, path.into(), query).await
 }
 
 /// List the pages of main that link to a page
@@ -63,7 +63,7 @@ pub async fn list_content_page_backlinks(
     Path(path): Path<PagePath>,
     QueryOf(paging): QueryOf<Paging>,
 ) -> ApiResult<axum::Json<List<Location>>> {
-    read::page_backlinks(caller, app, path.into(), paging).await
+    super::page_backlinks(caller, app, path.into(), paging).await
 }
 
 /// List the pages of main that embed or link to a file
@@ -81,7 +81,7 @@ pub async fn list_content_file_backlinks(
     Path(path): Path<FilePath>,
     QueryOf(paging): QueryOf<Paging>,
 ) -> ApiResult<axum::Json<List<Location>>> {
-    read::file_backlinks(caller, app, path.into(), paging).await
+    super::file_backlinks(caller, app, path.into(), paging).await
 }
 
 /// List the links of a page of a change request
@@ -99,7 +99,7 @@ pub async fn list_change_request_page_links(
     Path(path): Path<ChangeRequestPagePath>,
     QueryOf(query): QueryOf<LinksQuery>,
 ) -> ApiResult<axum::Json<LinkList>> {
-    read::page_links(caller, app, path.into(), query).await
+    super::page_links(caller, app, path.into(), query).await
 }
 
 /// List the pages of a change request that link to a page
@@ -117,7 +117,7 @@ pub async fn list_change_request_page_backlinks(
     Path(path): Path<ChangeRequestPagePath>,
     QueryOf(paging): QueryOf<Paging>,
 ) -> ApiResult<axum::Json<List<Location>>> {
-    read::page_backlinks(caller, app, path.into(), paging).await
+    super::page_backlinks(caller, app, path.into(), paging).await
 }
 
 /// List the pages of a change request that embed or link to a file
@@ -135,5 +135,5 @@ pub async fn list_change_request_file_backlinks(
     Path(path): Path<ChangeRequestFilePath>,
     QueryOf(paging): QueryOf<Paging>,
 ) -> ApiResult<axum::Json<List<Location>>> {
-    read::file_backlinks(caller, app, path.into(), paging).await
+    super::file_backlinks(caller, app, path.into(), paging).await
 }

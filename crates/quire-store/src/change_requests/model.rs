@@ -1,15 +1,7 @@
-//! A change request as stored and as sent.
+//! A change request as stored.
 
-use std::collections::HashMap;
-
-use serde::Serialize;
-
-use crate::api::users::UserJson;
-use crate::clock;
 use crate::db::{Conn, DbError, Row};
-use crate::error::{ApiError, ApiResult};
-use crate::urls::Urls;
-use quire_store::users::User;
+use crate::error::{StoreError, StoreResult};
 
 #[derive(Clone, Debug)]
 pub struct ChangeRequest {
@@ -36,7 +28,7 @@ pub struct ChangeRequest {
     pub issues_cluster: Option<String>,
 }
 
-quire_store::wire_enum! {
+crate::wire_enum! {
     /// Where a change request is in its life.
     pub enum Status {
         Draft = "draft",
@@ -53,7 +45,7 @@ impl Status {
     }
 }
 
-quire_store::columns! {
+crate::columns! {
     /// The columns [`ChangeRequest::from_row`] reads, with `change_requests cr` joined to
     /// `spaces s` (see [`FROM`]).
     pub struct ChangeRequestCols of "change_requests" {
@@ -158,49 +150,10 @@ impl ChangeRequest {
     pub fn is_writable(&self) -> bool {
         self.status.is_writable()
     }
-
-    pub fn location(&self, urls: &Urls) -> String {
-        urls.api(&format!("/spaces/{}/change-requests/{}", self.space_id, self.id))
-    }
-
-    /// The wire object; `users` holds the creator and merger. An error when the stored
-    /// description or conflicts do not decode.
-    pub fn to_json(&self, urls: &Urls, users: &HashMap<String, User>) -> Result<ChangeRequestJson, DbError> {
-        let user = |id: &str| crate::api::users::wire::user_or_deleted(urls, users, id);
-        Ok(ChangeRequestJson {
-            object: "change-request",
-            id: self.id.clone(),
-            number: self.number,
-            status: self.status,
-            subject: self.subject.clone(),
-            description: self.stored_description()?,
-            created_by: user(&self.created_by),
-            created_at: self.created_at,
-            updated_at: self.updated_at,
-            merged_by: self.merged_by.as_deref().map(user),
-            merged_at: self.merged_at,
-            space: self.space_id.clone(),
-            revision: self.revision.clone(),
-            revision_initial: self.revision_initial.clone(),
-            revision_merged_ancestor: self.revision_merged_ancestor.clone(),
-            revision_merged: self.revision_merged.clone(),
-            comments: self.comments,
-            outdated: self.outdated(),
-            conflicts: self.stored_conflicts()?.map(serde_json::Value::Array),
-            conversations_issues_cluster: self.issues_cluster.clone(),
-            urls: ChangeRequestUrls {
-                app: urls.app(&format!(
-                    "/o/{}/s/{}/~/changes/{}",
-                    self.org_id, self.space_id, self.number
-                )),
-                location: self.location(urls),
-            },
-        })
-    }
 }
 
 /// Loads a change request of a space by id or by number.
-pub fn load(c: &mut dyn Conn, space_id: &str, id_or_number: &str) -> ApiResult<ChangeRequest> {
+pub fn load(c: &mut dyn Conn, space_id: &str, id_or_number: &str) -> StoreResult<ChangeRequest> {
     let number: i64 = id_or_number.parse().unwrap_or(-1);
     let sql =
         format!("SELECT {COLUMNS} FROM {FROM} WHERE cr.space_id = ?1 AND (cr.id = ?2 OR cr.number = ?3)");
@@ -208,51 +161,6 @@ pub fn load(c: &mut dyn Conn, space_id: &str, id_or_number: &str) -> ApiResult<C
         .map(|r| ChangeRequest::from_row(&r))
         .transpose()?
         .ok_or_else(|| {
-            ApiError::not_found(format!("change request {id_or_number:?} not found in this space"))
+            StoreError::not_found(format!("change request {id_or_number:?} not found in this space"))
         })
-}
-
-#[derive(Serialize, Debug, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct ChangeRequestJson {
-    pub object: &'static str,
-    pub id: String,
-    pub number: i64,
-    pub status: Status,
-    pub subject: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub description: Option<serde_json::Value>,
-    pub created_by: UserJson,
-    #[schema(value_type = String, format = DateTime)]
-    #[serde(with = "clock::ts")]
-    pub created_at: i64,
-    #[schema(value_type = String, format = DateTime)]
-    #[serde(with = "clock::ts")]
-    pub updated_at: i64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub merged_by: Option<UserJson>,
-    #[schema(value_type = Option<String>, format = DateTime)]
-    #[serde(with = "clock::ts::opt", skip_serializing_if = "Option::is_none")]
-    pub merged_at: Option<i64>,
-    pub space: String,
-    pub revision: String,
-    pub revision_initial: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub revision_merged_ancestor: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub revision_merged: Option<String>,
-    pub comments: i64,
-    pub outdated: bool,
-    /// quire: the conflicts an update left, until every conflicting page is written.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub conflicts: Option<serde_json::Value>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub conversations_issues_cluster: Option<String>,
-    pub urls: ChangeRequestUrls,
-}
-
-#[derive(Serialize, Debug, utoipa::ToSchema)]
-pub struct ChangeRequestUrls {
-    pub app: String,
-    pub location: String,
 }

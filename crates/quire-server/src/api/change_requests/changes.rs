@@ -1,20 +1,21 @@
 //! Semantic changes between two revisions: pages and files created, edited, moved, deleted;
-//! variables edited (GitBook's `RevisionSemanticChanges`).
+//! variables edited (GitBook's `RevisionSemanticChanges`), computed from the trees the store
+//! opens (`quire_store::reads`).
 
 use std::sync::Arc;
 
 use axum::extract::State;
 use quire_content::tree::{PageEntry, Tree, TreeIndex};
+use quire_store::content::store::StoredTree;
+use quire_store::{reads, spaces};
 use serde_json::{Map, Value, json};
 
-use super::model;
+use super::wire::cr_json;
 use crate::app::App;
 use crate::auth::Caller;
-use crate::content::{Source, open};
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{FromQuery, Path, Query, QueryOf};
 use crate::paths::{ChangeRequestPath, RevisionPath};
-use quire_store::content::store::{self, StoredTree};
 
 fn limit(q: &Query) -> ApiResult<usize> {
     match q.str("limit") {
@@ -178,23 +179,13 @@ pub async fn list_changes(
     }): Path<ChangeRequestPath>,
     QueryOf(ChangesQuery { limit }): QueryOf<ChangesQuery>,
 ) -> ApiResult<axum::Json<Value>> {
-    let app2 = app.clone();
+    let store = app.store.clone();
     let body = app
         .db
         .read_blocking(move |c| {
-            let opened = open(
-                c,
-                &app2,
-                &caller.user_id,
-                &space_id,
-                &Source::ChangeRequest(cr_id.clone()),
-            )?;
-            let cr = opened
-                .change_request
-                .as_ref()
-                .ok_or_else(|| ApiError::internal("no change request"))?;
-            let base = store::load_tree(c, &app2.content, &space_id, cr.base_revision())?;
-            Ok::<_, ApiError>(respond(diff(&base, &opened.stored), limit, None))
+            let space = spaces::load_active(c, &space_id, &caller.user_id)?;
+            let (base, tree) = reads::change_request_trees(c, &store.content, space, &cr_id)?;
+            Ok::<_, ApiError>(respond(diff(&base, &tree), limit, None))
         })
         .await?;
     Ok(axum::Json(body))
@@ -220,36 +211,21 @@ pub async fn list_revision_changes(
     }): Path<RevisionPath>,
     QueryOf(ChangesQuery { limit }): QueryOf<ChangesQuery>,
 ) -> ApiResult<axum::Json<Value>> {
-    let app2 = app.clone();
-    let body = app
+    let store = app.store.clone();
+    let changes = app
         .db
         .read_blocking(move |c| {
-            let opened = open(
-                c,
-                &app2,
-                &caller.user_id,
-                &space_id,
-                &Source::Revision(revision_id.clone()),
-            )?;
-            let changes = match opened.stored.meta.parents.first() {
-                Some(parent) => {
-                    let parent = store::load_tree(c, &app2.content, &space_id, parent)?;
-                    diff(&parent, &opened.stored)
-                }
-                None => {
-                    let empty = StoredTree::empty(&space_id);
-                    diff(&empty, &opened.stored)
-                }
-            };
-            let merged_from = match &opened.stored.meta.merged_from {
-                Some(id) => {
-                    let cr = model::load(c, &space_id, id)?;
-                    Some(serde_json::to_value(super::render_one(c, &app2, &cr)?).unwrap_or(Value::Null))
-                }
-                None => None,
-            };
-            Ok::<_, ApiError>(respond(changes, limit, merged_from))
+            let space = spaces::load_active(c, &space_id, &caller.user_id)?;
+            Ok::<_, ApiError>(reads::revision_changes(c, &store.content, space, &revision_id)?)
         })
         .await?;
-    Ok(axum::Json(body))
+    let merged_from = match &changes.merged_from {
+        Some(cr) => Some(serde_json::to_value(cr_json(&app.urls, cr)?).unwrap_or(Value::Null)),
+        None => None,
+    };
+    Ok(axum::Json(respond(
+        diff(&changes.parent, &changes.revision),
+        limit,
+        merged_from,
+    )))
 }

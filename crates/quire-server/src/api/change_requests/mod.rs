@@ -1,33 +1,32 @@
-//! Change requests: branches of a space's content that merge back.
+//! Change requests (`quire_store::change_requests`): create, list (`list`), read, update; merge
+//! and update with main (`merge`); reviews and reviewers (`reviews`); their changes (`changes`);
+//! writing their content (`content`).
 
 mod changes;
-pub mod contributors;
+pub mod content;
 mod list;
 mod merge;
-pub mod model;
 mod reviews;
+pub mod wire;
 
 use axum::extract::State;
 use axum::http::{StatusCode, header};
 use axum::response::IntoResponse;
+use quire_store::change_requests::{self, NewChangeRequest, SUBJECT_MAX, Status};
+use quire_store::permissions::space;
+use quire_store::spaces;
+use quire_store::templates::TemplateRequest;
+use quire_store::validate;
 use serde::Deserialize;
-use serde_json::json;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 use crate::app::App;
 use crate::auth::Caller;
-use crate::db::Conn;
 use crate::error::{ApiError, ApiResult, ErrorEnvelope};
 use crate::extract::{OptionalJson, Path};
 use crate::paths::{ChangeRequestPath, SpacePath};
-use crate::{clock, ids, params};
-pub use model::{ChangeRequest, ChangeRequestJson, Status};
-use quire_store::events::{self, Event, Kind};
-use quire_store::permissions::SpaceAction;
-use quire_store::spaces;
-use quire_store::users;
-use quire_store::validate;
-use utoipa_axum::router::OpenApiRouter;
-use utoipa_axum::routes;
+pub use wire::{ChangeRequestJson, cr_json};
 
 pub fn routes() -> OpenApiRouter<App> {
     OpenApiRouter::default()
@@ -46,21 +45,6 @@ pub fn routes() -> OpenApiRouter<App> {
         .routes(routes!(reviews::list_reviews, reviews::submit_review))
         .routes(routes!(reviews::get_review))
         .routes(routes!(changes::list_revision_changes))
-}
-
-pub const SUBJECT_MAX: usize = 100;
-
-/// Renders change requests with their users loaded in one query.
-pub fn render(c: &mut dyn Conn, app: &App, crs: &[ChangeRequest]) -> ApiResult<Vec<ChangeRequestJson>> {
-    let ids: Vec<&str> = crs
-        .iter()
-        .flat_map(|cr| std::iter::once(cr.created_by.as_str()).chain(cr.merged_by.as_deref()))
-        .collect();
-    let users = users::load_many(c, &ids)?;
-    Ok(crs
-        .iter()
-        .map(|cr| cr.to_json(&app.urls, &users))
-        .collect::<Result<_, _>>()?)
 }
 
 #[derive(Deserialize, Default, utoipa::ToSchema)]
@@ -104,57 +88,24 @@ async fn create_change_request(
     };
     let template = body
         .template
-        .map(|t| crate::content::template::TemplateRequest::parse(t, "template"))
+        .map(|t| TemplateRequest::parse(t, "template"))
         .transpose()?;
-    let app2 = app.clone();
-    let json = app
+    let new = NewChangeRequest {
+        subject,
+        status: Some(status),
+        agent_task_id: body.agent_task_id,
+        conversations_issues_cluster: body.conversations_issues_cluster,
+        template,
+    };
+    let store = app.store.clone();
+    let cr = app
         .db
         .write(move |c| {
-            let space = spaces::load_active(c, &space_id, &caller.user_id)?;
-            space.require(SpaceAction::Edit)?;
-            let base = space
-                .space
-                .revision
-                .clone()
-                .ok_or_else(|| ApiError::internal("the space has no content revision"))?;
-            let number: i64 = c
-                .query_scalar(
-                    "UPDATE spaces SET change_request_seq = change_request_seq + 1 WHERE id = ?1 RETURNING change_request_seq",
-                    params![space_id.clone()],
-                )?
-                .ok_or_else(|| spaces::not_found(&space_id))?;
-            let id = ids::new_id();
-            let now = clock::now_ms();
-            c.execute(
-                "INSERT INTO change_requests (id, space_id, number, status, subject, created_by, created_at, updated_at,
-                                              revision_initial, revision, agent_task_id, conversations_issues_cluster)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7, ?8, ?8, ?9, ?10)",
-                params![
-                    id.clone(),
-                    space_id.clone(),
-                    number,
-                    status,
-                    subject.clone(),
-                    caller.user_id.clone(),
-                    now,
-                    base,
-                    body.agent_task_id.clone(),
-                    body.conversations_issues_cluster.clone()
-                ],
-            )?;
-            if let Some(template) = &template {
-                let cr = model::load(c, &space_id, &id)?;
-                crate::content::template::apply_to_change_request(c, &app2, &space, &cr, template, &caller.user_id)?;
-            }
-            let payload = json!({"spaceId": space_id, "changeRequestId": id, "number": number, "status": status,
-                                 "revisionInitial": space.space.revision});
-            let org = &space.space.org_id;
-            let event = Event::in_space(Kind::ChangeRequestCreated, org, &space_id, &id, Some(&caller.user_id), payload);
-            events::record(c, event)?;
-            let cr = model::load(c, &space_id, &id)?;
-            render_one(c, &app2, &cr)
+            let space = spaces::load_active(c, &space_id, &caller.user_id)?.authorize::<space::Edit>()?;
+            change_requests::create(c, &store.content, &space, &caller.user_id, &new)
         })
         .await?;
+    let json = cr_json(&app.urls, &cr)?;
     Ok((
         StatusCode::CREATED,
         [(header::LOCATION, json.urls.location.clone())],
@@ -216,43 +167,19 @@ async fn update_change_request(
         crate::extract::Patch::Null => Some(None),
         crate::extract::Patch::Absent => None,
     };
-    let app2 = app.clone();
-    let json = app
+    let changes = change_requests::Changes {
+        subject: body.subject,
+        status: new_status,
+        description,
+    };
+    let cr = app
         .db
         .write(move |c| {
             let space = spaces::load_active(c, &space_id, &caller.user_id)?;
-            // Changing a change request's subject or status is not a content change, so it is
-            // allowed on locked spaces too.
-            if space.role < Some(quire_store::permissions::Role::Edit) {
-                return Err(quire_store::permissions::role_forbidden(
-                    "changing a change request",
-                    quire_store::permissions::Role::Edit,
-                    &format!("on space {space_id:?}"),
-                    space.role,
-                ).into());
-            }
-            let cr = model::load(c, &space_id, &cr_id)?;
-            if cr.status == Status::Merged {
-                return Err(ApiError::conflict(format!("change request #{} is merged and can no longer change", cr.number)));
-            }
-            let subject = body.subject.clone().unwrap_or(cr.subject.clone());
-            let status = new_status.unwrap_or(cr.status);
-            let description = description.clone().unwrap_or(cr.description.clone());
-            c.execute(
-                "UPDATE change_requests SET subject = ?2, status = ?3, description = ?4, updated_at = ?5 WHERE id = ?1",
-                params![cr.id.clone(), subject, status, description, clock::now_ms()],
-            )?;
-            if status != cr.status {
-                let payload = json!({"spaceId": space_id, "changeRequestId": cr.id, "number": cr.number,
-                                     "status": status, "previousStatus": cr.status});
-                let (org, actor) = (&space.space.org_id, Some(caller.user_id.as_str()));
-                let event = Event::in_space(Kind::ChangeRequestStatusUpdated, org, &space_id, &cr.id, actor, payload);
-                events::record(c, event)?;
-            }
-            let cr = model::load(c, &space_id, &cr.id)?;
-            render_one(c, &app2, &cr)
+            change_requests::update(c, &space, &caller.user_id, &cr_id, &changes)
         })
         .await?;
+    let json = cr_json(&app.urls, &cr)?;
     let minimal = headers
         .get("prefer")
         .and_then(|v| v.to_str().ok())
@@ -261,14 +188,6 @@ async fn update_change_request(
         return Ok((StatusCode::NO_CONTENT, [("preference-applied", "return=minimal")]).into_response());
     }
     Ok(axum::Json(json).into_response())
-}
-
-/// Renders one change request.
-pub fn render_one(c: &mut dyn Conn, app: &App, cr: &ChangeRequest) -> ApiResult<ChangeRequestJson> {
-    render(c, app, std::slice::from_ref(cr))?
-        .into_iter()
-        .next()
-        .ok_or_else(|| ApiError::internal("nothing rendered"))
 }
 
 #[utoipa::path(
@@ -288,14 +207,12 @@ async fn get_change_request(
         change_request_id: cr_id,
     }): Path<ChangeRequestPath>,
 ) -> ApiResult<axum::Json<ChangeRequestJson>> {
-    let app2 = app.clone();
-    let json = app
+    let cr = app
         .db
         .read(move |c| {
-            spaces::load_active(c, &space_id, &caller.user_id)?;
-            let cr = model::load(c, &space_id, &cr_id)?;
-            render_one(c, &app2, &cr)
+            let space = spaces::load_active(c, &space_id, &caller.user_id)?;
+            change_requests::get(c, &space, &cr_id)
         })
         .await?;
-    Ok(axum::Json(json))
+    Ok(axum::Json(cr_json(&app.urls, &cr)?))
 }

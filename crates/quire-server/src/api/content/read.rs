@@ -5,13 +5,13 @@ use quire_content::Document;
 use serde::Serialize;
 
 use super::render::{self, FileJson, PageJson, ReadOptions, ReusableJson, RevisionJson};
-use super::{Opened, Source, open_space};
 use crate::app::App;
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::Path;
 use quire_store::content::store;
 use quire_store::paging::{List, Page};
+use quire_store::reads::{Opened, Source, open_space};
 use quire_store::spaces::SpaceFor;
 
 use crate::extract::param;
@@ -45,7 +45,7 @@ async fn read_in_space<T: Send + 'static>(
     let app2 = app.clone();
     app.db
         .read(move |c| {
-            let opened = open_space(c, &app2, space, &Source::from_params(&params))?;
+            let opened = open_space(c, &app2.content, space, &super::source(&params))?;
             read(c, &app2, &opened, &params)
         })
         .await
@@ -73,7 +73,7 @@ async fn with_revision<T: Send + 'static>(
     let app2 = app.clone();
     app.db
         .read_blocking(move |c| {
-            let opened = open_space(c, &app2, space, &Source::from_params(&params))?;
+            let opened = open_space(c, &app2.content, space, &super::source(&params))?;
             render(&app2, &opened)
         })
         .await
@@ -91,17 +91,17 @@ pub async fn get_revision(
         .db
         .read_blocking(move |c| {
             let space_id = param(&params, "spaceId")?;
-            let opened = open_space(c, &app2, space, &Source::from_params(&params))?;
+            let opened = open_space(c, &app2.content, space, &super::source(&params))?;
             let merged_from = match &opened.stored.meta.merged_from {
                 Some(cr) => {
-                    let cr = crate::change_requests::model::load(c, space_id, cr)?;
-                    let json = crate::change_requests::render(c, &app2, std::slice::from_ref(&cr))?;
-                    json.into_iter().next().and_then(|j| serde_json::to_value(j).ok())
+                    let cr = quire_store::change_requests::load(c, space_id, cr)?;
+                    let cr = quire_store::change_requests::one_with_users(c, cr)?;
+                    serde_json::to_value(crate::api::change_requests::cr_json(&app2.urls, &cr)?).ok()
                 }
                 None => None,
             };
             Ok::<_, ApiError>(render::revision(
-                &opened.context(&app2),
+                &super::context(&app2, &opened),
                 &opened.stored,
                 &opts,
                 merged_from,
@@ -137,7 +137,7 @@ pub async fn list_pages(
             options: format!("computed={} {}", opts.computed, opened.space.space.visibility),
         };
         let render = || {
-            let ctx = opened.context(app);
+            let ctx = super::context(app, opened);
             let pages = Pages {
                 pages: render::pages(&ctx, &opened.stored.tree, opened.stored.index(), None, &opts),
             };
@@ -182,7 +182,7 @@ pub async fn list_files(
             }
             None => 0,
         };
-        let ctx = opened.context(app);
+        let ctx = super::context(app, opened);
         let rows: Vec<_> = files[start..].iter().take(page.limit + 1).copied().collect();
         let list = page.finish(rows, files.len() as u64, |f| (f.created_at, f.id.clone()));
         Ok(list.map(|f| render::file(&ctx, f)))
@@ -199,7 +199,7 @@ pub async fn get_file(caller: Caller, app: App, params: RouteIds) -> ApiResult<a
                 opened.stored.tree.files.get(file_id).ok_or_else(|| {
                     ApiError::not_found(format!("file {file_id:?} not found in this revision"))
                 })?;
-            Ok::<_, ApiError>(render::file(&opened.context(app), file))
+            Ok::<_, ApiError>(render::file(&super::context(app, opened), file))
         })
         .await?;
     Ok(axum::Json(json))
@@ -220,7 +220,7 @@ fn page_json(
             "page {page_id:?} not found in this revision"
         )));
     }
-    let ctx = opened.context(app);
+    let ctx = super::context(app, opened);
     let children = page
         .kind
         .has_children()
@@ -256,7 +256,7 @@ pub async fn get_page(
     // The main revision's pages are the hottest reads there are: answered from memory when
     // both the space and the page's answer are, without a database connection.
     let page_id = param(&params, "pageId")?.to_string();
-    if let (Source::Main, Some(revision)) = (Source::from_params(&params), &space.space.revision) {
+    if let (Source::Main, Some(revision)) = (super::source(&params), &space.space.revision) {
         let key = page_key(revision, &space, &page_id, &opts, gzip);
         if let Some(body) = app.content.cached_page(&key) {
             return Ok(crate::encoding::json(body, gzip));
@@ -349,7 +349,7 @@ pub async fn get_page_document(
             ),
             None => None,
         };
-        let ctx = opened.context(app);
+        let ctx = super::context(app, opened);
         let json = render::with_body(
             &opened.stored,
             page,
