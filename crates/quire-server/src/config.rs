@@ -292,7 +292,7 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     Ok(Duration::from_secs(secs))
 }
 
-pub use quire_store::store::Quota;
+pub use quire_store::Quota;
 
 /// Parses a size: a number of bytes, optionally with a unit: `B`, `KB`, `MB`, `GB`, `TB`
 /// (powers of 1000) or `KiB`, `MiB`, `GiB`, `TiB` (powers of 1024), case-insensitive.

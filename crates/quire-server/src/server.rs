@@ -11,8 +11,8 @@ use crate::app::{App, Settings};
 use crate::config::ServeArgs;
 use crate::db::Db;
 use crate::urls::Urls;
+use quire_store::Quota;
 use quire_store::Store;
-use quire_store::store::Quota;
 use std::sync::Arc;
 
 /// A server started by [`start`].

@@ -7,11 +7,11 @@
 
 use std::sync::Arc;
 
+use crate::Store;
 use crate::db::{Conn, DbError};
 use crate::error::{StoreError, StoreResult};
 use crate::params;
-use crate::store::Store;
-use crate::users::UserCols;
+use crate::users::{User, UserCols};
 
 /// Prefix of every token, so that leaked tokens are easy to recognise and scan for.
 pub const TOKEN_PREFIX: &str = "quire_";
@@ -41,6 +41,17 @@ pub struct Caller {
     pub email: String,
     pub display_name: String,
     pub photo_url: Option<String>,
+}
+
+impl From<&Caller> for User {
+    fn from(c: &Caller) -> User {
+        User {
+            id: c.user_id.clone(),
+            email: c.email.clone(),
+            display_name: c.display_name.clone(),
+            photo_url: c.photo_url.clone(),
+        }
+    }
 }
 
 /// A token as stored, with its user.

@@ -41,7 +41,6 @@ pub mod search;
 pub mod siblings;
 pub mod spaces;
 pub mod stamped;
-pub mod store;
 pub mod teams;
 pub mod templates;
 pub mod tokens;
@@ -50,4 +49,85 @@ pub mod users;
 pub mod validate;
 
 pub use error::{ErrorKind, StoreError, StoreResult};
-pub use store::{Settings, Store};
+
+// The store: the database with what domain functions share beside it (settings, caches, file
+// bytes). Cheap to clone; the HTTP service keeps one in its state, the command line and the
+// background jobs use the same. It is the crate's root context: modules reach the database and
+// the caches through it, and it holds the caches of `auth`, `content`, `orgs` and `spaces`.
+
+use std::ops::Deref;
+use std::sync::Arc;
+
+use crate::auth::TokenCache;
+use crate::blobs::Blobs;
+use crate::content::store::ContentCache;
+use crate::db::Db;
+use crate::orgs::cache::OrgCache;
+use crate::spaces::cache::SpaceCache;
+
+/// A storage quota of file bytes, with the text it was configured as (for messages).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Quota {
+    pub bytes: u64,
+    pub text: String,
+}
+
+impl Quota {
+    /// A quota from its flag's value; None for `0` (no quota).
+    pub fn from_flag(flag: Option<&Quota>) -> Option<Quota> {
+        flag.filter(|q| q.bytes > 0).cloned()
+    }
+}
+
+/// Settings domain functions read.
+#[derive(Clone, Debug, Default)]
+pub struct Settings {
+    /// How long a deleted space can be restored.
+    pub space_retention_ms: i64,
+    /// How long unreferenced file bytes are kept (see `files`).
+    pub file_retention_ms: i64,
+    /// Storage quotas for file bytes, per space and per organization (None: no quota).
+    pub space_storage_quota: Option<Quota>,
+    pub org_storage_quota: Option<Quota>,
+}
+
+#[derive(Clone)]
+pub struct Store(Arc<StoreInner>);
+
+pub struct StoreInner {
+    pub db: Db,
+    pub settings: Settings,
+    /// Where file bytes live.
+    pub blobs: Arc<dyn Blobs>,
+    /// Immutable content (revision trees, documents) kept in memory.
+    pub content: ContentCache,
+    /// Bearer tokens found valid recently.
+    pub tokens: TokenCache,
+    /// Organizations with their callers' standing and access, while the database has not
+    /// changed.
+    pub orgs: OrgCache,
+    /// Spaces with their callers' roles, likewise.
+    pub spaces: SpaceCache,
+}
+
+impl Deref for Store {
+    type Target = StoreInner;
+
+    fn deref(&self) -> &StoreInner {
+        &self.0
+    }
+}
+
+impl Store {
+    pub fn new(db: Db, settings: Settings, blobs: Arc<dyn Blobs>) -> Store {
+        Store(Arc::new(StoreInner {
+            db,
+            settings,
+            blobs,
+            content: ContentCache::default(),
+            tokens: TokenCache::default(),
+            orgs: OrgCache::default(),
+            spaces: SpaceCache::default(),
+        }))
+    }
+}

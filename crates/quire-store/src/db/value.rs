@@ -225,7 +225,7 @@ impl<T: FromValue> FromValue for Option<T> {
     }
 }
 
-/// A column of a declared column set (see `crate::columns!`): where it sits in the row, and its
+/// A column of a declared column set (see the `columns!` macro): where it sits in the row, and its
 /// name and table for the error when its value does not decode.
 #[derive(Clone, Copy, Debug)]
 pub struct Col {

@@ -13,11 +13,11 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
+use crate::Quota;
 use crate::content::file_refs::record_refs;
 use crate::content::store::{self, ContentCache};
 use crate::db::{Args, Conn, Dialect};
 use crate::error::{StoreError, StoreResult};
-use crate::store::Quota;
 use crate::{Settings, Store, clock, jobs, params};
 
 pub const COLLECT_JOB: &str = "collect_files";

@@ -7,6 +7,7 @@ use serde_json::json;
 
 pub use model::{MEMBER_END, Member, MemberCols, load, select, select_columns};
 
+use crate::auth::Caller;
 use crate::db::{Args, Conn, for_update, like_contains};
 use crate::error::{StoreError, StoreResult};
 use crate::events::{self, Event, Kind};
@@ -264,6 +265,38 @@ pub fn seen(
         "UPDATE members SET last_seen_at = ?3 WHERE organization_id = ?1 AND user_id = ?2",
         params![org.org.id.clone(), user_id, now],
     )?;
+    Ok(())
+}
+
+/// Makes the caller a member of `org_id`, with its default role, if the organization lists the
+/// caller's verified email domain (nothing when they are a member already).
+pub fn join_by_domain(c: &mut dyn Conn, caller: &Caller, org_id: &str) -> StoreResult<()> {
+    let org = crate::orgs::load_for(c, org_id, &caller.user_id)?
+        .ok_or_else(|| StoreError::not_found(format!("organization {org_id:?} not found")))?;
+    if org.standing.is_member() {
+        return Ok(());
+    }
+    // An organization is visible to a stranger only through a verified email domain it
+    // lists (as in `orgs::domains::for_domain`); to anyone else it does not exist, whatever the reason, so
+    // that a known id does not tell whether the organization exists.
+    let not_found = || StoreError::not_found(format!("organization {org_id:?} not found"));
+    let domain = crate::users::verified_domain(c, &caller.user_id, &caller.email)?.ok_or_else(not_found)?;
+    if !org.org.email_domains.contains(&domain) {
+        return Err(not_found());
+    }
+    let joined = c.execute(
+        "INSERT INTO members (organization_id, user_id, role, joined_at) VALUES (?1, ?2, ?3, ?4)
+         ON CONFLICT (organization_id, user_id) DO NOTHING",
+        params![
+            org_id,
+            caller.user_id.clone(),
+            org.org.default_role.map(Role::as_str),
+            clock::now_ms()
+        ],
+    )?;
+    if joined > 0 {
+        added(c, org_id, &caller.user_id, org.org.default_role, &caller.user_id)?;
+    }
     Ok(())
 }
 

@@ -3,7 +3,7 @@
 
 pub mod agent_instructions;
 pub mod cache;
-pub mod join;
+pub mod domains;
 pub mod model;
 
 pub use model::{CALLER, Org, OrgCallerCols, OrgCols, OrgFor, load_for, load_visible, not_found, select_for};

@@ -4,10 +4,10 @@
 use serde_json::json;
 
 use super::model::Space;
+use crate::Store;
 use crate::db::Conn;
 use crate::error::{StoreError, StoreResult};
 use crate::events::{self, Event, Kind};
-use crate::store::Store;
 use crate::{jobs, params};
 
 pub const PURGE_JOB: &str = "purge_space";

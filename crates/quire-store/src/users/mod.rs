@@ -28,6 +28,16 @@ pub fn get(c: &mut dyn Conn, caller_id: &str, user_id: &str) -> StoreResult<Seen
     Ok(Seen { user, shares_org })
 }
 
+/// The domain of a user's email (`email`), when it is verified.
+pub fn verified_domain(c: &mut dyn Conn, user_id: &str, email: &str) -> StoreResult<Option<String>> {
+    let verified: bool = c
+        .query_scalar("SELECT email_verified FROM users WHERE id = ?1", params![user_id])?
+        .unwrap_or(false);
+    Ok(verified
+        .then(|| email.rsplit_once('@').map(|(_, d)| d.to_ascii_lowercase()))
+        .flatten())
+}
+
 /// A value with the users it names, loaded in one query, for answers that embed them (the
 /// author and merger of a change request, the posters of comments, reviewers).
 #[derive(Clone, Debug)]

@@ -2,7 +2,6 @@
 
 use std::collections::HashMap;
 
-use crate::auth::Caller;
 use crate::db::{Conn, DbError, Row, Value};
 use crate::params;
 
@@ -37,17 +36,6 @@ impl User {
             display_name: row.col(at.display_name)?,
             photo_url: row.col(at.photo_url)?,
         })
-    }
-}
-
-impl From<&Caller> for User {
-    fn from(c: &Caller) -> User {
-        User {
-            id: c.user_id.clone(),
-            email: c.email.clone(),
-            display_name: c.display_name.clone(),
-            photo_url: c.photo_url.clone(),
-        }
     }
 }
 

@@ -1,9 +1,8 @@
 //! Change requests (`quire_store::change_requests`): create, list (`list`), read, update; merge
-//! and update with main (`merge`); reviews and reviewers (`reviews`); their changes (`changes`);
-//! writing their content (`content`).
+//! and update with main (`merge`); reviews and reviewers (`reviews`); their changes (`changes`).
+//! Writing their content is `api::content::write`.
 
 mod changes;
-pub mod content;
 mod list;
 mod merge;
 mod reviews;

@@ -13,13 +13,13 @@ use serde::Deserialize;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::api::spaces::{SpaceJson, space_json};
+use crate::api::spaces::{MoveBody, SpaceJson, space_json};
 use crate::app::App;
 use crate::auth::Caller;
 use crate::error::ApiResult;
 use crate::extract::{FromQuery, Json, OptionalJson, Patch, Path, Query, QueryOf};
 use crate::paths::{CollectionPath, OrgPath};
-pub use wire::{CollectionJson, MoveBody, collection_json};
+pub use wire::{CollectionJson, collection_json};
 
 pub fn routes() -> OpenApiRouter<App> {
     OpenApiRouter::default()

@@ -1,12 +1,9 @@
-//! A collection as answered, with the caller's `permissions` on it; the body of a move.
+//! A collection as answered, with the caller's `permissions` on it.
 
 use quire_store::collections::{Collection, CollectionFor};
 use quire_store::permissions::{CollectionAction, Role, collection_allows};
-use quire_store::siblings::Position;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
-use crate::error::{ApiError, ApiResult};
-use crate::extract::Patch;
 use crate::urls::Urls;
 
 /// The wire object of a collection as its caller sees it.
@@ -35,25 +32,6 @@ pub fn with_role(urls: &Urls, collection: &Collection, role: Option<Role>) -> Co
             view_invite_links: allows(CollectionAction::Admin),
             create: allows(CollectionAction::Create),
         },
-    }
-}
-
-#[derive(Deserialize, utoipa::ToSchema)]
-#[serde(deny_unknown_fields)]
-#[schema(as = Move)]
-pub struct MoveBody {
-    #[serde(default)]
-    #[schema(value_type = Option<String>)]
-    pub parent: Patch<String>,
-    pub position: Option<Position>,
-}
-
-impl MoveBody {
-    pub fn check(&self) -> ApiResult<()> {
-        if self.parent.is_absent() && self.position.is_none() {
-            return Err(ApiError::bad_request("give `parent`, `position` or both"));
-        }
-        Ok(())
     }
 }
 

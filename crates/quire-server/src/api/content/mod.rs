@@ -1,11 +1,12 @@
 //! Space content (`quire_store::reads`, `quire_store::content`): revisions, pages, files and
 //! documents, read from main, from a revision or from a change request; templates applied.
-//! Writing a change request's content is `api::change_requests::content`.
+//! Writing a change request's content is `write`.
 
 mod operations;
 mod read;
 pub mod render;
 mod template;
+pub mod write;
 
 use quire_store::db::Conn;
 use quire_store::reads::{self, Opened, Source};
@@ -38,7 +39,7 @@ pub fn routes() -> OpenApiRouter<App> {
         .routes(routes!(operations::get_revision_page_document))
         .routes(routes!(
             operations::get_change_request_content,
-            crate::api::change_requests::content::update_content
+            write::update_content
         ))
         .routes(routes!(operations::list_change_request_pages))
         .routes(routes!(operations::list_change_request_files))

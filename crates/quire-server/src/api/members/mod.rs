@@ -26,7 +26,6 @@ pub fn routes() -> OpenApiRouter<App> {
         .routes(routes!(list_members))
         .routes(routes!(get_member, update_member, remove_member))
         .routes(routes!(set_sso))
-        .routes(routes!(crate::api::teams::list_member_teams))
         .routes(routes!(ping))
 }
 

@@ -2,7 +2,8 @@
 
 use axum::extract::State;
 use axum::http::StatusCode;
-use quire_store::orgs::join;
+use quire_store::members;
+use quire_store::orgs::domains;
 use quire_store::validate;
 use serde::Serialize;
 use utoipa_axum::router::OpenApiRouter;
@@ -37,7 +38,9 @@ async fn join_org(
         organization_id: org_id,
     }): Path<OrgPath>,
 ) -> ApiResult<StatusCode> {
-    app.db.write(move |c| join::join(c, &caller, &org_id)).await?;
+    app.db
+        .write(move |c| members::join_by_domain(c, &caller, &org_id))
+        .await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -65,7 +68,7 @@ async fn orgs_for_domain(
     let domain = validate::email_domain("emailDomain", &domain)?;
     let orgs = app
         .db
-        .read(move |c| join::for_domain(c, &caller, &domain))
+        .read(move |c| domains::for_domain(c, &caller, &domain))
         .await?;
     Ok(axum::Json(OrgsForDomain {
         organizations: orgs.iter().map(|o| org_json(&app.urls, o)).collect(),

@@ -15,14 +15,13 @@ use serde::{Deserialize, Serialize};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::api::collections::MoveBody;
 use crate::app::App;
 use crate::auth::Caller;
 use crate::error::ApiResult;
 use crate::extract::{FromQuery, Json, OrderQuery, Patch, Path, Query, QueryOf};
 use crate::paths::{OrgMemberPath, OrgPath, SpacePath};
 use create::{__path_create_space, __path_duplicate_space, create_space, duplicate_space};
-pub use wire::{SpaceJson, space_json};
+pub use wire::{MoveBody, SpaceJson, space_json};
 
 pub fn routes() -> OpenApiRouter<App> {
     OpenApiRouter::default()

@@ -1,10 +1,15 @@
-//! A space as answered, with the caller's `permissions` on it.
+//! A space as answered, with the caller's `permissions` on it; the body of a move (of a space
+//! or a collection).
 
 use quire_store::clock;
 use quire_store::merge_rules::MergeRules;
 use quire_store::permissions::{Role, SpaceAction, space_allows};
+use quire_store::siblings::Position;
 use quire_store::spaces::{EditMode, Space, SpaceFor, Visibility};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+
+use crate::error::{ApiError, ApiResult};
+use crate::extract::Patch;
 
 use crate::urls::Urls;
 
@@ -120,4 +125,23 @@ pub struct SpacePermissions {
     pub merge: bool,
     pub review: bool,
     pub install_integration: bool,
+}
+
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(as = Move)]
+pub struct MoveBody {
+    #[serde(default)]
+    #[schema(value_type = Option<String>)]
+    pub parent: Patch<String>,
+    pub position: Option<Position>,
+}
+
+impl MoveBody {
+    pub fn check(&self) -> ApiResult<()> {
+        if self.parent.is_absent() && self.position.is_none() {
+            return Err(ApiError::bad_request("give `parent`, `position` or both"));
+        }
+        Ok(())
+    }
 }

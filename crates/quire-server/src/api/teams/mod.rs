@@ -30,6 +30,7 @@ pub fn routes() -> OpenApiRouter<App> {
         .routes(routes!(get_team, update_team, delete_team))
         .routes(routes!(list_team_members, update_team_members))
         .routes(routes!(add_team_member, remove_team_member))
+        .routes(routes!(list_member_teams))
 }
 
 /// The query of `GET /v1/orgs/{organizationId}/teams`.

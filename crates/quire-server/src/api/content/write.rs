@@ -10,8 +10,8 @@ use quire_store::spaces::SpaceFor;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::wire::{ChangeRequestJson, cr_json};
-use crate::api::content::render::{self, FileJson};
+use super::render::{self, FileJson};
+use crate::api::change_requests::wire::{ChangeRequestJson, cr_json};
 use crate::app::App;
 use crate::auth::Caller;
 use crate::error::{ApiResult, ErrorEnvelope};
