@@ -16,6 +16,8 @@ pub mod error;
 pub mod extract;
 pub mod files;
 mod home;
+#[cfg(test)]
+mod layout;
 mod metrics;
 pub mod openapi;
 pub mod paths;
