@@ -1,8 +1,13 @@
-//! quire's HTTP service: the Documentation Platform API over SQLite or PostgreSQL.
+//! quire's HTTP service: the Documentation Platform API over the domain of `quire-store`.
 //!
-//! Layout: one module per resource group (routes, handlers and queries together), beside the
-//! shared infrastructure (`db`, `auth`, `permissions`, `paging`, `error`, `extract`, `jobs`).
+//! Layout: `api/<group>/`, one folder per group of the spec's operations (its routes, handlers
+//! and JSON shapes; handlers parse, call a domain function of `quire_store`, and shape the
+//! answer), beside the HTTP infrastructure: `app` (state and router), `auth` (bearer tokens and
+//! scopes), `extract`, `paths`, `error` (the one mapping of `StoreError` to the error
+//! envelope), `openapi`, `files` (signed downloads), connections, rate limits, CORS, metrics.
+//! No SQL here (`layout` tests it).
 
+/// The store's database, clock, ids and parameters, as the tests and the command line name them.
 pub use quire_store::{clock, db, ids, params};
 
 pub mod api;

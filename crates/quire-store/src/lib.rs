@@ -1,7 +1,17 @@
 //! quire's storage and domain layer, without HTTP: the database (`db`: one synchronous `Conn`
-//! over SQLite or PostgreSQL, migrations, change stamps), clocks and ids, and [`StoreError`],
-//! which every function here returns. The HTTP service (`quire-server`) depends on this crate,
-//! never the other way round; `cargo tree -p quire-store` shows neither axum nor http.
+//! over SQLite or PostgreSQL, migrations, change stamps), the permission model, the caches, the
+//! job queue, the event outbox, and one module per resource whose functions are transactions
+//! over a connection (`spaces::update`, `change_requests::merge::merge`, ...). Every function
+//! returns [`StoreError`]. The HTTP service (`quire-server`) depends on this crate, never the
+//! other way round; `cargo tree -p quire-store` shows neither axum nor http.
+//!
+//! The modules form a tree (docs/decisions.md, "Layout"), from the foundations (`db`,
+//! `error`, `permissions`, `access`, `paging`, `events`, `jobs`) through the resources
+//! (`users`, `orgs`, `members`, `teams`, `collections`, `spaces`, `content`, `files`,
+//! `search`, `links`, `grants`, `invites`, `comments`) to what builds on them
+//! (`main_revision`, `templates`, `new_spaces`, `change_requests`, `reads`, `import`,
+//! `worker`, `admin`). A domain function that acts takes the proof of its permission check,
+//! [`permissions::Authorized`].
 
 pub mod change_requests;
 pub mod clock;
