@@ -1,10 +1,13 @@
 //! Change requests (`quire_store::change_requests`): create, list (`list`), read, update; merge
-//! and update with main (`merge`); reviews and reviewers (`reviews`); their changes (`changes`).
+//! and update with main (`merge`); reviews (`reviews`), requested reviewers (`reviewers`) and
+//! contributors (`contributors`); their changes (`changes`).
 //! Writing their content is `api::content::write`.
 
 mod changes;
+mod contributors;
 mod list;
 mod merge;
+mod reviewers;
 mod reviews;
 pub mod wire;
 
@@ -27,6 +30,15 @@ use crate::extract::{OptionalJson, Path};
 use crate::paths::{ChangeRequestPath, SpacePath};
 pub use wire::{ChangeRequestJson, cr_json};
 
+/// A user named by an answer, or a "Deleted user".
+fn user_json(
+    urls: &crate::urls::Urls,
+    users: &std::collections::HashMap<String, quire_store::users::User>,
+    id: &str,
+) -> crate::api::users::UserJson {
+    crate::api::users::wire::user_or_deleted(urls, users, id)
+}
+
 pub fn routes() -> OpenApiRouter<App> {
     OpenApiRouter::default()
         .routes(routes!(list::list_space_change_requests, create_change_request))
@@ -35,12 +47,12 @@ pub fn routes() -> OpenApiRouter<App> {
         .routes(routes!(merge::merge_change_request))
         .routes(routes!(merge::update_change_request))
         .routes(routes!(changes::list_changes))
-        .routes(routes!(reviews::list_contributors))
+        .routes(routes!(contributors::list_contributors))
         .routes(routes!(
-            reviews::list_requested_reviewers,
-            reviews::request_reviewers
+            reviewers::list_requested_reviewers,
+            reviewers::request_reviewers
         ))
-        .routes(routes!(reviews::remove_requested_reviewer))
+        .routes(routes!(reviewers::remove_requested_reviewer))
         .routes(routes!(reviews::list_reviews, reviews::submit_review))
         .routes(routes!(reviews::get_review))
         .routes(routes!(changes::list_revision_changes))

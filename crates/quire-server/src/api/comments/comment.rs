@@ -1,0 +1,214 @@
+//! The comments of a space or of a change request: list, post, read, edit, resolve, react,
+//! delete; and who commented.
+
+use axum::http::StatusCode;
+use quire_content::changes::DocumentInput;
+use quire_store::comments::{self, Edit, NewComment};
+use quire_store::paging::{List, Page, Paging};
+use serde::Deserialize;
+
+use super::wire::{BodyFormat, CommentJson, comment_json, render_comments};
+use super::{CommentFormat, ListCommentsQuery, open};
+use crate::api::members::{MemberJson, member_json};
+use crate::app::App;
+use crate::auth::Caller;
+use crate::error::{ApiError, ApiResult};
+use crate::extract::param;
+use crate::paths::RouteIds;
+
+pub(crate) async fn list_comments(
+    caller: Caller,
+    app: App,
+    params: RouteIds,
+    ListCommentsQuery {
+        order,
+        format,
+        status,
+        page_filter,
+        mut authors,
+        paging,
+    }: ListCommentsQuery,
+) -> ApiResult<axum::Json<List<CommentJson>>> {
+    authors.sort();
+    let scope = format!(
+        "comments:{params:?}:{}:{status}:{page_filter:?}:{authors:?}",
+        order.name()
+    );
+    let page = Page::new(&paging, scope)?;
+    let user = caller.user_id.clone();
+    let filter = comments::Filter {
+        order,
+        status,
+        page: page_filter,
+        authors,
+    };
+    let (opened, shown) = app
+        .db
+        .read(move |c| {
+            let opened = open(c, &params, &user)?;
+            let shown = comments::list(c, &opened, &filter, &page)?;
+            Ok::<_, ApiError>((opened, shown))
+        })
+        .await?;
+    let list = &shown.value;
+    let items = render_comments(
+        &app.urls,
+        &opened.space,
+        &caller.user_id,
+        &list.items,
+        &shown,
+        format,
+    )?;
+    Ok(axum::Json(List {
+        next: shown.value.next,
+        count: shown.value.count,
+        items,
+    }))
+}
+
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(crate) struct PostComment {
+    #[schema(value_type = crate::openapi::DocumentInputSchema)]
+    body: DocumentInput,
+    page: Option<String>,
+    node: Option<String>,
+    table_cell: Option<TableCell>,
+}
+
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(as = CommentTableCell)]
+struct TableCell {
+    record: String,
+    definition: String,
+}
+
+pub(crate) async fn post_comment(
+    caller: Caller,
+    app: App,
+    params: RouteIds,
+    body: PostComment,
+) -> ApiResult<axum::Json<CommentJson>> {
+    let text = comments::body(body.body)?;
+    if (body.node.is_some() || body.table_cell.is_some()) && body.page.is_none() {
+        return Err(ApiError::bad_request(
+            "a comment on a node or a table cell names its `page`",
+        ));
+    }
+    let new = NewComment {
+        text,
+        page: body.page,
+        node: body.node,
+        table_cell: body.table_cell.map(|t| (t.record, t.definition)),
+    };
+    let (store, user) = (app.store.clone(), caller.user_id.clone());
+    let (opened, shown) = app
+        .db
+        .write(move |c| {
+            let opened = open(c, &params, &user)?;
+            let shown = comments::post(c, &store.content, &opened, &user, &new)?;
+            Ok::<_, ApiError>((opened, shown))
+        })
+        .await?;
+    Ok(axum::Json(comment_json(
+        &app.urls,
+        &opened.space,
+        &caller.user_id,
+        &shown,
+        BodyFormat::Markdown,
+    )?))
+}
+
+pub(crate) async fn get_comment(
+    caller: Caller,
+    app: App,
+    params: RouteIds,
+    CommentFormat { format }: CommentFormat,
+) -> ApiResult<axum::Json<CommentJson>> {
+    let user = caller.user_id.clone();
+    let (opened, shown) = app
+        .db
+        .read(move |c| {
+            let opened = open(c, &params, &user)?;
+            let shown = comments::get(c, &opened, param(&params, "commentId")?)?;
+            Ok::<_, ApiError>((opened, shown))
+        })
+        .await?;
+    Ok(axum::Json(comment_json(
+        &app.urls,
+        &opened.space,
+        &caller.user_id,
+        &shown,
+        format,
+    )?))
+}
+
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(crate) struct UpdateComment {
+    resolved: Option<bool>,
+    #[schema(value_type = Option<crate::openapi::DocumentInputSchema>)]
+    body: Option<DocumentInput>,
+    #[serde(default)]
+    added_reactions: Vec<String>,
+    #[serde(default)]
+    removed_reactions: Vec<String>,
+}
+
+pub(crate) async fn update_comment(
+    caller: Caller,
+    app: App,
+    params: RouteIds,
+    update: UpdateComment,
+) -> ApiResult<axum::Json<CommentJson>> {
+    let edit = Edit::parse(update.body, update.added_reactions, update.removed_reactions)?;
+    let (resolved, user) = (update.resolved, caller.user_id.clone());
+    let (opened, shown) = app
+        .db
+        .write(move |c| {
+            let opened = open(c, &params, &user)?;
+            let shown = comments::update(c, &opened, &user, param(&params, "commentId")?, &edit, resolved)?;
+            Ok::<_, ApiError>((opened, shown))
+        })
+        .await?;
+    Ok(axum::Json(comment_json(
+        &app.urls,
+        &opened.space,
+        &caller.user_id,
+        &shown,
+        BodyFormat::Markdown,
+    )?))
+}
+
+pub(crate) async fn delete_comment(caller: Caller, app: App, params: RouteIds) -> ApiResult<StatusCode> {
+    app.db
+        .write(move |c| {
+            let opened = open(c, &params, &caller.user_id)?;
+            Ok::<_, ApiError>(comments::delete(
+                c,
+                &opened,
+                &caller.user_id,
+                param(&params, "commentId")?,
+            )?)
+        })
+        .await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+pub(crate) async fn list_commenters(
+    caller: Caller,
+    app: App,
+    params: RouteIds,
+    paging: Paging,
+) -> ApiResult<axum::Json<List<MemberJson>>> {
+    let page = Page::new(&paging, format!("commenters:{params:?}"))?;
+    let list = app
+        .db
+        .read(move |c| {
+            let opened = open(c, &params, &caller.user_id)?;
+            Ok::<_, ApiError>(comments::commenters(c, &opened, &page)?)
+        })
+        .await?;
+    Ok(axum::Json(list.map(|m| member_json(&app.urls, &m))))
+}
