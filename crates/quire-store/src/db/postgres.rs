@@ -22,7 +22,12 @@ pub struct PgDb {
     available: Condvar,
     /// Boxed: a client is large, and `Engine` holds either engine.
     notifier: Box<Notifier>,
+    /// Connections made so far, for their counts shards.
+    connections: std::sync::atomic::AtomicUsize,
 }
+
+/// The shards of a space's counts (`space_counts`, migrations 13 and 14).
+const COUNT_SHARDS: usize = 16;
 
 /// Tells the other processes that this one wrote (see `changes`), once per burst of writes.
 ///
@@ -112,6 +117,7 @@ impl PgDb {
                 state: Mutex::new(NotifyState::default()),
                 client: Mutex::new(None),
             }),
+            connections: std::sync::atomic::AtomicUsize::new(0),
         };
         // Fail at start, not at the first request, when the database is unreachable.
         db.with_conn(|_| Ok::<(), DbError>(()))?;
@@ -225,7 +231,14 @@ impl PgDb {
     }
 
     fn connect(&self) -> Result<PgConn, DbError> {
-        let client = self.config.connect(NoTls).map_err(map_err)?;
+        let mut client = self.config.connect(NoTls).map_err(map_err)?;
+        // The counts shard of this connection's writes (migration 14): connections made one
+        // after another take the shards in turn, so the pool's writers of one space do not wait
+        // on each other's counts row.
+        let shard = self.connections.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % COUNT_SHARDS;
+        client
+            .batch_execute(&format!("SET quire.shard = '{shard}'"))
+            .map_err(map_err)?;
         Ok(PgConn {
             client,
             statements: HashMap::new(),
