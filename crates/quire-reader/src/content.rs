@@ -157,11 +157,9 @@ impl Renderer<'_> {
             }
             "math" => {
                 let formula = node.data_str("formula").unwrap_or_default();
-                let _ = write!(
-                    self.out,
-                    "<div class=\"math\"><code>{}</code></div>",
-                    esc(formula)
-                );
+                self.push("<div class=\"math\">");
+                self.math(formula, true);
+                self.push("</div>");
             }
             "images" => {
                 let align = node
@@ -377,6 +375,16 @@ impl Renderer<'_> {
         );
     }
 
+    /// A TeX formula as MathML ([`crate::math`]), or its source when it does not parse.
+    fn math(&mut self, formula: &str, display: bool) {
+        match crate::math::to_mathml(formula, display) {
+            Some(mathml) => self.push(&mathml),
+            None => {
+                let _ = write!(self.out, "<code class=\"tex\">{}</code>", esc(formula));
+            }
+        }
+    }
+
     fn image_figure(&mut self, image: &Node) {
         let Some(light) = self.image_source(image.data_value("ref")) else {
             return;
@@ -475,11 +483,21 @@ impl Renderer<'_> {
             esc(&target.url),
             esc(&target.name)
         );
-        if target.size > 0 {
+        // The kind of file (its extension) and its size.
+        let kind = target
+            .name
+            .rsplit_once('.')
+            .map(|(_, extension)| extension.to_ascii_uppercase())
+            .filter(|extension| extension.len() <= 5);
+        let meta: Vec<String> = kind
+            .into_iter()
+            .chain((target.size > 0).then(|| human_size(target.size)))
+            .collect();
+        if !meta.is_empty() {
             let _ = write!(
                 self.out,
                 "<span class=\"card-meta\">{}</span>",
-                human_size(target.size)
+                esc(&meta.join(" · "))
             );
         }
         self.push("</a>");
@@ -874,7 +892,7 @@ impl Renderer<'_> {
             }
             "inline-math" => {
                 let formula = node.data_str("formula").unwrap_or_default();
-                let _ = write!(self.out, "<code class=\"math\">{}</code>", esc(formula));
+                self.math(formula, false);
             }
             "emoji" => {
                 let emoji: String = node

@@ -26,6 +26,7 @@ pub mod content;
 mod escape;
 pub mod highlight;
 pub mod machine;
+mod math;
 pub mod nav;
 pub mod render;
 pub mod resolve;

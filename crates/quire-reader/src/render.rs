@@ -407,11 +407,7 @@ pub fn render_page(context: &Context<'_>, page: &PageEntry, document: &Document)
         .map(str::to_owned)
         .or_else(|| cover.as_ref().map(|cover| cover.url.clone()))
         .map(|url| context.site.absolute(&url));
-    let markdown_url = if url.ends_with('/') {
-        format!("{url}index.md")
-    } else {
-        format!("{url}.md")
-    };
+    let markdown_url = crate::machine::markdown_url(&url);
     let view = PageView {
         id: page.id.clone(),
         title: page.title.clone(),

@@ -159,13 +159,24 @@ fn quotes_dividers_and_math() {
         "<blockquote><p>quoted</p></blockquote>"
     );
     assert_eq!(from_markdown("***"), "<hr>");
-    assert_eq!(
-        from_markdown("$$\nx < y\n$$"),
-        "<div class=\"math\"><code>x &lt; y</code></div>"
+    let block = from_markdown("$$\nx < y^2\n$$");
+    assert!(
+        block.starts_with("<div class=\"math\"><math display=\"block\">"),
+        "{block}"
     );
+    assert!(
+        block.contains("<mo>&lt;</mo>") && block.contains("<msup>"),
+        "{block}"
+    );
+    let inline = from_markdown("Area $$\\pi r^2$$.");
+    assert!(
+        inline.starts_with("<p>Area <math display=\"inline\"><mi>π</mi>") && inline.ends_with("</math>.</p>"),
+        "{inline}"
+    );
+    // What does not parse shows as its source.
     assert_eq!(
-        from_markdown("Area $$\\pi r^2$$."),
-        "<p>Area <code class=\"math\">\\pi r^2</code>.</p>"
+        from_markdown("$$\n\\frac{<script>\n$$"),
+        "<div class=\"math\"><code class=\"tex\">\\frac{&lt;script&gt;</code></div>"
     );
 }
 
@@ -287,7 +298,7 @@ fn files_embeds_and_content_refs_are_links() {
             "fragments": [{"object": "fragment", "fragment": "caption", "nodes": [paragraph(json!([text("The manual")]))]}]}])
         ),
         "<figure class=\"file\"><a class=\"card\" href=\"/files/f2.pdf\" download><span class=\"card-title\">manual.pdf</span>\
-         <span class=\"card-meta\">1.3 MB</span></a><figcaption>The manual</figcaption></figure>"
+         <span class=\"card-meta\">PDF · 1.3 MB</span></a><figcaption>The manual</figcaption></figure>"
     );
     assert_eq!(
         from_markdown("{% embed url=\"https://www.youtube.com/watch?v=x\" %}"),
