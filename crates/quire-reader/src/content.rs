@@ -242,11 +242,16 @@ impl Renderer<'_> {
             "update" => {
                 self.push("<section class=\"update\">");
                 if let Some(date) = node.data_str("date") {
-                    let shown = date.get(..10).unwrap_or(date);
-                    let _ = write!(self.out, "<time datetime=\"{}\">{}</time>", esc(date), esc(shown));
+                    let _ = write!(
+                        self.out,
+                        "<time datetime=\"{}\">{}</time>",
+                        esc(date),
+                        esc(&long_date(date))
+                    );
                 }
+                self.push("<div class=\"update-body\">");
                 self.blocks(node.children());
-                self.push("</section>");
+                self.push("</div></section>");
             }
             "if" => {
                 let expression = node.data_str("expression").unwrap_or_default();
@@ -1043,6 +1048,20 @@ fn scalar_text(value: &Value) -> String {
         Value::Null => String::new(),
         other => other.to_string(),
     }
+}
+
+/// `March 1, 2025` for a date or timestamp starting `2025-03-01`; anything else as it is.
+fn long_date(date: &str) -> String {
+    let format = time::macros::format_description!("[year]-[month]-[day]");
+    date.get(..10)
+        .and_then(|day| time::Date::parse(day, format).ok())
+        .and_then(|day| {
+            day.format(time::macros::format_description!(
+                "[month repr:long] [day padding:none], [year]"
+            ))
+            .ok()
+        })
+        .unwrap_or_else(|| date.to_owned())
 }
 
 /// `1.2 MB`, `340 KB`, `12 bytes`.

@@ -126,7 +126,7 @@ impl NavTree {
             nav.nodes.push(NavNode {
                 id: entry.id.clone(),
                 title: entry.link_title.clone().unwrap_or_else(|| entry.title.clone()),
-                emoji: entry.emoji.clone(),
+                emoji: entry.emoji.as_deref().and_then(crate::site::emoji_text),
                 description: entry.description.clone(),
                 kind,
                 url,

@@ -90,6 +90,9 @@ struct Chrome {
     css: String,
     js: String,
     favicon: String,
+    feed_url: Option<String>,
+    corners: Option<&'static str>,
+    links: Option<&'static str>,
     theme: Option<&'static str>,
     theme_toggle: bool,
     colors: Option<Colors>,
@@ -252,15 +255,20 @@ fn chrome(
                 _ => "info",
             },
         });
+    let emoji_icon = customization.favicon.emoji.as_deref().and_then(crate::site::emoji_text).map(|emoji| {
+        // An emoji drawn by the browser in an inline SVG: no request at all.
+        format!(
+            "data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 100 100'%3E%3Ctext y='.9em' font-size='90'%3E{emoji}%3C/text%3E%3C/svg%3E"
+        )
+    });
     let favicon = customization
         .favicon
         .icon
         .as_ref()
         .and_then(|icon| safe_image_url(&icon.light))
-        .map_or_else(
-            || format!("{}{}", site.assets_url, assets::path_of("favicon.svg")),
-            str::to_owned,
-        );
+        .map(str::to_owned)
+        .or(emoji_icon)
+        .unwrap_or_else(|| format!("{}{}", site.assets_url, assets::path_of("favicon.svg")));
     let home = url::Url::parse(&site.url).map_or_else(|_| "/".to_owned(), |url| url.path().to_owned());
     Chrome {
         lang: site.language.clone(),
@@ -269,6 +277,13 @@ fn chrome(
         css: format!("{}{}", site.assets_url, assets::path_of("reader.css")),
         js: format!("{}{}", site.assets_url, assets::path_of("reader.js")),
         favicon,
+        feed_url: site.feed_url.clone(),
+        corners: match customization.styling.corners.as_deref() {
+            Some("straight") => Some("straight"),
+            Some("circular") => Some("circular"),
+            _ => None,
+        },
+        links: (customization.styling.links.as_deref() == Some("accent")).then_some("accent"),
         theme: match customization.themes.default.as_str() {
             "light" => Some("light"),
             "dark" => Some("dark"),
@@ -411,7 +426,7 @@ pub fn render_page(context: &Context<'_>, page: &PageEntry, document: &Document)
     let view = PageView {
         id: page.id.clone(),
         title: page.title.clone(),
-        emoji: page.emoji.clone(),
+        emoji: page.emoji.as_deref().and_then(crate::site::emoji_text),
         description: page.description.clone().filter(|text| !text.trim().is_empty()),
         canonical: context.site.absolute(&url),
         markdown_url,
@@ -473,7 +488,10 @@ pub fn render_not_found(context: &Context<'_>) -> String {
 /// The page for a visitor who must sign in first: the site's title and a link to its login
 /// URL (when the site has one). Serve it with status 401. Nothing of the content shows.
 pub fn render_login_required(site: &Site, login_url: Option<&str>) -> String {
-    let chrome = chrome(site, &Navigation::default(), None, Vec::new());
+    let mut chrome = chrome(site, &Navigation::default(), None, Vec::new());
+    // Nothing of the site's content, its search included, before the visitor signs in.
+    chrome.search_url = None;
+    chrome.search_action = None;
     render_template(
         "login_required.html",
         context! {

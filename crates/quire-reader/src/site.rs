@@ -28,6 +28,9 @@ pub struct Site {
     /// Prefix of the URLs of collapsed sidebar levels (`{nav_url}{page id}`, answered with
     /// [`crate::render_navigation_fragment`]); `None` renders collapsed levels as plain links.
     pub nav_url: Option<String>,
+    /// Where the Atom feed of the site is served ([`crate::atom_feed`]), announced in each
+    /// page's head; `None` announces none.
+    pub feed_url: Option<String>,
     /// Whether search engines may index the site: false for unlisted sites and sites that ask
     /// robots to stay away.
     pub indexable: bool,
@@ -51,6 +54,7 @@ impl Site {
             search_url: None,
             search_page_url: None,
             nav_url: None,
+            feed_url: None,
             indexable: true,
             language: "en".to_owned(),
             customization: Customization::default(),
@@ -253,6 +257,27 @@ pub struct NavLink {
     pub current: bool,
 }
 
+/// An emoji as characters. GitBook's API writes emojis as code points in hex (`1f44b`, or
+/// `1f468-200d-1f4bb` for a sequence); imported pages hold the characters themselves.
+pub fn emoji_text(emoji: &str) -> Option<String> {
+    let emoji = emoji.trim();
+    if emoji.is_empty() {
+        return None;
+    }
+    let is_code = emoji
+        .split('-')
+        .all(|code| !code.is_empty() && code.len() <= 6 && code.chars().all(|c| c.is_ascii_hexdigit()));
+    if is_code {
+        let text: String = emoji
+            .split('-')
+            .filter_map(|code| u32::from_str_radix(code, 16).ok().and_then(char::from_u32))
+            .collect();
+        return (!text.is_empty()).then_some(text);
+    }
+    // Characters: an emoji has no ASCII (which keeps markup and URLs out of a favicon).
+    (!emoji.is_ascii() && emoji.chars().all(|c| !c.is_ascii()) && emoji.len() <= 32).then(|| emoji.to_owned())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -285,6 +310,15 @@ mod tests {
         assert!(!customization.pagination.enabled);
         let empty: Customization = serde_json::from_value(json!({})).unwrap();
         assert!(empty.pagination.enabled && empty.themes.toggeable);
+    }
+
+    #[test]
+    fn emojis_from_code_points_or_characters() {
+        assert_eq!(emoji_text("1f44b").as_deref(), Some("👋"));
+        assert_eq!(emoji_text("1f468-200d-1f4bb").as_deref(), Some("👨\u{200d}💻"));
+        assert_eq!(emoji_text("🚀").as_deref(), Some("🚀"));
+        assert_eq!(emoji_text("<b>"), None);
+        assert_eq!(emoji_text(""), None);
     }
 
     #[test]

@@ -359,7 +359,7 @@ fn steppers_columns_updates_and_conditions() {
         from_markdown(
             "{% updates %}\n{% update date=\"2025-03-01\" %}\nNew\n{% endupdate %}\n{% endupdates %}"
         ),
-        "<div class=\"updates\"><section class=\"update\"><time datetime=\"2025-03-01\">2025-03-01</time><p>New</p></section></div>"
+        "<div class=\"updates\"><section class=\"update\"><time datetime=\"2025-03-01\">March 1, 2025</time><div class=\"update-body\"><p>New</p></div></section></div>"
     );
     let conditional = |expression: &str| {
         from_json(

@@ -304,6 +304,7 @@ fn login_and_not_found_pages() {
     let login = String::from_utf8(site["/401.html"].clone()).unwrap();
     assert!(login.contains("<a class=\"button button-primary\" href=\"/\">Sign in</a>"));
     assert!(!login.contains("Quick start"), "nothing of the content");
+    assert!(!login.contains("role=\"search\""), "no search before signing in");
     assert!(login.contains("<meta name=\"robots\" content=\"noindex\">"));
     let none = quire_reader::render_login_required(&common::site(&fixture), Some("javascript:alert(1)"));
     assert!(!none.contains("javascript:") && none.contains("ask its owner"));
@@ -322,6 +323,8 @@ fn customization_colors_are_checked_css() {
     });
     site.customization.themes.default = "dark".to_owned();
     site.customization.themes.toggeable = false;
+    site.customization.styling.corners = Some("straight".to_owned());
+    site.customization.favicon.emoji = Some("1f4d8".to_owned());
     let nav = NavTree::build(&fixture.tree, &fixture.tree.index(), "/");
     let resolver = SpaceResolver::new(&nav, &fixture.tree, &common::file_url);
     let context = Context {
@@ -333,7 +336,14 @@ fn customization_colors_are_checked_css() {
     let html = quire_reader::render_not_found(&context);
     assert!(html.contains(":root{--primary:#ff6600;}"), "{html}");
     assert!(!html.contains("<script>alert"), "{html}");
-    assert!(html.contains("<html lang=\"en\" data-theme=\"dark\" data-theme-fixed>"));
+    assert!(
+        html.contains("<html lang=\"en\" data-corners=\"straight\" data-theme=\"dark\" data-theme-fixed>")
+    );
+    assert!(
+        html.contains("<link rel=\"icon\" href=\"data:image/svg+xml,%3Csvg"),
+        "{html}"
+    );
+    assert!(html.contains("📘%3C/text%3E"), "{html}");
     assert!(!html.contains("theme-toggle"));
 }
 

@@ -150,6 +150,7 @@ pub fn site(fixture: &Fixture) -> Site {
     site.description = Some("Publishing documentation with Quire.".to_owned());
     site.search_url = Some("/_quire/search".to_owned());
     site.nav_url = Some("/_quire/nav/".to_owned());
+    site.feed_url = Some("/feed.xml".to_owned());
     site.customization = serde_json::from_value::<Customization>(serde_json::json!({
         "header": {"links": [
             {"title": "Blog", "to": {"kind": "url", "url": "https://blog.example.com"}, "links": []},
