@@ -44,7 +44,11 @@ pub fn render_document(document: &Document, resolver: &dyn Resolver) -> Rendered
         resolver,
         out: String::with_capacity(4096),
         top_anchors: quire_content::heading_anchors(document).into_iter(),
-        used_ids: HashSet::new(),
+        // The ids of the page around the document, which no heading may take.
+        used_ids: crate::render::CHROME_IDS
+            .iter()
+            .map(|id| (*id).to_owned())
+            .collect(),
         outline: Vec::new(),
         counter: 0,
         depth: 0,
@@ -281,6 +285,16 @@ impl Renderer<'_> {
             if !text.trim().is_empty() {
                 let _ = write!(self.out, "<p>{}</p>", esc(&text));
             }
+        }
+    }
+
+    /// Where a reference in content leads. A `url` reference holding a path (`../nope.md`) is
+    /// a link that matched no page or file when it was written (quire lists it as broken): it
+    /// renders as its text rather than as a link to nowhere.
+    fn href(&self, target: &ContentRef) -> Option<String> {
+        match target {
+            ContentRef::Url { url } if quire_content::is_unresolved_path(url) => None,
+            _ => self.resolver.href(target),
         }
     }
 
@@ -555,7 +569,7 @@ impl Renderer<'_> {
                 Some(file) => (file.url, file.name),
                 None => return,
             },
-            other => match self.resolver.href(other) {
+            other => match self.href(other) {
                 Some(url) => (url.clone(), url),
                 None => return,
             },
@@ -702,7 +716,7 @@ impl Renderer<'_> {
             ContentRef::User { user } => self.resolver.user(user),
             _ => None,
         };
-        match self.resolver.href(target) {
+        match self.href(target) {
             Some(url) => {
                 let title = title.unwrap_or_else(|| url.clone());
                 let _ = write!(self.out, "<a href=\"{}\">{}</a>", esc(&url), esc(&title));
@@ -766,7 +780,7 @@ impl Renderer<'_> {
         let spec = node
             .data_value("ref")
             .and_then(ContentRef::from_value)
-            .and_then(|target| self.resolver.href(&target));
+            .and_then(|target| self.href(&target));
         self.push("<div class=\"openapi\">");
         if !method.is_empty() {
             let class: String = method
@@ -875,7 +889,7 @@ impl Renderer<'_> {
         match node.node_type() {
             "link" => {
                 let target = node.data_value("ref").and_then(ContentRef::from_value);
-                match target.as_ref().and_then(|target| self.resolver.href(target)) {
+                match target.as_ref().and_then(|target| self.href(target)) {
                     Some(url) => {
                         let _ = write!(self.out, "<a href=\"{}\"", esc(&url));
                         if let Some(title) = node.data_str("title").filter(|title| !title.is_empty()) {
@@ -927,7 +941,7 @@ impl Renderer<'_> {
                     _ => "primary",
                 };
                 let target = node.data_value("ref").and_then(ContentRef::from_value);
-                match target.as_ref().and_then(|target| self.resolver.href(target)) {
+                match target.as_ref().and_then(|target| self.href(target)) {
                     Some(url) => {
                         let _ = write!(
                             self.out,

@@ -26,6 +26,18 @@ pub struct Context<'a> {
     pub resolver: &'a dyn Resolver,
 }
 
+/// The ids the templates give elements around the content (all `q-`, which few headings slug
+/// to; the document renderer keeps its ids off these).
+pub(crate) const CHROME_IDS: &[&str] = &[
+    "q-content",
+    "q-sidebar",
+    "q-search",
+    "q-search-results",
+    "q-outline-title",
+    "q-not-found-search",
+    "q-search-page",
+];
+
 const TEMPLATES: &[(&str, &str)] = &[
     ("base.html", include_str!("../templates/base.html")),
     ("sidebar.html", include_str!("../templates/sidebar.html")),

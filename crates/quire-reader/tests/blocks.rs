@@ -132,6 +132,8 @@ fn headings_have_anchors_self_links_and_an_outline() {
     assert_eq!(anchors, ["intro", "setup", "setup-1", "own"]);
     // A page whose highest heading is `##` starts at <h2>.
     assert!(from_markdown("## Only\n\n### Below").starts_with("<h2 id=\"only\">"));
+    // The page's own ids are not taken by headings.
+    assert!(from_markdown("# Q content").starts_with("<h2 id=\"q-content-1\">"));
 }
 
 #[test]
@@ -332,12 +334,13 @@ fn links_resolve_to_site_urls() {
         {"object": "inline", "type": "link", "data": {"ref": {"kind": "anchor", "anchor": "setup", "page": "p1"}}, "nodes": [text("anchor")]},
         {"object": "inline", "type": "link", "data": {"ref": {"kind": "anchor", "anchor": "here"}}, "nodes": [text("local")]},
         {"object": "inline", "type": "link", "data": {"ref": {"kind": "file", "file": "f2"}}, "nodes": [text("file")]},
-        {"object": "inline", "type": "link", "data": {"ref": {"kind": "page", "page": "gone"}}, "nodes": [text("broken")]}
+        {"object": "inline", "type": "link", "data": {"ref": {"kind": "page", "page": "gone"}}, "nodes": [text("broken")]},
+        {"object": "inline", "type": "link", "data": {"ref": {"kind": "url", "url": "../missing.md"}}, "nodes": [text(" unresolved")]}
     ]))]));
     assert_eq!(
         html,
         "<p><a href=\"/guide\">page</a><a href=\"/guide#setup\">anchor</a><a href=\"#here\">local</a>\
-         <a href=\"/files/f2.pdf\">file</a>broken</p>"
+         <a href=\"/files/f2.pdf\">file</a>broken unresolved</p>"
     );
 }
 
