@@ -149,6 +149,7 @@ pub fn site(fixture: &Fixture) -> Site {
     let mut site = Site::new("Quire Handbook", "https://docs.example.com/");
     site.description = Some("Publishing documentation with Quire.".to_owned());
     site.search_url = Some("/_quire/search".to_owned());
+    site.search_page_url = Some("/search".to_owned());
     site.nav_url = Some("/_quire/nav/".to_owned());
     site.feed_url = Some("/feed.xml".to_owned());
     site.customization = serde_json::from_value::<Customization>(serde_json::json!({
@@ -216,7 +217,7 @@ pub fn export_path(url: &str) -> String {
     if trimmed.is_empty() || url.ends_with('/') {
         format!("{trimmed}index.html")
     } else if trimmed.rsplit('/').next().is_some_and(|last| last.contains('.'))
-        || trimmed.starts_with("_quire/nav/")
+        || trimmed.contains("_quire/nav/")
     {
         trimmed.to_owned()
     } else {
@@ -233,6 +234,9 @@ pub fn render_site(fixture: &Fixture) -> BTreeMap<String, Vec<u8>> {
     let mut out: BTreeMap<String, Vec<u8>> = BTreeMap::new();
     let mut sitemap = Vec::new();
     for (base, _) in SPACES {
+        // Each site space serves its own sidebar levels (their links are its pages').
+        let mut site = site.clone();
+        site.nav_url = Some(format!("{base}_quire/nav/"));
         let nav = NavTree::build(&fixture.tree, &index, base);
         let navigation = navigation(base);
         let resolver = SpaceResolver::new(&nav, &fixture.tree, &file_url);
@@ -261,8 +265,8 @@ pub fn render_site(fixture: &Fixture) -> BTreeMap<String, Vec<u8>> {
                 quire_reader::page_markdown(&context, page, document).into_bytes(),
             );
             if let Some(fragment) = quire_reader::render_navigation_fragment(&context, &node.id) {
-                if !node.children.is_empty() && *base == "/" {
-                    out.insert(format!("/_quire/nav/{}", node.id), fragment.into_bytes());
+                if !node.children.is_empty() {
+                    out.insert(format!("{base}_quire/nav/{}", node.id), fragment.into_bytes());
                 }
             }
         }
