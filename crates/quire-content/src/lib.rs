@@ -43,6 +43,6 @@ pub use markdown::{
     document_to_markdown, is_unresolved_path, markdown_to_document, normalize_link_target, parse_page,
     render_page, resolve_links, split_frontmatter,
 };
-pub use sections::{Section, sections};
+pub use sections::{Section, heading_anchors, sections};
 pub use slug::slugify;
 pub use text::{plain_text, plain_text_of_nodes};

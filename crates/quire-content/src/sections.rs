@@ -61,6 +61,24 @@ pub fn sections(document: &Document) -> Vec<Section> {
     sections
 }
 
+/// The anchors of the document's top-level headings, in order: the same anchors as
+/// [`sections`] gives them, so that a search hit's section and the reader's heading agree.
+pub fn heading_anchors(document: &Document) -> Vec<String> {
+    let mut used = HashSet::new();
+    document
+        .nodes
+        .iter()
+        .filter(|node| is_heading(node))
+        .map(|node| match node.data_str("id").filter(|id| !id.is_empty()) {
+            Some(id) => {
+                used.insert(id.to_owned());
+                id.to_owned()
+            }
+            None => unique_anchor(&slugify(plain_text_of_nodes(node.children()).trim()), &mut used),
+        })
+        .collect()
+}
+
 fn is_heading(node: &Node) -> bool {
     matches!(node.node_type(), "heading-1" | "heading-2" | "heading-3")
 }
@@ -107,6 +125,21 @@ mod tests {
         for (got, want) in owned.iter().zip(expected) {
             assert_eq!((got.0.as_str(), got.1.as_str(), got.2.as_str()), want);
         }
+    }
+
+    #[test]
+    fn heading_anchors_are_the_anchors_of_sections() {
+        let document = markdown_to_document(
+            "Intro.\n\n# A\n\n## A\n\n## Own <a href=\"#a-1\" id=\"a-1\"></a>\n\n### A\n\n# !!!\n",
+        )
+        .unwrap();
+        let from_sections: Vec<String> = sections(&document)
+            .into_iter()
+            .map(|section| section.anchor)
+            .filter(|anchor| !anchor.is_empty())
+            .collect();
+        assert_eq!(heading_anchors(&document), from_sections);
+        assert_eq!(heading_anchors(&document), ["a", "a-1", "a-1", "a-2", "untitled"]);
     }
 
     #[test]

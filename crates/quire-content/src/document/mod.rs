@@ -15,5 +15,5 @@ pub use node::{Document, Fragment, JsonMap, Leaf, Mark, Node, NodeObject};
 pub(crate) use node::{walk_nodes, walk_nodes_mut};
 pub(crate) use refs::node_refs;
 pub use refs::{RefSite, for_each_ref, for_each_ref_mut};
-pub(crate) use table::TableView;
+pub use table::TableView;
 pub use validate::{MAX_DEPTH, ValidationError, validate_document};

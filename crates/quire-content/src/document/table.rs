@@ -9,7 +9,7 @@ use serde_json::Value;
 use super::{Fragment, JsonMap, Node};
 
 /// A `table` block, indexed for reading.
-pub(crate) struct TableView<'a> {
+pub struct TableView<'a> {
     /// Column ids: `view.columns` when given, else the keys of `definition`.
     pub columns: Vec<&'a str>,
     /// Column definitions by id.
@@ -20,6 +20,7 @@ pub(crate) struct TableView<'a> {
 }
 
 impl<'a> TableView<'a> {
+    /// Indexes a `table` block (any other node gives a view without columns).
     pub fn of(table: &'a Node) -> TableView<'a> {
         let definition = table.data_value("definition").and_then(Value::as_object);
         let columns = match table

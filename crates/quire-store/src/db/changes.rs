@@ -8,8 +8,9 @@
 //!
 //! - SQLite: `PRAGMA data_version` on a connection of its own changes whenever any other
 //!   connection, of this process or another (`quire admin` beside a server), has committed.
-//! - PostgreSQL: every write transaction sends `NOTIFY` before it commits, and a thread of each
-//!   process listens. While that connection is down the process trusts nothing it kept.
+//! - PostgreSQL: a process sends `NOTIFY` after its write transactions commit (one for a burst
+//!   of them), and a thread of each process listens. While that connection is down the process
+//!   trusts nothing it kept.
 //!
 //! Taking the stamp before reading makes a race safe: a write that commits while the read runs
 //! moves the generation after the read took its stamp, so the answer is dropped even when it
@@ -17,9 +18,9 @@
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-/// How a PostgreSQL write transaction ends: the notification is delivered to every listening
-/// process when (and only if) the transaction commits.
-pub const PG_COMMIT: &str = "NOTIFY quire_writes; COMMIT";
+/// What a process sends after its writes commit (see `postgres::Notifier`): delivered to every
+/// listening process, this one included.
+pub const PG_NOTIFY: &str = "NOTIFY quire_writes";
 /// What each process's listening connection runs, on the same channel.
 pub const PG_LISTEN: &str = "LISTEN quire_writes";
 

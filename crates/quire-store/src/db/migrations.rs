@@ -90,6 +90,12 @@ const MIGRATIONS: &[Migration] = &[
         sqlite: include_str!("../../migrations/0013_space_counts_sqlite.sql"),
         postgres: include_str!("../../migrations/0013_space_counts_postgres.sql"),
     },
+    Migration {
+        version: 14,
+        name: "space count shards by pooled connection",
+        sqlite: include_str!("../../migrations/0014_space_count_shards_sqlite.sql"),
+        postgres: include_str!("../../migrations/0014_space_count_shards_postgres.sql"),
+    },
 ];
 
 /// An arbitrary constant that names quire's migration lock among PostgreSQL advisory locks.

@@ -268,17 +268,24 @@ impl Db {
         let mut attempt = 0;
         loop {
             attempt += 1;
+            // Whether COMMIT was sent: then the transaction may have committed, even when the
+            // answer was lost.
+            let mut committing = false;
             let outcome = match &*self.engine {
-                Engine::Sqlite(db) => {
-                    db.with_writer(|conn| transaction(conn, "BEGIN IMMEDIATE", "COMMIT", deadline, &mut f))
-                }
-                // PostgreSQL delivers the notification to every listening process at commit.
+                Engine::Sqlite(db) => db.with_writer(|conn| {
+                    transaction(conn, "BEGIN IMMEDIATE", deadline, &mut committing, &mut f)
+                }),
                 Engine::Postgres(db) => {
-                    db.with_conn(|conn| transaction(conn, "BEGIN", changes::PG_COMMIT, deadline, &mut f))
+                    db.with_conn(|conn| transaction(conn, "BEGIN", deadline, &mut committing, &mut f))
                 }
             };
             // Moved whatever the outcome: cheap, and an unknown commit outcome is covered.
             self.changes.bump();
+            if let Engine::Postgres(db) = &*self.engine
+                && committing
+            {
+                db.notify_writes();
+            }
             match outcome {
                 Err(e)
                     if e.is_retryable()
@@ -369,8 +376,8 @@ impl RetryHint for DbError {
 fn transaction<T, E: From<DbError>>(
     conn: &mut dyn Conn,
     begin: &str,
-    commit: &str,
     deadline: Option<std::time::Instant>,
+    committing: &mut bool,
     f: &mut impl FnMut(&mut dyn Conn) -> Result<T, E>,
 ) -> Result<T, E> {
     conn.batch(begin)?;
@@ -379,13 +386,16 @@ fn transaction<T, E: From<DbError>>(
             let _ = conn.batch("ROLLBACK");
             Err(DbError::Deadline.into())
         }
-        Ok(value) => match conn.batch(commit) {
-            Ok(()) => Ok(value),
-            Err(e) => {
-                let _ = conn.batch("ROLLBACK");
-                Err(e.into())
+        Ok(value) => {
+            *committing = true;
+            match conn.batch("COMMIT") {
+                Ok(()) => Ok(value),
+                Err(e) => {
+                    let _ = conn.batch("ROLLBACK");
+                    Err(e.into())
+                }
             }
-        },
+        }
         Err(e) => {
             // A failed rollback leaves nothing to undo: the connection is discarded by its pool
             // when the engine reports it broken.

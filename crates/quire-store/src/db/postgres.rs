@@ -12,7 +12,7 @@ use postgres::fallible_iterator::FallibleIterator;
 use postgres::types::{IsNull, ToSql, Type, to_sql_checked};
 use postgres::{Client, NoTls, Statement};
 
-use super::changes::{Changes, PG_LISTEN};
+use super::changes::{Changes, PG_LISTEN, PG_NOTIFY};
 use super::{Conn, DbError, Dialect, Row, Value};
 
 pub struct PgDb {
@@ -20,6 +20,39 @@ pub struct PgDb {
     max: usize,
     state: Mutex<PoolState>,
     available: Condvar,
+    /// Boxed: a client is large, and `Engine` holds either engine.
+    notifier: Box<Notifier>,
+    /// Connections made so far, for their counts shards.
+    connections: std::sync::atomic::AtomicUsize,
+}
+
+/// The shards of a space's counts (`space_counts`, migrations 13 and 14).
+const COUNT_SHARDS: usize = 16;
+
+/// Tells the other processes that this one wrote (see `changes`), once per burst of writes.
+///
+/// A `NOTIFY` inside each write transaction made every committing writer of the database take
+/// PostgreSQL's one notification-queue lock in turn, so that writes of unrelated rows still
+/// queued behind each other's commits. Instead, a write asks for a notification after its
+/// commit: the first writer to ask sends `NOTIFY` on a connection kept for that, and keeps
+/// sending while more writes asked meanwhile; the others return at once. Every write is
+/// announced after it committed (so a process that hears it reads it), by the writer itself or
+/// by the one sending, and a burst of writes costs one notification per round trip instead of
+/// one lock per commit. A notification lost with this connection (or with the process, between
+/// a commit and its notification) costs what a lost notification always did: other processes
+/// may answer from their caches until entries expire (`stamped::MAX_AGE`, 5 s).
+struct Notifier {
+    state: Mutex<NotifyState>,
+    /// The connection notifications go out on, made on first use and after a failure.
+    client: Mutex<Option<Client>>,
+}
+
+#[derive(Default)]
+struct NotifyState {
+    /// Writes that asked for a notification so far.
+    asked: u64,
+    /// Whether a writer is sending one.
+    sending: bool,
 }
 
 struct PoolState {
@@ -51,10 +84,16 @@ impl Drop for PgDb {
     fn drop(&mut self) {
         let state = self.state.get_mut().unwrap_or_else(|p| p.into_inner());
         let idle = std::mem::take(&mut state.idle);
+        let notifying = self
+            .notifier
+            .client
+            .get_mut()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
         // A synchronous client closes its connection by blocking on a runtime of its own, which
         // panics on a thread that drives one already: the server drops its database at the end
         // of its async main, after a graceful shutdown.
-        let _ = std::thread::spawn(move || drop(idle)).join();
+        let _ = std::thread::spawn(move || drop((idle, notifying))).join();
     }
 }
 
@@ -79,6 +118,11 @@ impl PgDb {
                 open: 0,
             }),
             available: Condvar::new(),
+            notifier: Box::new(Notifier {
+                state: Mutex::new(NotifyState::default()),
+                client: Mutex::new(None),
+            }),
+            connections: std::sync::atomic::AtomicUsize::new(0),
         };
         // Fail at start, not at the first request, when the database is unreachable.
         db.with_conn(|_| Ok::<(), DbError>(()))?;
@@ -150,8 +194,59 @@ impl PgDb {
             .map_err(|e| DbError::Other(format!("cannot start the listening thread: {e}")))
     }
 
+    /// Announces a write this process has committed to every listening process (see
+    /// [`Notifier`]). Blocking for the writer that sends: one round trip.
+    pub fn notify_writes(&self) {
+        let notifier = &self.notifier;
+        let mut state = notifier.state.lock().unwrap_or_else(|p| p.into_inner());
+        state.asked += 1;
+        if state.sending {
+            return;
+        }
+        state.sending = true;
+        loop {
+            let covered = state.asked;
+            drop(state);
+            self.send_notification();
+            state = notifier.state.lock().unwrap_or_else(|p| p.into_inner());
+            if state.asked == covered {
+                state.sending = false;
+                return;
+            }
+        }
+    }
+
+    fn send_notification(&self) {
+        let mut client = self.notifier.client.lock().unwrap_or_else(|p| p.into_inner());
+        if client.as_ref().is_none_or(Client::is_closed) {
+            match self.config.connect(NoTls) {
+                Ok(made) => *client = Some(made),
+                Err(e) => {
+                    tracing::warn!(error = %e, "cannot tell other processes of a write: their cached reads expire in 5 s");
+                    return;
+                }
+            }
+        }
+        if let Some(c) = client.as_mut()
+            && let Err(e) = c.batch_execute(PG_NOTIFY)
+        {
+            tracing::warn!(error = %e, "cannot tell other processes of a write: their cached reads expire in 5 s");
+            *client = None;
+        }
+    }
+
     fn connect(&self) -> Result<PgConn, DbError> {
-        let client = self.config.connect(NoTls).map_err(map_err)?;
+        let mut client = self.config.connect(NoTls).map_err(map_err)?;
+        // The counts shard of this connection's writes (migration 14): connections made one
+        // after another take the shards in turn, so the pool's writers of one space do not wait
+        // on each other's counts row.
+        let shard = self
+            .connections
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            % COUNT_SHARDS;
+        client
+            .batch_execute(&format!("SET quire.shard = '{shard}'"))
+            .map_err(map_err)?;
         Ok(PgConn {
             client,
             statements: HashMap::new(),
