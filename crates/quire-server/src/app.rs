@@ -55,6 +55,9 @@ pub struct AppInner {
     pub limiter: Option<crate::ratelimit::RateLimiter>,
     /// The route table (each route's token scope) and the OpenAPI document, set by [`router`].
     pub api: std::sync::OnceLock<crate::openapi::Api>,
+    /// Answers of list reads, by what they list and for whom, while the database has not
+    /// changed (see `quire_store::stamped`).
+    pub lists: quire_store::stamped::StampedCache<String, bytes::Bytes>,
 }
 
 impl Deref for App {
@@ -77,6 +80,8 @@ impl App {
     pub fn new(store: Store, urls: Urls, settings: Settings, signing_key: Vec<u8>, blobs: BlobStore) -> App {
         let limiter = crate::ratelimit::RateLimiter::new(settings.rate_limit, settings.trust_proxy);
         App(Arc::new(AppInner {
+            // A page of 100 comments is about 100 KB: at most about 50 MB.
+            lists: quire_store::stamped::StampedCache::new(500),
             limiter,
             store,
             urls,

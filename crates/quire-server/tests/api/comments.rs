@@ -505,3 +505,50 @@ async fn both_body_formats_round_trip_and_change_requests_have_their_own_comment
         0
     );
 }
+
+/// A post answers the comment or reply as it was written, without reading it back: the answer
+/// is what a read of it gives.
+#[tokio::test]
+async fn a_post_answers_what_a_read_gives() {
+    let s = setup().await;
+    let app = &s.app;
+    let ann = &s.users[0];
+    let base = format!("/v1/spaces/{}/comments", s.space);
+    let bodies = [
+        json!({"body": {"markdown": "On the space"}}),
+        json!({"body": {"markdown": "On a page"}, "page": s.pages[0]}),
+        json!({"body": {"markdown": "On a cell"}, "page": s.pages[0],
+               "tableCell": {"record": "r1", "definition": "d1"}}),
+    ];
+    for body in bodies {
+        let posted = app.post(ann, &base, body).await.expect(200);
+        let id = posted["id"].as_str().unwrap();
+        let read = app.get(ann, &format!("{base}/{id}")).await.expect(200);
+        assert_eq!(posted, read);
+        let replied = app
+            .post(ann, &format!("{base}/{id}/replies"), json!({"body": {"markdown": "A reply"}}))
+            .await
+            .expect(200);
+        let reply = replied["id"].as_str().unwrap();
+        let read = app
+            .get(ann, &format!("{base}/{id}/replies/{reply}"))
+            .await
+            .expect(200);
+        assert_eq!(replied, read);
+    }
+    // In a change request too.
+    let cr = app
+        .post(ann, &format!("/v1/spaces/{}/change-requests", s.space), json!({"subject": "x"}))
+        .await
+        .expect(201);
+    let base = format!("/v1/spaces/{}/change-requests/{}/comments", s.space, cr["id"].as_str().unwrap());
+    let posted = app
+        .post(ann, &base, json!({"body": {"markdown": "On the change request"}}))
+        .await
+        .expect(200);
+    let read = app
+        .get(ann, &format!("{base}/{}", posted["id"].as_str().unwrap()))
+        .await
+        .expect(200);
+    assert_eq!(posted, read);
+}

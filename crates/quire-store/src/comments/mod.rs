@@ -5,6 +5,8 @@
 
 pub mod model;
 
+use std::collections::HashMap;
+
 use quire_content::changes::DocumentInput;
 use quire_content::{Document, markdown_to_document};
 use serde_json::json;
@@ -22,7 +24,7 @@ use crate::members::{self, Member};
 use crate::paging::{List, Order, Page};
 use crate::permissions::{Role, SpaceAction};
 use crate::spaces::SpaceFor;
-use crate::{clock, ids, params};
+use crate::{clock, ids, params, users};
 
 /// The place comments are read and written: the space (as the caller sees it), the scope, and
 /// the revision new comments point into.
@@ -218,6 +220,7 @@ pub fn post(
     opened.require(SpaceAction::Comment)?;
     check_target(c, cache, opened, new.page.as_deref(), new.node.as_deref())?;
     let id = ids::new_id();
+    let posted_at = clock::now_ms();
     c.execute(
         "INSERT INTO comments (id, space_id, change_request_id, page_id, node_id, table_record, table_definition,
                                revision_id, posted_by, posted_at, body)
@@ -232,7 +235,7 @@ pub fn post(
             new.table_cell.as_ref().map(|t| t.1.clone()),
             opened.revision.clone(),
             caller,
-            clock::now_ms(),
+            posted_at,
             new.text.clone()
         ],
     )?;
@@ -248,8 +251,38 @@ pub fn post(
         payload,
     );
     events::record(c, event)?;
-    let comment = load_comment(c, &opened.scope, &id)?;
-    one(c, comment)
+    // What was just written, without reading it back: every round trip inside a write holds
+    // the writer (SQLite) or a connection (PostgreSQL), and a comment burst is all writes.
+    let comment = Comment {
+        id,
+        space_id: scope.space_id.clone(),
+        change_request: scope.change_request.clone(),
+        review: None,
+        page: new.page.clone(),
+        node: new.node.clone(),
+        table_record: new.table_cell.as_ref().map(|t| t.0.clone()),
+        table_definition: new.table_cell.as_ref().map(|t| t.1.clone()),
+        revision: opened.revision.clone(),
+        posted_by: caller.to_string(),
+        posted_at,
+        edited_at: None,
+        body: new.text.clone(),
+        status: CommentStatus::Open,
+        resolved_at: None,
+        resolved_by: None,
+    };
+    shown_new(c, comment, caller)
+}
+
+/// A comment or reply just posted, with what it embeds: no repliers and no reactions yet, and
+/// its author.
+fn shown_new<T>(c: &mut dyn Conn, value: T, author: &str) -> StoreResult<Shown<T>> {
+    Ok(Shown {
+        value,
+        repliers: HashMap::new(),
+        reactions: HashMap::new(),
+        users: users::load_many(c, &[author])?,
+    })
 }
 
 fn one(c: &mut dyn Conn, comment: Comment) -> StoreResult<Shown<Comment>> {
@@ -505,9 +538,10 @@ pub fn reply(
     opened.require(SpaceAction::Comment)?;
     let comment = load_comment(c, &opened.scope, comment_id)?;
     let id = ids::new_id();
+    let posted_at = clock::now_ms();
     c.execute(
         "INSERT INTO comment_replies (id, comment_id, posted_by, posted_at, body) VALUES (?1, ?2, ?3, ?4, ?5)",
-        params![id.clone(), comment.id.clone(), caller, clock::now_ms(), text],
+        params![id.clone(), comment.id.clone(), caller, posted_at, text],
     )?;
     let (scope, org) = (&opened.scope, &opened.space.space.org_id);
     let payload = json!({"spaceId": scope.space_id, "changeRequestId": scope.change_request,
@@ -521,8 +555,15 @@ pub fn reply(
         payload,
     );
     events::record(c, event)?;
-    let reply = load_reply(c, &comment, &id)?;
-    one_reply(c, reply)
+    let reply = Reply {
+        id,
+        comment_id: comment.id,
+        posted_by: caller.to_string(),
+        posted_at,
+        edited_at: None,
+        body: text.to_string(),
+    };
+    shown_new(c, reply, caller)
 }
 
 /// A reply of a comment of the place.

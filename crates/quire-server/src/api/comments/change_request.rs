@@ -29,7 +29,7 @@ pub async fn list_change_request_comments(
     State(app): State<App>,
     Path(path): Path<ChangeRequestPath>,
     QueryOf(query): QueryOf<ListCommentsQuery>,
-) -> ApiResult<axum::Json<List<CommentJson>>> {
+) -> ApiResult<axum::response::Response> {
     super::list_comments(caller, app, path.into(), query).await
 }
 
