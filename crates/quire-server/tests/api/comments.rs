@@ -526,7 +526,11 @@ async fn a_post_answers_what_a_read_gives() {
         let read = app.get(ann, &format!("{base}/{id}")).await.expect(200);
         assert_eq!(posted, read);
         let replied = app
-            .post(ann, &format!("{base}/{id}/replies"), json!({"body": {"markdown": "A reply"}}))
+            .post(
+                ann,
+                &format!("{base}/{id}/replies"),
+                json!({"body": {"markdown": "A reply"}}),
+            )
             .await
             .expect(200);
         let reply = replied["id"].as_str().unwrap();
@@ -538,10 +542,18 @@ async fn a_post_answers_what_a_read_gives() {
     }
     // In a change request too.
     let cr = app
-        .post(ann, &format!("/v1/spaces/{}/change-requests", s.space), json!({"subject": "x"}))
+        .post(
+            ann,
+            &format!("/v1/spaces/{}/change-requests", s.space),
+            json!({"subject": "x"}),
+        )
         .await
         .expect(201);
-    let base = format!("/v1/spaces/{}/change-requests/{}/comments", s.space, cr["id"].as_str().unwrap());
+    let base = format!(
+        "/v1/spaces/{}/change-requests/{}/comments",
+        s.space,
+        cr["id"].as_str().unwrap()
+    );
     let posted = app
         .post(ann, &base, json!({"body": {"markdown": "On the change request"}}))
         .await
