@@ -57,7 +57,7 @@ pub struct AppInner {
     pub api: std::sync::OnceLock<crate::openapi::Api>,
     /// Answers of list reads, by what they list and for whom, while the database has not
     /// changed (see `quire_store::stamped`).
-    pub lists: quire_store::stamped::StampedCache<String, bytes::Bytes>,
+    pub lists: quire_store::stamped::StampedCache<String, bytes::Bytes, quire_store::stamped::ByLength>,
 }
 
 impl Deref for App {
@@ -76,12 +76,15 @@ impl Deref for AppInner {
     }
 }
 
+/// What the kept list answers may weigh in all: a page of 100 comments is about 100 KB, so
+/// about 160 of them; counted by bytes because a page of 1,000 long comments weighs megabytes.
+const LISTS_BYTES: u64 = 16 << 20;
+
 impl App {
     pub fn new(store: Store, urls: Urls, settings: Settings, signing_key: Vec<u8>, blobs: BlobStore) -> App {
         let limiter = crate::ratelimit::RateLimiter::new(settings.rate_limit, settings.trust_proxy);
         App(Arc::new(AppInner {
-            // A page of 100 comments is about 100 KB: at most about 50 MB.
-            lists: quire_store::stamped::StampedCache::new(500),
+            lists: quire_store::stamped::StampedCache::with_bytes(500, LISTS_BYTES),
             limiter,
             store,
             urls,

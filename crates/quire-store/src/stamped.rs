@@ -13,11 +13,32 @@ use crate::db::{Conn, Db, DbError, Stamp};
 
 const MAX_AGE: Duration = Duration::from_secs(5);
 
-pub struct StampedCache<K, V> {
-    entries: quick_cache::sync::Cache<K, Arc<Entry<V>>>,
+pub struct StampedCache<K, V, W = Unit> {
+    entries: quick_cache::sync::Cache<K, Arc<Entry<V>>, W>,
 }
 
-struct Entry<V> {
+/// Every entry weighs one: the capacity is a number of entries.
+#[derive(Clone, Copy, Default)]
+pub struct Unit;
+
+impl<K, V> quick_cache::Weighter<K, Arc<Entry<V>>> for Unit {
+    fn weight(&self, _: &K, _: &Arc<Entry<V>>) -> u64 {
+        1
+    }
+}
+
+/// An entry weighs its bytes: the capacity is a number of bytes, for answers whose size the
+/// caller does not bound (a page of up to 1,000 comments).
+#[derive(Clone, Copy, Default)]
+pub struct ByLength;
+
+impl<K> quick_cache::Weighter<K, Arc<Entry<bytes::Bytes>>> for ByLength {
+    fn weight(&self, _: &K, entry: &Arc<Entry<bytes::Bytes>>) -> u64 {
+        entry.value.len() as u64 + 64
+    }
+}
+
+pub struct Entry<V> {
     stamp: Stamp,
     read_at: Instant,
     value: V,
@@ -30,10 +51,29 @@ where
 {
     pub fn new(capacity: usize) -> Self {
         StampedCache {
-            entries: quick_cache::sync::Cache::new(capacity),
+            entries: quick_cache::sync::Cache::with_weighter(capacity, capacity as u64, Unit),
         }
     }
+}
 
+impl<K> StampedCache<K, bytes::Bytes, ByLength>
+where
+    K: Eq + Hash + Clone + Send + Sync + 'static,
+{
+    /// Kept answers of at most `bytes` in all (about `items` of them).
+    pub fn with_bytes(items: usize, bytes: u64) -> Self {
+        StampedCache {
+            entries: quick_cache::sync::Cache::with_weighter(items, bytes, ByLength),
+        }
+    }
+}
+
+impl<K, V, W> StampedCache<K, V, W>
+where
+    K: Eq + Hash + Clone + Send + Sync + 'static,
+    V: Clone + Send + Sync + 'static,
+    W: quick_cache::Weighter<K, Arc<Entry<V>>> + Clone + Send + Sync + 'static,
+{
     /// The value kept for `key` if nothing has changed since it was read; otherwise what `read`
     /// finds, kept when it is Some.
     pub async fn get_or_read<E>(

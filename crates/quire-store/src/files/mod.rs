@@ -173,12 +173,41 @@ pub async fn release(store: &Store, space_id: &str, added: Vec<(String, i64)>) {
             .await;
         let outcome = match claimed {
             Ok(0) => Ok(()),
-            Ok(_) => remove_claimed(store, space_id, &hash, now).await,
+            Ok(_) => match remove_claimed(store, space_id, &hash, now).await {
+                // The batch failed because the bucket did: the bytes may not be removable
+                // either. The mark would refuse the same file (503) until a collector takes
+                // the mark over as stale; without it the row is an ordinary unreferenced blob
+                // that collection removes after the retention, and the file can be sent again
+                // as soon as the bucket is back.
+                Err(e) => {
+                    unmark(store, space_id, &hash, now).await;
+                    Err(e)
+                }
+                done => done,
+            },
             Err(e) => Err(e),
         };
         if let Err(e) = outcome {
             tracing::warn!(space = %space_id, blob = %hash, error = %e, "cannot release the bytes of a failed batch");
         }
+    }
+}
+
+/// Gives up a claim made with the mark `mark` (best effort: a mark left behind goes stale).
+async fn unmark(store: &Store, space_id: &str, hash: &str, mark: i64) {
+    let (s, h) = (space_id.to_string(), hash.to_string());
+    let unmarked = store
+        .db
+        .write(move |c| {
+            c.execute(
+                "UPDATE file_blobs SET collecting_at = NULL WHERE space_id = ?1 AND hash = ?2 AND collecting_at = ?3",
+                params![s.clone(), h.clone(), mark],
+            )
+            .map_err(StoreError::from)
+        })
+        .await;
+    if let Err(e) = unmarked {
+        tracing::warn!(space = %space_id, blob = %hash, error = %e, "cannot give up the claim on a blob");
     }
 }
 
