@@ -58,6 +58,10 @@ pub struct AppInner {
     /// Answers of list reads, by what they list and for whom, while the database has not
     /// changed (see `quire_store::stamped`).
     pub lists: quire_store::stamped::StampedCache<String, bytes::Bytes>,
+    /// Rendered published sites, by the load they were rendered from (its `generation`) and
+    /// what the visitor sees: a new load (after any change) has a new generation.
+    pub published_bodies:
+        quick_cache::sync::Cache<(u64, quire_store::sites::published::Shown), bytes::Bytes>,
 }
 
 impl Deref for App {
@@ -82,6 +86,7 @@ impl App {
         App(Arc::new(AppInner {
             // A page of 100 comments is about 100 KB: at most about 50 MB.
             lists: quire_store::stamped::StampedCache::new(500),
+            published_bodies: quick_cache::sync::Cache::new(1_000),
             limiter,
             store,
             urls,

@@ -350,6 +350,12 @@ pub fn adaptive_schema(site: &SiteFor) -> StoreResult<StoredSchema> {
     }
 }
 
+/// Validates the `jsonSchema` of a PUT (`quire-adaptive`): a 400 naming the JSON path at fault.
+pub fn parse_schema(json: &serde_json::Value) -> StoreResult<quire_adaptive::AdaptiveSchema> {
+    quire_adaptive::AdaptiveSchema::parse(json)
+        .map_err(|e| StoreError::invalid(format!("invalid adaptive schema: {e}")))
+}
+
 /// Sets a site's adaptive schema, validated already (`AdaptiveSchema::parse`). Conditions
 /// stored before keep evaluating by the rules of `docs/adaptive-content.md`.
 pub fn set_adaptive_schema(
@@ -387,4 +393,88 @@ pub fn regenerate_visitor_key(c: &mut dyn Conn, site: &Authorized<SiteFor, site:
         params![site.site.id.clone(), key.clone(), clock::now_ms()],
     )?;
     Ok(key)
+}
+
+/// A custom hostname: the spec's pattern `^([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?[.]){2,}[a-z0-9][a-z0-9-]{0,61}[a-z0-9]$`
+/// (at least three labels, lowercase), at most 512 characters.
+pub fn check_hostname(value: &str) -> StoreResult<()> {
+    let refused = || {
+        StoreError::invalid(format!(
+            "`hostname` must be a lowercase domain name of at least three labels (docs.example.com), not {value:?}"
+        ))
+    };
+    if value.len() > HOSTNAME_MAX {
+        return Err(refused());
+    }
+    let labels: Vec<&str> = value.split('.').collect();
+    let label_ok = |l: &str, min: usize| {
+        l.len() >= min
+            && l.len() <= 63
+            && l.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+            && !l.starts_with('-')
+            && !l.ends_with('-')
+    };
+    let Some((last, rest)) = labels.split_last() else {
+        return Err(refused());
+    };
+    if rest.len() < 2 || !label_ok(last, 2) || !rest.iter().all(|l| label_ok(l, 1)) {
+        return Err(refused());
+    }
+    Ok(())
+}
+
+/// A proxy origin: the spec's pattern `^([\w-]+\.)*[\w-]+\.[a-zA-Z]{2,}(\/[\w-]+)+$` (a host
+/// and a path, `example.com/docs`), at most 512 characters.
+pub fn check_proxy(value: &str) -> StoreResult<()> {
+    let refused = || {
+        StoreError::invalid(format!(
+            "`proxy` must be a host and a path such as example.com/docs, not {value:?}"
+        ))
+    };
+    if value.len() > PROXY_MAX {
+        return Err(refused());
+    }
+    let word = |s: &str| {
+        !s.is_empty()
+            && s.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+    };
+    let Some((host, path)) = value.split_once('/') else {
+        return Err(refused());
+    };
+    let labels: Vec<&str> = host.split('.').collect();
+    let Some((tld, rest)) = labels.split_last() else {
+        return Err(refused());
+    };
+    let tld_ok = tld.len() >= 2 && tld.bytes().all(|b| b.is_ascii_alphabetic());
+    if rest.is_empty() || !tld_ok || !rest.iter().all(|l| word(l)) || !path.split('/').all(word) {
+        return Err(refused());
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hostnames_follow_the_spec_pattern() {
+        assert!(check_hostname("docs.example.com").is_ok());
+        assert!(check_hostname("a.b.co").is_ok());
+        assert!(check_hostname("example.com").is_err());
+        assert!(check_hostname("Docs.example.com").is_err());
+        assert!(check_hostname("-a.example.com").is_err());
+        assert!(check_hostname("docs.example.c").is_err());
+        assert!(check_hostname("docs..com").is_err());
+    }
+
+    #[test]
+    fn proxies_follow_the_spec_pattern() {
+        assert!(check_proxy("example.com/docs").is_ok());
+        assert!(check_proxy("www.company.com/developer/docs").is_ok());
+        assert!(check_proxy("example.com").is_err());
+        assert!(check_proxy("example.com/").is_err());
+        assert!(check_proxy("example.c1/docs").is_err());
+        assert!(check_proxy("https://example.com/docs").is_err());
+    }
 }
