@@ -126,6 +126,7 @@ fn render(app: &App, p: &Published, shown: &Shown) -> PublishedSiteJson {
         space: &space,
         shows_section: &shows_section,
         shows_site_space: &shows_site_space,
+        hide_empty_groups: true,
     };
     let site_space_customizations = p
         .site_space_customizations

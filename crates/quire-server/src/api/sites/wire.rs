@@ -216,6 +216,8 @@ pub struct Render<'a> {
     pub space: &'a dyn Fn(&SiteSpace) -> Option<SpaceJson>,
     pub shows_section: &'a dyn Fn(&Section) -> bool,
     pub shows_site_space: &'a dyn Fn(&SiteSpace) -> bool,
+    /// Whether a group that shows no section is left out (a visitor's view).
+    pub hide_empty_groups: bool,
 }
 
 impl Render<'_> {
@@ -303,7 +305,7 @@ impl Render<'_> {
                 Item::Section(s) => (self.shows_section)(s).then(|| ChildJson::Section(self.section(s))),
                 Item::Group(g) => {
                     let group = self.group(g, depth + 1);
-                    (!group.children.is_empty()).then_some(ChildJson::Group(group))
+                    (!(self.hide_empty_groups && group.children.is_empty())).then_some(ChildJson::Group(group))
                 }
             })
             .collect()
@@ -372,6 +374,7 @@ pub fn render_view<'a>(
         space,
         shows_section: &|_| true,
         shows_site_space: &|_| true,
+        hide_empty_groups: false,
     }
 }
 
