@@ -60,8 +60,7 @@ pub struct AppInner {
     pub lists: quire_store::stamped::StampedCache<String, bytes::Bytes>,
     /// Rendered published sites, by the load they were rendered from (its `generation`) and
     /// what the visitor sees: a new load (after any change) has a new generation.
-    pub published_bodies:
-        quick_cache::sync::Cache<(u64, quire_store::sites::published::Shown), bytes::Bytes>,
+    pub published_bodies: quick_cache::sync::Cache<(u64, quire_store::sites::published::Shown), bytes::Bytes>,
 }
 
 impl Deref for App {

@@ -376,10 +376,14 @@ impl World {
                 }
                 status
             }
-            "GET sites" => self.call(caller, "GET", &format!("/v1/orgs/{org}/sites"), None).await,
+            "GET sites" => {
+                self.call(caller, "GET", &format!("/v1/orgs/{org}/sites"), None)
+                    .await
+            }
             "POST sites" => {
                 let body = Some(json!({"title": "Mine"}));
-                self.call(caller, "POST", &format!("/v1/orgs/{org}/sites"), body).await
+                self.call(caller, "POST", &format!("/v1/orgs/{org}/sites"), body)
+                    .await
             }
             "GET site" => {
                 let site = &self.site;
@@ -477,7 +481,10 @@ const MATRIX: &[(&str, [u16; 9])] = &[
     ("GET site", [200, 200, 200, 200, 200, 200, 404, 404, 401]),
     ("PATCH site", [200, 200, 403, 403, 403, 403, 404, 404, 401]),
     ("POST site publish", [200, 200, 403, 403, 403, 403, 404, 404, 401]),
-    ("POST site sections", [201, 201, 403, 403, 403, 403, 404, 404, 401]),
+    (
+        "POST site sections",
+        [201, 201, 403, 403, 403, 403, 404, 404, 401],
+    ),
     (
         "GET site publishing auth",
         [200, 403, 403, 403, 403, 403, 404, 404, 401],

@@ -6,7 +6,10 @@ use serde_json::{Value, json};
 use crate::support::{TestApp, TestUser};
 
 fn id(v: &Value) -> String {
-    v["id"].as_str().unwrap_or_else(|| panic!("no id in {v}")).to_string()
+    v["id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no id in {v}"))
+        .to_string()
 }
 
 fn ids(items: &[Value]) -> Vec<String> {
@@ -15,13 +18,20 @@ fn ids(items: &[Value]) -> Vec<String> {
 
 async fn space(app: &TestApp, user: &TestUser, org: &str, title: &str) -> String {
     id(&app
-        .post(user, &format!("/v1/orgs/{org}/spaces"), json!({"title": title, "empty": true}))
+        .post(
+            user,
+            &format!("/v1/orgs/{org}/spaces"),
+            json!({"title": title, "empty": true}),
+        )
         .await
         .expect(201))
 }
 
 async fn site(app: &TestApp, user: &TestUser, org: &str, body: Value) -> String {
-    id(&app.post(user, &format!("/v1/orgs/{org}/sites"), body).await.expect(201))
+    id(&app
+        .post(user, &format!("/v1/orgs/{org}/sites"), body)
+        .await
+        .expect(201))
 }
 
 /// A visitor token for `site`, signed with `key`, expiring `exp_in` seconds from now.
@@ -55,7 +65,11 @@ async fn sections_groups_and_site_spaces_keep_an_exact_order() {
     let mut sections = Vec::new();
     for (t, s) in [("Alpha", &spaces[0]), ("Beta", &spaces[1]), ("Gamma", &spaces[2])] {
         let section = app
-            .post(&owner, &format!("{base}/sections"), json!({"spaceId": s, "title": t}))
+            .post(
+                &owner,
+                &format!("{base}/sections"),
+                json!({"spaceId": s, "title": t}),
+            )
             .await
             .expect(201);
         assert_eq!(section["object"], "site-section");
@@ -73,7 +87,11 @@ async fn sections_groups_and_site_spaces_keep_an_exact_order() {
     let mut alpha = vec![first.clone()];
     for s in &spaces[1..] {
         let ss = app
-            .post(&owner, &format!("{base}/site-spaces"), json!({"spaceId": s, "sectionId": a}))
+            .post(
+                &owner,
+                &format!("{base}/site-spaces"),
+                json!({"spaceId": s, "sectionId": a}),
+            )
             .await
             .expect(201);
         assert_eq!(ss["section"], a.as_str());
@@ -110,11 +128,15 @@ async fn sections_groups_and_site_spaces_keep_an_exact_order() {
         assert_eq!(ids(section["items"][0]["siteSpaces"].as_array().unwrap()), want);
     }
     // The section's default stayed its first site space, wherever it moved.
-    let defaults = app.get(&owner, &format!("{base}/site-spaces?default=true")).await.expect(200);
+    let defaults = app
+        .get(&owner, &format!("{base}/site-spaces?default=true"))
+        .await
+        .expect(200);
     assert!(ids(defaults["items"].as_array().unwrap()).contains(&first));
 
     // Bad positions: itself, a non-sibling, another kind, both sides; an absent item.
-    let gamma_ss = id(&app.get(&owner, &format!("{base}/sections")).await.expect(200)["items"][2]["siteSpaces"][0]);
+    let gamma_ss =
+        id(&app.get(&owner, &format!("{base}/sections")).await.expect(200)["items"][2]["siteSpaces"][0]);
     let (path, body) = mv(&alpha[0], "before", &alpha[0]);
     app.post(&owner, &path, body).await.expect_error(400);
     let (path, body) = mv(&alpha[0], "before", &gamma_ss);
@@ -166,11 +188,18 @@ async fn sections_groups_and_site_spaces_keep_an_exact_order() {
 
     // A group holding Alpha and Beta, at the end of the root: Gamma, then the group.
     let group = app
-        .post(&owner, &format!("{base}/section-groups"), json!({"title": "Guides", "sections": [a, b]}))
+        .post(
+            &owner,
+            &format!("{base}/section-groups"),
+            json!({"title": "Guides", "sections": [a, b]}),
+        )
         .await
         .expect(201);
     let g = id(&group);
-    assert_eq!(ids(group["children"].as_array().unwrap()), vec![a.clone(), b.clone()]);
+    assert_eq!(
+        ids(group["children"].as_array().unwrap()),
+        vec![a.clone(), b.clone()]
+    );
     // Beta before Alpha inside the group.
     app.post(
         &owner,
@@ -201,7 +230,12 @@ async fn sections_groups_and_site_spaces_keep_an_exact_order() {
     .expect(200);
     let structure = app.get(&owner, &format!("{base}/structure")).await.expect(200);
     assert_eq!(structure["type"], "sections");
-    let top: Vec<String> = structure["structure"].as_array().unwrap().iter().map(id).collect();
+    let top: Vec<String> = structure["structure"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(id)
+        .collect();
     assert_eq!(top, vec![g.clone(), c.clone()]);
     let listed = app.walk(&owner, &format!("{base}/sections"), 5).await;
     assert_eq!(ids(&listed), vec![b.clone(), a.clone(), c.clone()]);
@@ -213,17 +247,29 @@ async fn sections_groups_and_site_spaces_keep_an_exact_order() {
 
     // Nesting: a group inside the group; the outer one cannot move into it.
     let inner = id(&app
-        .post(&owner, &format!("{base}/section-groups"), json!({"title": "Inner", "parent": g}))
+        .post(
+            &owner,
+            &format!("{base}/section-groups"),
+            json!({"title": "Inner", "parent": g}),
+        )
         .await
         .expect(201));
     let message = app
-        .post(&owner, &format!("{base}/section-groups/{g}/move"), json!({"parent": inner}))
+        .post(
+            &owner,
+            &format!("{base}/section-groups/{g}/move"),
+            json!({"parent": inner}),
+        )
         .await
         .expect_error(400);
     assert!(message.contains("inside it"), "{message}");
-    app.post(&owner, &format!("{base}/section-groups/{g}/move"), json!({"parent": g}))
-        .await
-        .expect_error(400);
+    app.post(
+        &owner,
+        &format!("{base}/section-groups/{g}/move"),
+        json!({"parent": g}),
+    )
+    .await
+    .expect_error(400);
     let groups = app.walk(&owner, &format!("{base}/section-groups"), 1).await;
     assert_eq!(ids(&groups), vec![g.clone(), inner.clone()]);
     assert_eq!(groups[1]["sectionGroup"], g.as_str());
@@ -231,7 +277,11 @@ async fn sections_groups_and_site_spaces_keep_an_exact_order() {
     // Adding a section to a group and taking it out are idempotent.
     for _ in 0..2 {
         let group = app
-            .post(&owner, &format!("{base}/section-groups/{inner}/sections"), json!({"sectionId": c}))
+            .post(
+                &owner,
+                &format!("{base}/section-groups/{inner}/sections"),
+                json!({"sectionId": c}),
+            )
             .await
             .expect(200);
         assert_eq!(ids(group["children"].as_array().unwrap()), vec![c.clone()]);
@@ -252,12 +302,24 @@ async fn sections_groups_and_site_spaces_keep_an_exact_order() {
         .find(|s| s["id"] == c.as_str())
         .unwrap()
         .clone();
-    assert_eq!(gamma["sectionGroup"], g.as_str(), "out of Inner, into Inner's parent");
+    assert_eq!(
+        gamma["sectionGroup"],
+        g.as_str(),
+        "out of Inner, into Inner's parent"
+    );
     // Deleting the group moves what it held up, in its place.
-    app.delete(&owner, &format!("{base}/section-groups/{g}")).await.expect(204);
-    app.delete(&owner, &format!("{base}/section-groups/{g}")).await.expect(204);
+    app.delete(&owner, &format!("{base}/section-groups/{g}"))
+        .await
+        .expect(204);
+    app.delete(&owner, &format!("{base}/section-groups/{g}"))
+        .await
+        .expect(204);
     let listed = app.walk(&owner, &format!("{base}/sections"), 5).await;
-    assert!(listed.iter().all(|s| s.get("sectionGroup").is_none_or(|g| g == inner.as_str())));
+    assert!(
+        listed
+            .iter()
+            .all(|s| s.get("sectionGroup").is_none_or(|g| g == inner.as_str()))
+    );
     assert_eq!(listed.len(), 3);
 }
 
@@ -272,7 +334,11 @@ async fn defaults_are_picked_again_and_spaces_that_leave_take_their_site_spaces(
         spaces.push(space(&app, &owner, &org, t).await);
     }
     let site = app
-        .post(&owner, &format!("/v1/orgs/{org}/sites"), json!({"title": "Handbook", "spaces": spaces}))
+        .post(
+            &owner,
+            &format!("/v1/orgs/{org}/sites"),
+            json!({"title": "Handbook", "spaces": spaces}),
+        )
         .await
         .expect(201);
     assert_eq!(site["siteSpaces"], 4);
@@ -283,17 +349,30 @@ async fn defaults_are_picked_again_and_spaces_that_leave_take_their_site_spaces(
     let space_of: Vec<String> = all.iter().map(|s| id(&s["space"])).collect();
     assert_eq!(space_of, spaces);
     assert_eq!(all[0]["default"], true);
-    let defaults = app.get(&owner, &format!("{base}/site-spaces?default=true")).await.expect(200);
+    let defaults = app
+        .get(&owner, &format!("{base}/site-spaces?default=true"))
+        .await
+        .expect(200);
     assert_eq!(ids(defaults["items"].as_array().unwrap()), vec![id(&all[0])]);
-    let others = app.get(&owner, &format!("{base}/site-spaces?default=false")).await.expect(200);
+    let others = app
+        .get(&owner, &format!("{base}/site-spaces?default=false"))
+        .await
+        .expect(200);
     assert_eq!(others["count"], 3);
     let structure = app.get(&owner, &format!("{base}/structure")).await.expect(200);
     assert_eq!(structure["type"], "siteSpaces");
 
     // Removing the default picks the next one in order.
-    app.delete(&owner, &format!("{base}/site-spaces/{}", id(&all[0]))).await.expect(204);
-    app.delete(&owner, &format!("{base}/site-spaces/{}", id(&all[0]))).await.expect(204);
-    let defaults = app.get(&owner, &format!("{base}/site-spaces?default=true")).await.expect(200);
+    app.delete(&owner, &format!("{base}/site-spaces/{}", id(&all[0])))
+        .await
+        .expect(204);
+    app.delete(&owner, &format!("{base}/site-spaces/{}", id(&all[0])))
+        .await
+        .expect(204);
+    let defaults = app
+        .get(&owner, &format!("{base}/site-spaces?default=true"))
+        .await
+        .expect(200);
     assert_eq!(ids(defaults["items"].as_array().unwrap()), vec![id(&all[1])]);
     // The default can be set, to a site space of this site only.
     let site_json = app
@@ -301,27 +380,47 @@ async fn defaults_are_picked_again_and_spaces_that_leave_take_their_site_spaces(
         .await
         .expect(200);
     assert_eq!(site_json["id"], site.as_str());
-    let defaults = app.get(&owner, &format!("{base}/site-spaces?default=true")).await.expect(200);
+    let defaults = app
+        .get(&owner, &format!("{base}/site-spaces?default=true"))
+        .await
+        .expect(200);
     assert_eq!(ids(defaults["items"].as_array().unwrap()), vec![id(&all[3])]);
     let other_site = app
-        .post(&owner, &format!("/v1/orgs/{org}/sites"), json!({"title": "Other", "spaces": [spaces[0]]}))
+        .post(
+            &owner,
+            &format!("/v1/orgs/{org}/sites"),
+            json!({"title": "Other", "spaces": [spaces[0]]}),
+        )
         .await
         .expect(201);
     let foreign = app
-        .get(&owner, &format!("/v1/orgs/{org}/sites/{}/site-spaces", id(&other_site)))
+        .get(
+            &owner,
+            &format!("/v1/orgs/{org}/sites/{}/site-spaces", id(&other_site)),
+        )
         .await
         .expect(200);
     let message = app
-        .patch(&owner, &base, json!({"defaultSiteSpace": id(&foreign["items"][0])}))
+        .patch(
+            &owner,
+            &base,
+            json!({"defaultSiteSpace": id(&foreign["items"][0])}),
+        )
         .await
         .expect_error(400);
     assert!(message.contains("defaultSiteSpace"), "{message}");
-    app.patch(&owner, &base, json!({"defaultSiteSection": "nosuchsection0000000"}))
-        .await
-        .expect_error(400);
+    app.patch(
+        &owner,
+        &base,
+        json!({"defaultSiteSection": "nosuchsection0000000"}),
+    )
+    .await
+    .expect_error(400);
 
     // Deleting the default's space removes its site space and picks the next default.
-    app.delete(&owner, &format!("/v1/spaces/{}", spaces[3])).await.expect(204);
+    app.delete(&owner, &format!("/v1/spaces/{}", spaces[3]))
+        .await
+        .expect(204);
     let left = app.walk(&owner, &format!("{base}/site-spaces"), 10).await;
     assert_eq!(ids(&left), vec![id(&all[1]), id(&all[2])]);
     assert_eq!(left[0]["default"], true);
@@ -353,7 +452,9 @@ async fn adaptive_schema_and_conditions_are_checked() {
     let s1 = space(&app, &owner, &org, "One").await;
     let site = site(&app, &owner, &org, json!({"title": "Handbook"})).await;
     let base = format!("/v1/orgs/{org}/sites/{site}");
-    app.get(&owner, &format!("{base}/adaptive-schema")).await.expect_error(404);
+    app.get(&owner, &format!("{base}/adaptive-schema"))
+        .await
+        .expect_error(404);
     let object_claim = json!({"jsonSchema": {
         "type": "object",
         "properties": {"account": {"type": "object", "properties": {}}},
@@ -364,7 +465,9 @@ async fn adaptive_schema_and_conditions_are_checked() {
         .await
         .expect_error(400);
     assert!(message.contains("jsonSchema.properties.account"), "{message}");
-    app.get(&owner, &format!("{base}/adaptive-schema")).await.expect_error(404);
+    app.get(&owner, &format!("{base}/adaptive-schema"))
+        .await
+        .expect_error(404);
     let schema = json!({"jsonSchema": {
         "type": "object",
         "properties": {
@@ -373,10 +476,19 @@ async fn adaptive_schema_and_conditions_are_checked() {
         },
         "additionalProperties": false
     }});
-    let stored = app.put(&owner, &format!("{base}/adaptive-schema"), schema).await.expect(200);
+    let stored = app
+        .put(&owner, &format!("{base}/adaptive-schema"), schema)
+        .await
+        .expect(200);
     assert_eq!(stored["object"], "site-adaptive-schema");
-    assert_eq!(stored["jsonSchema"]["properties"]["plan"]["enum"], json!(["free", "pro"]));
-    let got = app.get(&owner, &format!("{base}/adaptive-schema")).await.expect(200);
+    assert_eq!(
+        stored["jsonSchema"]["properties"]["plan"]["enum"],
+        json!(["free", "pro"])
+    );
+    let got = app
+        .get(&owner, &format!("{base}/adaptive-schema"))
+        .await
+        .expect(200);
     assert_eq!(got["jsonSchema"], stored["jsonSchema"]);
     let templates = app
         .get(&owner, &format!("{base}/adaptive-schema/template-conditions"))
@@ -398,38 +510,71 @@ async fn adaptive_schema_and_conditions_are_checked() {
     );
 
     let section = id(&app
-        .post(&owner, &format!("{base}/sections"), json!({"spaceId": s1, "title": "Guides"}))
+        .post(
+            &owner,
+            &format!("{base}/sections"),
+            json!({"spaceId": s1, "title": "Guides"}),
+        )
         .await
         .expect(201));
     let section_path = format!("{base}/sections/{section}");
     let message = app
-        .patch(&owner, &section_path, json!({"condition": "visitor.claims.plann == \"pro\""}))
+        .patch(
+            &owner,
+            &section_path,
+            json!({"condition": "visitor.claims.plann == \"pro\""}),
+        )
         .await
         .expect_error(400);
-    assert!(message.contains("unknown claim \"plann\" at column 1"), "{message}");
+    assert!(
+        message.contains("unknown claim \"plann\" at column 1"),
+        "{message}"
+    );
     let message = app
-        .patch(&owner, &section_path, json!({"condition": "visitor.claims.isBeta &"}))
+        .patch(
+            &owner,
+            &section_path,
+            json!({"condition": "visitor.claims.isBeta &"}),
+        )
         .await
         .expect_error(400);
     assert!(message.contains("column 23"), "{message}");
     let set = app
-        .patch(&owner, &section_path, json!({"condition": "visitor.claims.isBeta"}))
+        .patch(
+            &owner,
+            &section_path,
+            json!({"condition": "visitor.claims.isBeta"}),
+        )
         .await
         .expect(200);
     assert_eq!(set["condition"], "visitor.claims.isBeta");
     // Unset keeps it; null removes it.
-    let kept = app.patch(&owner, &section_path, json!({"title": "Guide"})).await.expect(200);
+    let kept = app
+        .patch(&owner, &section_path, json!({"title": "Guide"}))
+        .await
+        .expect(200);
     assert_eq!(kept["condition"], "visitor.claims.isBeta");
-    let removed = app.patch(&owner, &section_path, json!({"condition": null})).await.expect(200);
+    let removed = app
+        .patch(&owner, &section_path, json!({"condition": null}))
+        .await
+        .expect(200);
     assert!(removed.get("condition").is_none(), "{removed}");
     let ss = id(&removed["siteSpaces"][0]);
     let message = app
-        .patch(&owner, &format!("{base}/site-spaces/{ss}"), json!({"condition": "visitor.claims.unsigned.x"}))
+        .patch(
+            &owner,
+            &format!("{base}/site-spaces/{ss}"),
+            json!({"condition": "visitor.claims.unsigned.x"}),
+        )
         .await
         .expect_error(400);
     assert!(message.contains("column"), "{message}");
     let set = app
-        .patch(&owner, &format!("{base}/site-spaces/{ss}"), json!({"condition": "visitor.claims.plan == \"pro\""}))
+        .patch(
+            &owner,
+            &format!("{base}/site-spaces/{ss}"),
+            json!({"condition": "visitor.claims.plan == \"pro\""}),
+        )
         .await
         .expect(200);
     assert_eq!(set["condition"], "visitor.claims.plan == \"pro\"");
@@ -459,7 +604,11 @@ async fn published_follows_visibility_claims_share_links_and_visitor_tokens() {
     let mut sections = Vec::new();
     for (t, s) in [("Open", &spaces[0]), ("Beta", &spaces[1]), ("Also", &spaces[2])] {
         sections.push(id(&app
-            .post(&owner, &format!("{base}/sections"), json!({"spaceId": s, "title": t}))
+            .post(
+                &owner,
+                &format!("{base}/sections"),
+                json!({"spaceId": s, "title": t}),
+            )
             .await
             .expect(201)));
     }
@@ -470,19 +619,29 @@ async fn published_follows_visibility_claims_share_links_and_visitor_tokens() {
     )
     .await
     .expect(200);
-    app.post(&owner, &format!("{base}/section-groups"), json!({"title": "Pair", "sections": [sections[0], sections[1]]}))
-        .await
-        .expect(201);
+    app.post(
+        &owner,
+        &format!("{base}/section-groups"),
+        json!({"title": "Pair", "sections": [sections[0], sections[1]]}),
+    )
+    .await
+    .expect(201);
     app.patch(&owner, &base, json!({"adaptiveContent": {"enabled": true}}))
         .await
         .expect(200);
     let published_path = format!("{base}/published");
     // Not published yet: nobody reads it.
     app.get(&owner, &published_path).await.expect_error(404);
-    let live = app.post(&owner, &format!("{base}/publish"), json!({})).await.expect(200);
+    let live = app
+        .post(&owner, &format!("{base}/publish"), json!({}))
+        .await
+        .expect(200);
     assert_eq!(live["published"], true);
 
-    let key = app.get(&owner, &format!("{base}/publishing/auth")).await.expect(200)["privateKey"]
+    let key = app
+        .get(&owner, &format!("{base}/publishing/auth"))
+        .await
+        .expect(200)["privateKey"]
         .as_str()
         .unwrap()
         .to_string();
@@ -501,7 +660,10 @@ async fn published_follows_visibility_claims_share_links_and_visitor_tokens() {
     assert_eq!(anonymous["object"], "published-content-site");
     assert_eq!(anonymous["structure"]["type"], "sections");
     // The group went to the end of the root: Also, then the group's Open (and Beta).
-    assert_eq!(sections_seen(&anonymous), vec![sections[2].clone(), sections[0].clone()]);
+    assert_eq!(
+        sections_seen(&anonymous),
+        vec![sections[2].clone(), sections[0].clone()]
+    );
     assert_eq!(anonymous["scripts"], json!([]));
     assert_eq!(anonymous["site"]["permissions"]["view"], false);
     let ss = &anonymous["structure"]["structure"][0]["siteSpaces"][0];
@@ -535,7 +697,9 @@ async fn published_follows_visibility_claims_share_links_and_visitor_tokens() {
     }
 
     // Visitor-auth: only with a token, and not after the key is rotated.
-    app.patch(&owner, &base, json!({"visibility": "visitor-auth"})).await.expect(200);
+    app.patch(&owner, &base, json!({"visibility": "visitor-auth"}))
+        .await
+        .expect(200);
     app.get(&visitor, &published_path).await.expect_error(404);
     app.get(&visitor, &format!("{published_path}?visitorAuthToken={beta}"))
         .await
@@ -550,10 +714,16 @@ async fn published_follows_visibility_claims_share_links_and_visitor_tokens() {
         .expect_error(404);
 
     // Share links: without, with, deactivated and revoked keys.
-    app.patch(&owner, &base, json!({"visibility": "share-link"})).await.expect(200);
+    app.patch(&owner, &base, json!({"visibility": "share-link"}))
+        .await
+        .expect(200);
     app.get(&visitor, &published_path).await.expect_error(404);
     let link = app
-        .post(&owner, &format!("{base}/share-links"), json!({"name": "Reviewers"}))
+        .post(
+            &owner,
+            &format!("{base}/share-links"),
+            json!({"name": "Reviewers"}),
+        )
         .await
         .expect(201);
     let share_key = link["key"].as_str().unwrap().to_string();
@@ -564,10 +734,15 @@ async fn published_follows_visibility_claims_share_links_and_visitor_tokens() {
         .await
         .expect_error(404);
     let link_path = format!("{base}/share-links/{}", id(&link));
-    let off = app.patch(&owner, &link_path, json!({"active": false})).await.expect(200);
+    let off = app
+        .patch(&owner, &link_path, json!({"active": false}))
+        .await
+        .expect(200);
     assert_eq!(off["active"], false);
     app.get(&visitor, &with_key).await.expect_error(404);
-    app.patch(&owner, &link_path, json!({"active": true})).await.expect(200);
+    app.patch(&owner, &link_path, json!({"active": true}))
+        .await
+        .expect(200);
     app.get(&visitor, &with_key).await.expect(200);
     let links = app.get(&owner, &format!("{base}/share-links")).await.expect(200);
     assert_eq!(links["count"], 1);
@@ -576,9 +751,14 @@ async fn published_follows_visibility_claims_share_links_and_visitor_tokens() {
     app.get(&visitor, &with_key).await.expect_error(404);
 
     // Unpublished: gone for everyone.
-    app.patch(&owner, &base, json!({"visibility": "public"})).await.expect(200);
+    app.patch(&owner, &base, json!({"visibility": "public"}))
+        .await
+        .expect(200);
     app.get(&visitor, &published_path).await.expect(200);
-    let down = app.post(&owner, &format!("{base}/unpublish"), json!({})).await.expect(200);
+    let down = app
+        .post(&owner, &format!("{base}/unpublish"), json!({}))
+        .await
+        .expect(200);
     assert_eq!(down["published"], false);
     app.get(&visitor, &published_path).await.expect_error(404);
 }
@@ -591,7 +771,12 @@ async fn customization_is_validated_and_published() {
     let s1 = space(&app, &owner, &org, "One").await;
     let site = site(&app, &owner, &org, json!({"title": "Handbook", "spaces": [s1]})).await;
     let base = format!("/v1/orgs/{org}/sites/{site}");
-    assert_eq!(app.get(&owner, &format!("{base}/customization")).await.expect(200), json!({}));
+    assert_eq!(
+        app.get(&owner, &format!("{base}/customization"))
+            .await
+            .expect(200),
+        json!({})
+    );
     let good = json!({
         "title": "Handbook",
         "styling": {"theme": "clean", "primaryColor": {"light": "#336699", "dark": "#fff"}},
@@ -602,17 +787,32 @@ async fn customization_is_validated_and_published() {
         "announcement": {"enabled": true, "message": "New!", "style": "info"},
         "themes": {"default": "dark", "toggeable": false}
     });
-    let stored = app.put(&owner, &format!("{base}/customization"), good.clone()).await.expect(200);
+    let stored = app
+        .put(&owner, &format!("{base}/customization"), good.clone())
+        .await
+        .expect(200);
     assert!(stored["updatedAt"].is_string());
     assert_eq!(stored["styling"], good["styling"]);
     for (bad, field) in [
-        (json!({"styling": {"primaryColor": {"light": "blue", "dark": "#fff"}}}), "styling.primaryColor.light"),
-        (json!({"header": {"links": [{"title": "x", "to": {"kind": "url", "url": "ftp://x"}}]}}), "header.links[0].to.url"),
-        (json!({"themes": {"default": "sepia", "toggeable": true}}), "themes.default"),
+        (
+            json!({"styling": {"primaryColor": {"light": "blue", "dark": "#fff"}}}),
+            "styling.primaryColor.light",
+        ),
+        (
+            json!({"header": {"links": [{"title": "x", "to": {"kind": "url", "url": "ftp://x"}}]}}),
+            "header.links[0].to.url",
+        ),
+        (
+            json!({"themes": {"default": "sepia", "toggeable": true}}),
+            "themes.default",
+        ),
         (json!({"colour": "#fff"}), "colour"),
         (json!({"title": "a\u{7}b"}), "title"),
     ] {
-        let message = app.put(&owner, &format!("{base}/customization"), bad).await.expect_error(400);
+        let message = app
+            .put(&owner, &format!("{base}/customization"), bad)
+            .await
+            .expect_error(400);
         assert!(message.contains(field), "{field}: {message}");
     }
     let ss = id(&app.get(&owner, &format!("{base}/site-spaces")).await.expect(200)["items"][0]);
@@ -623,10 +823,15 @@ async fn customization_is_validated_and_published() {
     )
     .await
     .expect(200);
-    app.post(&owner, &format!("{base}/publish"), json!({})).await.expect(200);
+    app.post(&owner, &format!("{base}/publish"), json!({}))
+        .await
+        .expect(200);
     let published = app.get(&owner, &format!("{base}/published")).await.expect(200);
     assert_eq!(published["customizations"]["site"]["themes"]["default"], "dark");
-    assert_eq!(published["customizations"]["siteSpaces"][&ss]["themes"]["default"], "light");
+    assert_eq!(
+        published["customizations"]["siteSpaces"][&ss]["themes"]["default"],
+        "light"
+    );
 }
 
 #[tokio::test]
@@ -642,7 +847,11 @@ async fn sites_are_validated_and_guarded() {
     app.add_member(&owner, &org, &reader, Some("read")).await;
     let sites_path = format!("/v1/orgs/{org}/sites");
     let created = app
-        .post(&creator, &sites_path, json!({"title": "Handbook", "visibility": "unlisted"}))
+        .post(
+            &creator,
+            &sites_path,
+            json!({"title": "Handbook", "visibility": "unlisted"}),
+        )
         .await
         .expect(201);
     assert_eq!(created["type"], "basic");
@@ -670,9 +879,13 @@ async fn sites_are_validated_and_guarded() {
         let message = app.patch(&owner, &base, body).await.expect_error(400);
         assert!(message.contains(field), "{field}: {message}");
     }
-    app.post(&owner, &sites_path, json!({"title": "Ok", "spaces": ["nosuchspace000000000"]}))
-        .await
-        .expect_error(400);
+    app.post(
+        &owner,
+        &sites_path,
+        json!({"title": "Ok", "spaces": ["nosuchspace000000000"]}),
+    )
+    .await
+    .expect_error(400);
     let unchanged = app.get(&owner, &base).await.expect(200);
     assert_eq!(unchanged["title"], "Handbook");
     let updated = app
@@ -691,11 +904,26 @@ async fn sites_are_validated_and_guarded() {
     assert_eq!(cleared["basename"], "api");
 
     // Filters: title, published.
-    app.post(&owner, &sites_path, json!({"title": "Other"})).await.expect(201);
-    let found = app.get(&reader, &format!("{sites_path}?title=guid")).await.expect(200);
+    app.post(&owner, &sites_path, json!({"title": "Other"}))
+        .await
+        .expect(201);
+    let found = app
+        .get(&reader, &format!("{sites_path}?title=guid"))
+        .await
+        .expect(200);
     assert_eq!(ids(found["items"].as_array().unwrap()), vec![site.clone()]);
-    assert_eq!(app.get(&reader, &format!("{sites_path}?published=true")).await.expect(200)["count"], 0);
-    assert_eq!(app.get(&reader, &format!("{sites_path}?published=false")).await.expect(200)["count"], 2);
+    assert_eq!(
+        app.get(&reader, &format!("{sites_path}?published=true"))
+            .await
+            .expect(200)["count"],
+        0
+    );
+    assert_eq!(
+        app.get(&reader, &format!("{sites_path}?published=false"))
+            .await
+            .expect(200)["count"],
+        2
+    );
     let all = app.walk(&reader, &sites_path, 1).await;
     assert_eq!(all.len(), 2);
 
@@ -703,25 +931,42 @@ async fn sites_are_validated_and_guarded() {
     let seen = app.get(&reader, &base).await.expect(200);
     assert_eq!(seen["permissions"]["view"], true);
     assert_eq!(seen["permissions"]["edit"], false);
-    app.post(&reader, &sites_path, json!({"title": "Mine"})).await.expect_error(403);
-    app.patch(&reader, &base, json!({"title": "Mine"})).await.expect_error(403);
-    app.post(&reader, &format!("{base}/publish"), json!({})).await.expect_error(403);
+    app.post(&reader, &sites_path, json!({"title": "Mine"}))
+        .await
+        .expect_error(403);
+    app.patch(&reader, &base, json!({"title": "Mine"}))
+        .await
+        .expect_error(403);
+    app.post(&reader, &format!("{base}/publish"), json!({}))
+        .await
+        .expect_error(403);
     app.delete(&reader, &base).await.expect_error(403);
-    app.get(&reader, &format!("{base}/publishing/auth")).await.expect_error(403);
+    app.get(&reader, &format!("{base}/publishing/auth"))
+        .await
+        .expect_error(403);
     // A creator publishes; only admins see the visitor key.
-    app.post(&creator, &format!("{base}/publish"), json!({})).await.expect(200);
-    app.get(&creator, &format!("{base}/publishing/auth")).await.expect_error(403);
+    app.post(&creator, &format!("{base}/publish"), json!({}))
+        .await
+        .expect(200);
+    app.get(&creator, &format!("{base}/publishing/auth"))
+        .await
+        .expect_error(403);
     // An outsider learns nothing.
     let hidden = app.get(&outsider, &base).await.expect_error(404);
     let unknown = app
         .get(&outsider, &format!("{sites_path}/nosuchsite0000000000"))
         .await
         .expect_error(404);
-    assert_eq!(hidden.replace(&site, "X"), unknown.replace("nosuchsite0000000000", "X"));
+    assert_eq!(
+        hidden.replace(&site, "X"),
+        unknown.replace("nosuchsite0000000000", "X")
+    );
     app.get(&outsider, &sites_path).await.expect_error(404);
     // A site of one organization is not found under another.
     let other = app.org(&owner, "Other").await;
-    app.get(&owner, &format!("/v1/orgs/{other}/sites/{site}")).await.expect_error(404);
+    app.get(&owner, &format!("/v1/orgs/{other}/sites/{site}"))
+        .await
+        .expect_error(404);
 
     // Deleting: 204, then 404 on reads, and 204 again (what the caller can see).
     app.delete(&creator, &base).await.expect(204);

@@ -53,4 +53,3 @@ pub fn normalize_defaults(c: &mut dyn Conn, site_id: &str) -> StoreResult<()> {
     }
     Ok(())
 }
-

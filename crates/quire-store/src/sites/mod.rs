@@ -90,7 +90,13 @@ pub fn create(c: &mut dyn Conn, org: &OrgFor, caller: &str, new: &NewSite) -> St
     structure::normalize_defaults(c, &id)?;
     events::record(
         c,
-        Event::site(EventKind::SiteCreated, org_id, &id, Some(caller), json!({ "siteId": id })),
+        Event::site(
+            EventKind::SiteCreated,
+            org_id,
+            &id,
+            Some(caller),
+            json!({ "siteId": id }),
+        ),
     )?;
     model::load_visible(c, org_id, &id, caller)
 }
@@ -170,7 +176,9 @@ pub fn update(
     }
     if let Some(ss) = &changes.default_site_space {
         let found = tree.site_space(ss).ok_or_else(|| {
-            StoreError::invalid(format!("`defaultSiteSpace` {ss:?} is not a site space of this site"))
+            StoreError::invalid(format!(
+                "`defaultSiteSpace` {ss:?} is not a site space of this site"
+            ))
         })?;
         match &found.section {
             None => next.default_site_space = Some(ss.clone()),
@@ -230,7 +238,10 @@ pub fn delete(c: &mut dyn Conn, site: &Authorized<SiteFor, site::Manage>, actor:
         "site_share_links",
         "site_redirects",
     ] {
-        c.execute(&format!("DELETE FROM {table} WHERE site_id = ?1"), params![id.clone()])?;
+        c.execute(
+            &format!("DELETE FROM {table} WHERE site_id = ?1"),
+            params![id.clone()],
+        )?;
     }
     c.execute(
         "UPDATE organizations SET default_content_site = NULL WHERE default_content_site = ?1",
@@ -386,7 +397,10 @@ pub fn visitor_key(site: &Authorized<SiteFor, site::Admin>) -> String {
 }
 
 /// Replaces the visitor-auth signing key: tokens signed with the old one are refused at once.
-pub fn regenerate_visitor_key(c: &mut dyn Conn, site: &Authorized<SiteFor, site::Admin>) -> StoreResult<String> {
+pub fn regenerate_visitor_key(
+    c: &mut dyn Conn,
+    site: &Authorized<SiteFor, site::Admin>,
+) -> StoreResult<String> {
     let key = ids::random_base62(VISITOR_KEY_CHARS);
     c.execute(
         "UPDATE sites SET visitor_key = ?2, updated_at = ?3 WHERE id = ?1",
@@ -410,7 +424,8 @@ pub fn check_hostname(value: &str) -> StoreResult<()> {
     let label_ok = |l: &str, min: usize| {
         l.len() >= min
             && l.len() <= 63
-            && l.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+            && l.bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
             && !l.starts_with('-')
             && !l.ends_with('-')
     };

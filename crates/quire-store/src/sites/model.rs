@@ -372,7 +372,10 @@ pub struct Structure {
 pub fn load_structure(c: &mut dyn Conn, site_id: &str) -> Result<Structure, DbError> {
     let mut groups = c
         .query(
-            &format!("SELECT {} FROM site_section_groups WHERE site_id = ?1", GroupCols::SQL),
+            &format!(
+                "SELECT {} FROM site_section_groups WHERE site_id = ?1",
+                GroupCols::SQL
+            ),
             crate::params![site_id],
         )?
         .iter()
@@ -381,7 +384,10 @@ pub fn load_structure(c: &mut dyn Conn, site_id: &str) -> Result<Structure, DbEr
     groups.sort_by(|a, b| a.position.cmp(&b.position).then_with(|| a.id.cmp(&b.id)));
     let mut sections = c
         .query(
-            &format!("SELECT {} FROM site_sections WHERE site_id = ?1", SectionCols::SQL),
+            &format!(
+                "SELECT {} FROM site_sections WHERE site_id = ?1",
+                SectionCols::SQL
+            ),
             crate::params![site_id],
         )?
         .iter()
@@ -390,7 +396,10 @@ pub fn load_structure(c: &mut dyn Conn, site_id: &str) -> Result<Structure, DbEr
     sections.sort_by(|a, b| a.position.cmp(&b.position).then_with(|| a.id.cmp(&b.id)));
     let mut site_spaces = c
         .query(
-            &format!("SELECT {} FROM site_spaces WHERE site_id = ?1", SiteSpaceCols::SQL),
+            &format!(
+                "SELECT {} FROM site_spaces WHERE site_id = ?1",
+                SiteSpaceCols::SQL
+            ),
             crate::params![site_id],
         )?
         .iter()

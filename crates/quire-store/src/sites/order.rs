@@ -64,9 +64,7 @@ pub fn index_of(siblings: &[Keyed], item: (Kind, &str), position: &Position) -> 
         Position::After(r) => (r, true),
     };
     if target.kind == item.0 && target.id == item.1 {
-        return Err(StoreError::invalid(
-            "`position` cannot name the item being moved",
-        ));
+        return Err(StoreError::invalid("`position` cannot name the item being moved"));
     }
     let found = siblings
         .iter()
@@ -85,7 +83,10 @@ pub fn index_of(siblings: &[Keyed], item: (Kind, &str), position: &Position) -> 
 /// Writes the key that puts `item` at `index` among `siblings` (which exclude it).
 pub fn place(c: &mut dyn Conn, siblings: &[Keyed], item: (Kind, &str), index: usize) -> StoreResult<()> {
     let index = index.min(siblings.len());
-    let prev = index.checked_sub(1).and_then(|i| siblings.get(i)).map(|s| s.key.as_str());
+    let prev = index
+        .checked_sub(1)
+        .and_then(|i| siblings.get(i))
+        .map(|s| s.key.as_str());
     let next = siblings.get(index).map(|s| s.key.as_str());
     if let (Some(p), Some(n)) = (prev, next)
         && p >= n

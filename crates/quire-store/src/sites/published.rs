@@ -169,7 +169,8 @@ pub struct Shown {
 /// Conditions apply when the site's adaptive content is enabled.
 pub fn shown(p: &Published, claims: &Claims) -> Shown {
     let holds = |id: &str| {
-        !p.site.adaptive_enabled || match p.conditions.get(id) {
+        !p.site.adaptive_enabled
+            || match p.conditions.get(id) {
                 None => true,
                 Some(Some(condition)) => condition.evaluate(claims),
                 Some(None) => false,

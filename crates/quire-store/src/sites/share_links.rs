@@ -67,7 +67,11 @@ fn load(c: &mut dyn Conn, site_id: &str, id: &str) -> StoreResult<ShareLink> {
 }
 
 /// The share links of a site, oldest first.
-pub fn list(c: &mut dyn Conn, site: &Authorized<SiteFor, site::Manage>, page: &Page) -> StoreResult<List<ShareLink>> {
+pub fn list(
+    c: &mut dyn Conn,
+    site: &Authorized<SiteFor, site::Manage>,
+    page: &Page,
+) -> StoreResult<List<ShareLink>> {
     let mut args = Args::default();
     let filter = format!(" WHERE site_id = {}", args.arg(site.site.id.clone()));
     paging::by_creation(
@@ -80,7 +84,11 @@ pub fn list(c: &mut dyn Conn, site: &Authorized<SiteFor, site::Manage>, page: &P
     )
 }
 
-pub fn create(c: &mut dyn Conn, site: &Authorized<SiteFor, site::Manage>, name: &str) -> StoreResult<ShareLink> {
+pub fn create(
+    c: &mut dyn Conn,
+    site: &Authorized<SiteFor, site::Manage>,
+    name: &str,
+) -> StoreResult<ShareLink> {
     let id = ids::new_id();
     c.execute(
         "INSERT INTO site_share_links (id, site_id, share_key, name, active, created_at)
@@ -129,12 +137,11 @@ pub fn delete(c: &mut dyn Conn, site: &Authorized<SiteFor, site::Manage>, id: &s
 
 /// The keys of a site's active links.
 pub(crate) fn active_keys(c: &mut dyn Conn, site_id: &str) -> StoreResult<Vec<String>> {
-    Ok(c
-        .query(
-            "SELECT share_key FROM site_share_links WHERE site_id = ?1 AND active = 1",
-            params![site_id],
-        )?
-        .iter()
-        .map(|r| r.get(0))
-        .collect::<Result<_, _>>()?)
+    Ok(c.query(
+        "SELECT share_key FROM site_share_links WHERE site_id = ?1 AND active = 1",
+        params![site_id],
+    )?
+    .iter()
+    .map(|r| r.get(0))
+    .collect::<Result<_, _>>()?)
 }

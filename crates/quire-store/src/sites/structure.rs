@@ -101,7 +101,10 @@ pub fn check_path(field: &str, value: &str) -> StoreResult<()> {
 fn slug(title: &str, fallback: &str) -> String {
     let ascii = deunicode::deunicode(title).to_ascii_lowercase();
     let mut out = String::new();
-    for word in ascii.split(|ch: char| !ch.is_ascii_alphanumeric()).filter(|w| !w.is_empty()) {
+    for word in ascii
+        .split(|ch: char| !ch.is_ascii_alphanumeric())
+        .filter(|w| !w.is_empty())
+    {
         if !out.is_empty() {
             out.push('-');
         }
@@ -110,11 +113,7 @@ fn slug(title: &str, fallback: &str) -> String {
             break;
         }
     }
-    if out.is_empty() {
-        fallback.to_string()
-    } else {
-        out
-    }
+    if out.is_empty() { fallback.to_string() } else { out }
 }
 
 /// `base`, or `base-2`, `base-3`, ... the first not in `taken`.
@@ -125,7 +124,7 @@ fn unique(base: &str, taken: &[&str]) -> String {
     (2..)
         .map(|n| format!("{base}-{n}"))
         .find(|candidate| !taken.contains(&candidate.as_str()))
-        .unwrap_or_else(|| ids::new_id())
+        .unwrap_or_else(ids::new_id)
 }
 
 /// A condition as set by a PATCH: absent keeps it (None), null or blank removes it
@@ -299,11 +298,7 @@ pub fn update_section(
         next.path = p.clone();
     }
     if let Some(ss) = &changes.default_site_space {
-        if !tree
-            .site_spaces_in(Some(id))
-            .iter()
-            .any(|s| &s.id == ss)
-        {
+        if !tree.site_spaces_in(Some(id)).iter().any(|s| &s.id == ss) {
             return Err(StoreError::invalid(format!(
                 "`defaultSiteSpace` {ss:?} is not a site space of this section"
             )));
@@ -338,7 +333,11 @@ pub fn update_section(
 
 /// Deletes a section with its site spaces (nothing when it is absent); another section becomes
 /// the default when it was.
-pub fn delete_section(c: &mut dyn Conn, site: &Authorized<SiteFor, site::Manage>, id: &str) -> StoreResult<()> {
+pub fn delete_section(
+    c: &mut dyn Conn,
+    site: &Authorized<SiteFor, site::Manage>,
+    id: &str,
+) -> StoreResult<()> {
     let site_id = site.site.id.clone();
     c.execute(
         "DELETE FROM site_spaces WHERE site_id = ?1 AND section_id = ?2",
@@ -638,7 +637,10 @@ pub fn update_site_space(
     changes: &SiteSpaceChanges,
 ) -> StoreResult<SiteView> {
     let tree = model::load_structure(c, &site.site.id)?;
-    let mut next = tree.site_space(id).cloned().ok_or_else(|| site_space_not_found(id))?;
+    let mut next = tree
+        .site_space(id)
+        .cloned()
+        .ok_or_else(|| site_space_not_found(id))?;
     if let Some(p) = &changes.path {
         if tree
             .site_spaces_in(next.section.as_deref())
@@ -667,7 +669,11 @@ pub fn update_site_space(
 
 /// Deletes a site space (nothing when absent); the next one in order becomes the default of its
 /// section when it was.
-pub fn delete_site_space(c: &mut dyn Conn, site: &Authorized<SiteFor, site::Manage>, id: &str) -> StoreResult<()> {
+pub fn delete_site_space(
+    c: &mut dyn Conn,
+    site: &Authorized<SiteFor, site::Manage>,
+    id: &str,
+) -> StoreResult<()> {
     let site_id = site.site.id.clone();
     c.execute(
         "DELETE FROM site_spaces WHERE site_id = ?1 AND id = ?2",
@@ -694,7 +700,10 @@ pub fn move_site_space(
 
 /// A 404 for an item the caller named in the path but the site lacks.
 pub fn require_section(view: &SiteView, id: &str) -> StoreResult<()> {
-    view.tree.section(id).map(|_| ()).ok_or_else(|| section_not_found(id))
+    view.tree
+        .section(id)
+        .map(|_| ())
+        .ok_or_else(|| section_not_found(id))
 }
 
 pub fn require_site_space(view: &SiteView, id: &str) -> StoreResult<()> {

@@ -21,7 +21,10 @@ use crate::paths::{SitePath, SiteSpacePath};
 pub fn routes() -> OpenApiRouter<App> {
     OpenApiRouter::default()
         .routes(routes!(get_site_customization, put_site_customization))
-        .routes(routes!(get_site_space_customization, put_site_space_customization))
+        .routes(routes!(
+            get_site_space_customization,
+            put_site_space_customization
+        ))
 }
 
 const MAX_LINKS: usize = 20;
@@ -258,7 +261,8 @@ impl Customization {
     }
 
     fn to_json(&self) -> ApiResult<serde_json::Value> {
-        serde_json::to_value(self).map_err(|e| ApiError::internal(format!("cannot store a customization: {e}")))
+        serde_json::to_value(self)
+            .map_err(|e| ApiError::internal(format!("cannot store a customization: {e}")))
     }
 }
 

@@ -25,8 +25,8 @@ use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{FromQuery, Json, OptionalJson, Path, Query, QueryOf};
 use crate::paths::{OrgPath, SitePath};
-pub use wire::{SiteJson, site_json};
 use wire::{AdaptiveSchemaJson, PublishingAuthJson, TemplateConditionJson, TemplateConditionsJson};
+pub use wire::{SiteJson, site_json};
 
 pub fn routes() -> OpenApiRouter<App> {
     OpenApiRouter::default()
@@ -116,7 +116,9 @@ async fn list_sites(
             sites::list(c, &org, &filters, &page)
         })
         .await?;
-    Ok(axum::Json(list.map(|s| site_json(&app.urls, &s.site, s.standing))))
+    Ok(axum::Json(
+        list.map(|s| site_json(&app.urls, &s.site, s.standing)),
+    ))
 }
 
 #[derive(Deserialize, Default, utoipa::ToSchema)]
@@ -240,7 +242,9 @@ async fn update_site(
     if let Patch::Value(b) = &body.basename {
         validate::name("basename", b, sites::BASENAME_MAX)?;
         if b.is_empty() {
-            return Err(ApiError::bad_request("`basename` must be 1 to 100 characters long, not 0"));
+            return Err(ApiError::bad_request(
+                "`basename` must be 1 to 100 characters long, not 0",
+            ));
         }
     }
     if let Patch::Value(h) = &body.hostname {
@@ -280,7 +284,11 @@ async fn update_site(
     responses((status = 204, description = "The site is deleted.")),
     security(("token" = ["site:metadata:write"]))
 )]
-async fn delete_site(caller: Caller, State(app): State<App>, Path(path): Path<SitePath>) -> ApiResult<StatusCode> {
+async fn delete_site(
+    caller: Caller,
+    State(app): State<App>,
+    Path(path): Path<SitePath>,
+) -> ApiResult<StatusCode> {
     app.db
         .write(move |c| {
             let site = sites::load_visible(c, &path.organization_id, &path.site_id, &caller.user_id)?
@@ -291,7 +299,12 @@ async fn delete_site(caller: Caller, State(app): State<App>, Path(path): Path<Si
     Ok(StatusCode::NO_CONTENT)
 }
 
-async fn set_published(app: App, caller: Caller, path: SitePath, published: bool) -> ApiResult<axum::Json<SiteJson>> {
+async fn set_published(
+    app: App,
+    caller: Caller,
+    path: SitePath,
+    published: bool,
+) -> ApiResult<axum::Json<SiteJson>> {
     let site = app
         .db
         .write(move |c| {
@@ -312,7 +325,11 @@ async fn set_published(app: App, caller: Caller, path: SitePath, published: bool
     responses((status = 200, description = "The site, live for its visibility's audience.", body = SiteJson)),
     security(("token" = ["site:metadata:write"]))
 )]
-async fn publish_site(caller: Caller, State(app): State<App>, Path(path): Path<SitePath>) -> ApiResult<axum::Json<SiteJson>> {
+async fn publish_site(
+    caller: Caller,
+    State(app): State<App>,
+    Path(path): Path<SitePath>,
+) -> ApiResult<axum::Json<SiteJson>> {
     set_published(app, caller, path, true).await
 }
 
@@ -325,7 +342,11 @@ async fn publish_site(caller: Caller, State(app): State<App>, Path(path): Path<S
     responses((status = 200, description = "The site, no longer live.", body = SiteJson)),
     security(("token" = ["site:metadata:write"]))
 )]
-async fn unpublish_site(caller: Caller, State(app): State<App>, Path(path): Path<SitePath>) -> ApiResult<axum::Json<SiteJson>> {
+async fn unpublish_site(
+    caller: Caller,
+    State(app): State<App>,
+    Path(path): Path<SitePath>,
+) -> ApiResult<axum::Json<SiteJson>> {
     set_published(app, caller, path, false).await
 }
 

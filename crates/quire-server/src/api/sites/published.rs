@@ -117,8 +117,7 @@ fn render(app: &App, p: &Published, shown: &Shown) -> PublishedSiteJson {
         .collect();
     let space = |ss: &sites::SiteSpace| p.spaces.get(&ss.space_id).map(|s| with_role(urls, s, None));
     let shows_section = |s: &sites::Section| sections.get(s.id.as_str()).copied().unwrap_or(false);
-    let shows_site_space =
-        |s: &sites::SiteSpace| site_spaces.get(s.id.as_str()).copied().unwrap_or(false);
+    let shows_site_space = |s: &sites::SiteSpace| site_spaces.get(s.id.as_str()).copied().unwrap_or(false);
     let render = Render {
         urls,
         site: &p.site,
@@ -171,5 +170,7 @@ async fn get_structure(
         })
         .await?;
     let space = wire::view_space(&app.urls, &view);
-    Ok(axum::Json(wire::render_view(&app.urls, &view, &space).structure()))
+    Ok(axum::Json(
+        wire::render_view(&app.urls, &view, &space).structure(),
+    ))
 }

@@ -49,7 +49,9 @@ async fn list_share_links(
             Ok::<_, quire_store::StoreError>((site.into_inner(), list))
         })
         .await?;
-    Ok(axum::Json(list.map(|l| share_link_json(&app.urls, &site.site, &l))))
+    Ok(axum::Json(
+        list.map(|l| share_link_json(&app.urls, &site.site, &l)),
+    ))
 }
 
 #[derive(Deserialize, utoipa::ToSchema)]
@@ -143,7 +145,11 @@ async fn update_share_link(
     responses((status = 204, description = "The link is gone (or never was): its key opens nothing.")),
     security(("token" = ["site:metadata:write"]))
 )]
-async fn delete_share_link(caller: Caller, State(app): State<App>, Path(path): Path<SiteShareLinkPath>) -> ApiResult<StatusCode> {
+async fn delete_share_link(
+    caller: Caller,
+    State(app): State<App>,
+    Path(path): Path<SiteShareLinkPath>,
+) -> ApiResult<StatusCode> {
     app.db
         .write(move |c| {
             let site = sites::load_visible(c, &path.organization_id, &path.site_id, &caller.user_id)?

@@ -19,7 +19,9 @@ use crate::app::App;
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{FromQuery, Json, Path, Query, QueryOf};
-use crate::paths::{SitePath, SiteSectionGroupPath, SiteSectionGroupSectionPath, SiteSectionPath, SiteSpacePath};
+use crate::paths::{
+    SitePath, SiteSectionGroupPath, SiteSectionGroupSectionPath, SiteSectionPath, SiteSpacePath,
+};
 use crate::urls::Urls;
 
 pub fn routes() -> OpenApiRouter<App> {
@@ -47,10 +49,16 @@ fn page_of<T>(items: Vec<(Vec<String>, T)>, page: &Page) -> ApiResult<List<T>> {
         .filter(|(key, _)| after.as_ref().is_none_or(|a| key > a))
         .take(fetch)
         .collect();
-    Ok(page.finish(rows, count, |(key, _)| key.clone()).map(|(_, item)| item))
+    Ok(page
+        .finish(rows, count, |(key, _)| key.clone())
+        .map(|(_, item)| item))
 }
 
-fn view_read(app: &App, caller: Caller, path: SitePath) -> impl Future<Output = Result<SiteView, quire_store::StoreError>> {
+fn view_read(
+    app: &App,
+    caller: Caller,
+    path: SitePath,
+) -> impl Future<Output = Result<SiteView, quire_store::StoreError>> {
     let db = app.db.clone();
     async move {
         db.read(move |c| {
@@ -69,7 +77,11 @@ fn check_icon(icon: &Patch<String>) -> ApiResult<()> {
 }
 
 fn created<T: serde::Serialize>(location: String, json: T) -> impl IntoResponse {
-    (StatusCode::CREATED, [(header::LOCATION, location)], axum::Json(json))
+    (
+        StatusCode::CREATED,
+        [(header::LOCATION, location)],
+        axum::Json(json),
+    )
 }
 
 fn missing(what: &str, id: &str) -> ApiError {
@@ -242,7 +254,11 @@ async fn update_section(
     responses((status = 204, description = "The section is deleted (or never was).")),
     security(("token" = ["site:metadata:write"]))
 )]
-async fn delete_section(caller: Caller, State(app): State<App>, Path(path): Path<SiteSectionPath>) -> ApiResult<StatusCode> {
+async fn delete_section(
+    caller: Caller,
+    State(app): State<App>,
+    Path(path): Path<SiteSectionPath>,
+) -> ApiResult<StatusCode> {
     app.db
         .write(move |c| {
             let site = sites::load_visible(c, &path.organization_id, &path.site_id, &caller.user_id)?
@@ -400,7 +416,10 @@ async fn create_group(
         })
         .await?;
     let json = wire::group_of(&app.urls, &view, &id).ok_or_else(|| missing("site section group", &id))?;
-    Ok(created(format!("{}/section-groups/{id}", base(&app.urls, &path)), json))
+    Ok(created(
+        format!("{}/section-groups/{id}", base(&app.urls, &path)),
+        json,
+    ))
 }
 
 #[derive(Deserialize, utoipa::ToSchema)]
@@ -458,7 +477,11 @@ async fn update_group(
     responses((status = 204, description = "The group is deleted (or never was).")),
     security(("token" = ["site:metadata:write"]))
 )]
-async fn delete_group(caller: Caller, State(app): State<App>, Path(path): Path<SiteSectionGroupPath>) -> ApiResult<StatusCode> {
+async fn delete_group(
+    caller: Caller,
+    State(app): State<App>,
+    Path(path): Path<SiteSectionGroupPath>,
+) -> ApiResult<StatusCode> {
     app.db
         .write(move |c| {
             let site = sites::load_visible(c, &path.organization_id, &path.site_id, &caller.user_id)?
@@ -497,7 +520,13 @@ async fn add_section_to_group(
         .write(move |c| {
             let site = sites::load_visible(c, &path.organization_id, &path.site_id, &caller.user_id)?
                 .authorize::<site::Manage>()?;
-            st::add_to_group(c, &site, &caller.user_id, &path.site_section_group_id, &body.section_id)
+            st::add_to_group(
+                c,
+                &site,
+                &caller.user_id,
+                &path.site_section_group_id,
+                &body.section_id,
+            )
         })
         .await?;
     let json = wire::group_of(&app.urls, &view, &id).ok_or_else(|| missing("site section group", &id))?;
@@ -700,11 +729,20 @@ async fn create_site_space(
         .write(move |c| {
             let site = sites::load_visible(c, &p.organization_id, &p.site_id, &caller.user_id)?
                 .authorize::<site::Manage>()?;
-            st::create_site_space(c, &site, &caller.user_id, &body.space_id, body.section_id.as_deref())
+            st::create_site_space(
+                c,
+                &site,
+                &caller.user_id,
+                &body.space_id,
+                body.section_id.as_deref(),
+            )
         })
         .await?;
     let json = wire::site_space_of(&app.urls, &view, &id).ok_or_else(|| missing("site space", &id))?;
-    Ok(created(format!("{}/site-spaces/{id}", base(&app.urls, &path)), json))
+    Ok(created(
+        format!("{}/site-spaces/{id}", base(&app.urls, &path)),
+        json,
+    ))
 }
 
 #[derive(Deserialize, utoipa::ToSchema)]
@@ -763,7 +801,11 @@ async fn update_site_space(
     responses((status = 204, description = "The site space is deleted (or never was); the next one becomes the default when it was.")),
     security(("token" = ["site:metadata:write"]))
 )]
-async fn delete_site_space(caller: Caller, State(app): State<App>, Path(path): Path<SiteSpacePath>) -> ApiResult<StatusCode> {
+async fn delete_site_space(
+    caller: Caller,
+    State(app): State<App>,
+    Path(path): Path<SiteSpacePath>,
+) -> ApiResult<StatusCode> {
     app.db
         .write(move |c| {
             let site = sites::load_visible(c, &path.organization_id, &path.site_id, &caller.user_id)?

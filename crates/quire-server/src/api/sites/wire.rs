@@ -235,10 +235,7 @@ impl Render<'_> {
     fn is_default_site_space(&self, ss: &SiteSpace) -> bool {
         let default = match &ss.section {
             None => self.site.default_site_space.as_deref(),
-            Some(s) => self
-                .tree
-                .section(s)
-                .and_then(|s| s.default_site_space.as_deref()),
+            Some(s) => self.tree.section(s).and_then(|s| s.default_site_space.as_deref()),
         };
         default == Some(ss.id.as_str())
     }
@@ -305,7 +302,8 @@ impl Render<'_> {
                 Item::Section(s) => (self.shows_section)(s).then(|| ChildJson::Section(self.section(s))),
                 Item::Group(g) => {
                     let group = self.group(g, depth + 1);
-                    (!(self.hide_empty_groups && group.children.is_empty())).then_some(ChildJson::Group(group))
+                    (!(self.hide_empty_groups && group.children.is_empty()))
+                        .then_some(ChildJson::Group(group))
                 }
             })
             .collect()
@@ -355,7 +353,11 @@ impl Render<'_> {
         } else {
             StructureJson {
                 kind: "sections",
-                structure: self.level(None, 0).iter().map(|c| serde_json::to_value(c).unwrap_or_default()).collect(),
+                structure: self
+                    .level(None, 0)
+                    .iter()
+                    .map(|c| serde_json::to_value(c).unwrap_or_default())
+                    .collect(),
             }
         }
     }
