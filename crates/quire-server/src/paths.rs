@@ -75,6 +75,15 @@ path_structs! {
         /// The id of the site space.
         site_space_id,
     }
+    /// `/v1/orgs/{organizationId}/sites/{siteId}/redirects/{siteRedirectId}`.
+    SiteRedirectPath {
+        /// The id of the organization.
+        organization_id,
+        /// The id of the site.
+        site_id,
+        /// The id of the redirect.
+        site_redirect_id,
+    }
     /// `/v1/orgs/{organizationId}/sites/{siteId}/share-links/{shareLinkId}`.
     SiteShareLinkPath {
         /// The id of the organization.

@@ -596,6 +596,32 @@ const SWEEP: &[(&str, &str, Expect)] = &[
         "/v1/orgs/{organizationId}/sites/{siteId}/site-spaces/{siteSpaceId}/customization",
         Hidden,
     ),
+    (
+        "GET",
+        "/v1/orgs/{organizationId}/sites/{siteId}/redirects",
+        Hidden,
+    ),
+    (
+        "POST",
+        "/v1/orgs/{organizationId}/sites/{siteId}/redirects",
+        Hidden,
+    ),
+    (
+        "GET",
+        "/v1/orgs/{organizationId}/sites/{siteId}/redirects/{siteRedirectId}",
+        Hidden,
+    ),
+    (
+        "PATCH",
+        "/v1/orgs/{organizationId}/sites/{siteId}/redirects/{siteRedirectId}",
+        Hidden,
+    ),
+    (
+        "DELETE",
+        "/v1/orgs/{organizationId}/sites/{siteId}/redirects/{siteRedirectId}",
+        Hidden,
+    ),
+    ("GET", "/v1/orgs/{organizationId}/sites/{siteId}/redirect", Hidden),
     // Search.
     ("GET", "/v1/spaces/{spaceId}/search", Hidden),
     ("GET", "/v1/orgs/{organizationId}/search", Hidden),
@@ -941,6 +967,14 @@ async fn victim(app: &TestApp) -> Victim {
     app.post(&owner, &format!("/v1/orgs/{org}/sites/{site}/publish"), json!({}))
         .await
         .expect(200);
+    let redirect = id(&app
+        .post(
+            &owner,
+            &format!("/v1/orgs/{org}/sites/{site}/redirects"),
+            json!({"source": "/old", "destination": {"kind": "site-section", "siteSectionId": section}}),
+        )
+        .await
+        .expect(201));
     let tokens = app.get(&owner, "/v1/user/tokens").await.expect(200);
     let token = id(&tokens["items"][0]);
     let mut params = BTreeMap::new();
@@ -970,6 +1004,7 @@ async fn victim(app: &TestApp) -> Victim {
     params.insert("siteSectionGroupId", section_group.clone());
     params.insert("siteSpaceId", site_space.clone());
     params.insert("shareLinkId", share_link.clone());
+    params.insert("siteRedirectId", redirect.clone());
     let mut secrets: BTreeSet<String> = [
         org_title,
         instructions,
@@ -1150,6 +1185,10 @@ fn plausible_body(method: &str, route: &str, outsider: &TestUser, outsider_org: 
         ("PATCH", "{siteSectionId}") => json!({"title": "Pwned"}),
         ("PATCH", "{siteSpaceId}") => json!({"path": "pwned"}),
         ("POST", "share-links") | ("PATCH", "{shareLinkId}") => json!({"name": "Pwned"}),
+        ("POST", "redirects") => {
+            json!({"source": "/pwned", "destination": {"kind": "external", "url": "https://example.com"}})
+        }
+        ("PATCH", "{siteRedirectId}") => json!({"source": "/pwned"}),
         ("PUT", "adaptive-schema") => {
             json!({"jsonSchema": {"type": "object", "properties": {}, "additionalProperties": false}})
         }
@@ -1200,8 +1239,11 @@ async fn an_outsider_learns_nothing_and_changes_nothing_in_another_organization(
             continue;
         }
         // Searches need a query to get past parsing.
+        // Searches need a query to get past parsing, resolving a redirect a source.
         let query = if route.ends_with("/search") {
             "?query=guide"
+        } else if route.ends_with("/redirect") {
+            "?source=/old"
         } else {
             ""
         };

@@ -972,3 +972,127 @@ async fn sites_are_validated_and_guarded() {
     app.delete(&creator, &base).await.expect(204);
     app.get(&owner, &base).await.expect_error(404);
 }
+
+#[tokio::test]
+async fn redirects_resolve_the_exact_source_then_the_longest_wildcard() {
+    let app = TestApp::start().await;
+    let owner = app.user("Owner").await;
+    let reader = app.user("Reader").await;
+    let org = app.org(&owner, "Docs").await;
+    app.add_member(&owner, &org, &reader, Some("read")).await;
+    let s1 = space(&app, &owner, &org, "One").await;
+    let site = site(&app, &owner, &org, json!({"title": "Handbook"})).await;
+    let base = format!("/v1/orgs/{org}/sites/{site}");
+    let section = app
+        .post(
+            &owner,
+            &format!("{base}/sections"),
+            json!({"spaceId": s1, "title": "Alpha"}),
+        )
+        .await
+        .expect(201);
+    assert_eq!(section["path"], "alpha");
+    let ss = id(&section["siteSpaces"][0]);
+    let section = id(&section);
+    let redirects = format!("{base}/redirects");
+    let old = app
+        .post(
+            &owner,
+            &redirects,
+            json!({"source": "/old", "destination": {"kind": "site-section", "siteSectionId": section}}),
+        )
+        .await
+        .expect(201);
+    assert_eq!(old["object"], "site-redirect");
+    assert_eq!(old["permanent"], false);
+    app.post(
+        &owner,
+        &redirects,
+        json!({"source": "/docs/*", "captureWildcard": true, "permanent": true,
+               "destination": {"kind": "external", "url": "https://example.com/new"}}),
+    )
+    .await
+    .expect(201);
+    app.post(
+        &owner,
+        &redirects,
+        json!({"source": "/docs/api/*", "destination": {"kind": "site-space", "siteSpaceId": ss}}),
+    )
+    .await
+    .expect(201);
+    app.post(
+        &owner,
+        &redirects,
+        json!({"source": "/old", "destination": {"kind": "external", "url": "https://example.com"}}),
+    )
+    .await
+    .expect_error(409);
+    for (body, field) in [
+        (
+            json!({"source": "/a*b", "destination": {"kind": "external", "url": "https://e.com"}}),
+            "source",
+        ),
+        (
+            json!({"source": "/x", "destination": {"kind": "external", "url": "ftp://e.com"}}),
+            "destination.url",
+        ),
+        (
+            json!({"source": "/x", "destination": {"kind": "site-section", "siteSectionId": "nosuchsection0000000"}}),
+            "siteSectionId",
+        ),
+        (
+            json!({"source": "/x", "destination": {"kind": "site-page", "siteSpaceId": ss, "pageId": "p"}}),
+            "destination",
+        ),
+    ] {
+        let message = app.post(&owner, &redirects, body).await.expect_error(400);
+        assert!(message.contains(field), "{field}: {message}");
+    }
+    app.post(
+        &reader,
+        &redirects,
+        json!({"source": "/r", "destination": {"kind": "external", "url": "https://e.com"}}),
+    )
+    .await
+    .expect_error(403);
+
+    let resolve = |source: &str| format!("{base}/redirect?source={source}");
+    let found = app.get(&reader, &resolve("/old")).await.expect(200);
+    assert_eq!(found["redirect"]["id"], id(&old).as_str());
+    assert!(
+        found["target"]
+            .as_str()
+            .unwrap()
+            .ends_with(&format!("/sites/{site}/alpha")),
+        "{found}"
+    );
+    let found = app.get(&reader, &resolve("/docs/guide/x")).await.expect(200);
+    assert_eq!(found["target"], "https://example.com/new/guide/x");
+    let found = app.get(&reader, &resolve("/docs/api/ref")).await.expect(200);
+    assert!(
+        found["target"].as_str().unwrap().ends_with("/alpha/one"),
+        "{found}"
+    );
+    app.get(&reader, &resolve("/nothing")).await.expect_error(404);
+    app.get(&reader, &resolve("nothing")).await.expect_error(400);
+    app.get(&reader, &format!("{base}/redirect"))
+        .await
+        .expect_error(400);
+
+    let all = app.walk(&reader, &redirects, 2).await;
+    assert_eq!(all.len(), 3);
+    let one = format!("{redirects}/{}", id(&old));
+    assert_eq!(app.get(&reader, &one).await.expect(200)["source"], "/old");
+    let moved = app
+        .patch(&owner, &one, json!({"source": "/older"}))
+        .await
+        .expect(200);
+    assert!(moved["updatedAt"].is_string());
+    app.get(&reader, &resolve("/old")).await.expect_error(404);
+    app.patch(&owner, &one, json!({"source": "/docs/*"}))
+        .await
+        .expect_error(409);
+    app.delete(&owner, &one).await.expect(204);
+    app.delete(&owner, &one).await.expect(204);
+    app.get(&reader, &one).await.expect_error(404);
+}

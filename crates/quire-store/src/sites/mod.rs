@@ -9,6 +9,7 @@ pub mod detach;
 pub mod model;
 pub mod order;
 pub mod published;
+pub mod redirects;
 pub mod share_links;
 pub mod structure;
 

@@ -4,6 +4,7 @@
 
 mod customization;
 mod published;
+mod redirects;
 mod share_links;
 mod structure;
 pub mod wire;
@@ -42,6 +43,7 @@ pub fn routes() -> OpenApiRouter<App> {
         .merge(published::routes())
         .merge(share_links::routes())
         .merge(customization::routes())
+        .merge(redirects::routes())
 }
 
 fn check_title(title: &str) -> ApiResult<()> {
