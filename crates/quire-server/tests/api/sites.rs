@@ -159,6 +159,39 @@ async fn sections_groups_and_site_spaces_keep_an_exact_order() {
     let (path, body) = mv("nosuchsitespace00000", "before", &alpha[0]);
     app.post(&owner, &path, body).await.expect_error(404);
 
+    // Paths: checked, and unique among the sections of the site.
+    for bad in ["", "a b", "a/b", &"x".repeat(101)] {
+        let message = app
+            .patch(&owner, &format!("{base}/sections/{a}"), json!({"path": bad}))
+            .await
+            .expect_error(400);
+        assert!(message.contains("`path`"), "{message}");
+    }
+    let message = app
+        .patch(&owner, &format!("{base}/sections/{a}"), json!({"path": "beta"}))
+        .await
+        .expect_error(400);
+    assert!(message.contains("already"), "{message}");
+    let renamed = app
+        .patch(
+            &owner,
+            &format!("{base}/sections/{a}"),
+            json!({"path": "first", "description": "Start here"}),
+        )
+        .await
+        .expect(200);
+    assert_eq!(renamed["path"], "first");
+    assert_eq!(renamed["description"], "Start here");
+    // A cursor of one list is refused by another.
+    let page = app
+        .get(&owner, &format!("{base}/sections?limit=1"))
+        .await
+        .expect(200);
+    let cursor = page["next"]["page"].as_str().unwrap().to_string();
+    app.get(&owner, &format!("{base}/site-spaces?page={cursor}"))
+        .await
+        .expect_error(400);
+
     // Sections: Gamma before Alpha.
     let moved = app
         .post(
@@ -749,6 +782,13 @@ async fn published_follows_visibility_claims_share_links_and_visitor_tokens() {
     app.delete(&owner, &link_path).await.expect(204);
     app.delete(&owner, &link_path).await.expect(204);
     app.get(&visitor, &with_key).await.expect_error(404);
+
+    // In-collection: members with a role only.
+    app.patch(&owner, &base, json!({"visibility": "in-collection"}))
+        .await
+        .expect(200);
+    app.get(&visitor, &published_path).await.expect_error(404);
+    app.get(&owner, &published_path).await.expect(200);
 
     // Unpublished: gone for everyone.
     app.patch(&owner, &base, json!({"visibility": "public"}))
