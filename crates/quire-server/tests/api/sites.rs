@@ -469,6 +469,39 @@ async fn defaults_are_picked_again_and_spaces_that_leave_take_their_site_spaces(
     let left = app.walk(&owner, &format!("{base}/site-spaces"), 10).await;
     assert_eq!(ids(&left), vec![id(&all[2])]);
     assert_eq!(left[0]["default"], true);
+    // So does transferring the collection a space is in.
+    let collection = id(&app
+        .post(
+            &owner,
+            &format!("/v1/orgs/{org}/collections"),
+            json!({"title": "Box"}),
+        )
+        .await
+        .expect(201));
+    let boxed = id(&app
+        .post(
+            &owner,
+            &format!("/v1/orgs/{org}/spaces"),
+            json!({"title": "Boxed", "parent": collection, "empty": true}),
+        )
+        .await
+        .expect(201));
+    app.post(&owner, &format!("{base}/site-spaces"), json!({"spaceId": boxed}))
+        .await
+        .expect(201);
+    assert_eq!(
+        app.walk(&owner, &format!("{base}/site-spaces"), 10).await.len(),
+        2
+    );
+    app.post(
+        &owner,
+        &format!("/v1/collections/{collection}/transfer"),
+        json!({"organization": other_org}),
+    )
+    .await
+    .expect(200);
+    let left = app.walk(&owner, &format!("{base}/site-spaces"), 10).await;
+    assert_eq!(ids(&left), vec![id(&all[2])]);
     // A site filtered by space.
     let by_space = app
         .get(&owner, &format!("/v1/orgs/{org}/sites?space={}", spaces[2]))
