@@ -50,6 +50,15 @@ pub enum Family {
     ContentBatch,
     /// Create a change request, write one page (both untimed), merge it (timed).
     Merge,
+    /// GET /v1/orgs/{org}/sites/{site}/published?visitorAuthToken=...: the `sites` phase's
+    /// visitor-auth site, whose conditions are evaluated with the token's claims (only in that
+    /// phase: the site is made by it, see `crate::sites`).
+    SitePublished,
+    /// The same view of the `sites` phase's public site without conditions, without a token.
+    SitePublishedPlain,
+    /// Builds two docs sites, then measures `site-published` and `site-published-plain` (see
+    /// `crate::sites`; the sites are made by the phase, not by the driver's workers).
+    Sites,
     /// Bursts of new comments on one space and on 16 spaces, search before and after, the
     /// comment counts checked (see `crate::writers`; not run by the driver's workers).
     Writers,
@@ -75,9 +84,9 @@ impl Family {
         Family::SearchPrefix,
     ];
     pub const WRITES: [Family; 3] = [Family::CreateComment, Family::ContentBatch, Family::Merge];
-    /// Phases after the writes, run by their own code, in this order: `writers`, then
+    /// Phases after the writes, run by their own code, in this order: `sites`, `writers`, then
     /// `pathological` (last: it adds a page of about 20 MB of JSON to the big space).
-    pub const SPECIAL: [Family; 2] = [Family::Writers, Family::Pathological];
+    pub const SPECIAL: [Family; 3] = [Family::Sites, Family::Writers, Family::Pathological];
     /// The first and a deep page of each list, compared by a budget: measured together, in
     /// alternating slices (see [`alternate`]).
     pub const LIST_PAIRS: [[Family; 2]; 2] = [
@@ -101,6 +110,9 @@ impl Family {
             Family::CreateComment => "create-comment",
             Family::ContentBatch => "content-batch",
             Family::Merge => "merge",
+            Family::SitePublished => crate::sites::SITE_PUBLISHED,
+            Family::SitePublishedPlain => crate::sites::SITE_PUBLISHED_PLAIN,
+            Family::Sites => "sites",
             Family::Writers => "writers",
             Family::Pathological => "pathological",
             Family::Reference => "reference",
@@ -258,6 +270,7 @@ pub fn phases(plan: &[(Family, usize)]) -> Vec<(Vec<Family>, usize)> {
 }
 
 /// What every connection reads: the dataset and cursors found before the phases.
+#[derive(Clone)]
 struct Shared {
     data: Dataset,
     tokens: Vec<String>,
@@ -266,6 +279,8 @@ struct Shared {
     comments_p50: Option<(usize, String)>,
     /// 2 KB page texts written by the write families.
     texts: Vec<String>,
+    /// The docs sites of the `sites` phase, once it has made them.
+    sites: Option<crate::sites::Targets>,
 }
 
 pub struct Driver {
@@ -298,6 +313,7 @@ impl Driver {
                 spaces_deep: None,
                 comments_p50: None,
                 texts: Vec::new(),
+                sites: None,
             }),
         }
     }
@@ -328,8 +344,19 @@ impl Driver {
                 spaces_deep,
                 comments_p50,
                 texts,
+                sites: None,
             }),
         })
+    }
+
+    /// The same driver, with the docs sites the `site-published*` families read.
+    pub fn with_sites(&self, sites: crate::sites::Targets) -> Driver {
+        let mut shared = (*self.shared).clone();
+        shared.sites = Some(sites);
+        Driver {
+            addr: self.addr,
+            shared: Arc::new(shared),
+        }
     }
 
     pub fn addr(&self) -> SocketAddr {
@@ -379,6 +406,17 @@ impl Driver {
             Family::CreateComment => "a comment on a page at random".into(),
             Family::ContentBatch => "one update_page (2 KB) in the connection's change request".into(),
             Family::Merge => "merge of a change request that rewrote one page".into(),
+            Family::SitePublished => self
+                .shared
+                .sites
+                .as_ref()
+                .map_or_else(|| "no site made".into(), |s| s.detail.clone()),
+            Family::SitePublishedPlain => self
+                .shared
+                .sites
+                .as_ref()
+                .map_or_else(|| "no site made".into(), |s| s.plain_detail.clone()),
+            Family::Sites => "two docs sites built, their published views read".into(),
             Family::Writers => "comment bursts on one space and on 16, search before and after".into(),
             Family::Pathological => "merges of a page at the content limits".into(),
             Family::Reference => "precomputed JSON body".into(),
@@ -715,6 +753,18 @@ impl Worker {
                 setup_failed("the pathological phase runs on its own (crate::pathological)")
             }
             Family::Writers => setup_failed("the writers phase runs on its own (crate::writers)"),
+            Family::Sites => setup_failed("the sites phase runs on its own (crate::sites)"),
+            Family::SitePublished | Family::SitePublishedPlain => {
+                let Some(sites) = &d.sites else {
+                    return setup_failed("no docs site: the sites phase makes them");
+                };
+                let path = if self.family == Family::SitePublished {
+                    sites.path()
+                } else {
+                    sites.plain_path()
+                };
+                self.timed(get, &path, &token, None).await
+            }
             Family::GetSpace => {
                 let space = self.rng.pick(&data.spaces).cloned().unwrap_or_default();
                 self.timed(get, &format!("/v1/spaces/{space}"), &token, None)
@@ -924,12 +974,16 @@ mod tests {
     #[test]
     fn plans_and_names() {
         let p = plan("default", 64, 4).unwrap();
-        assert_eq!(p.len(), 16);
+        assert_eq!(p.len(), 17);
         assert_eq!(p[0], (Family::GetSpace, 64));
         assert_eq!(p[13], (Family::Merge, 4));
-        assert_eq!(p[14].0, Family::Writers, "after the writes");
-        assert_eq!(p[15].0, Family::Pathological, "last");
+        assert_eq!(p[14], (Family::Sites, 64), "after the writes");
+        assert_eq!(p[15].0, Family::Writers);
+        assert_eq!(p[16].0, Family::Pathological, "last");
         assert_eq!(plan("writers", 64, 4).unwrap(), vec![(Family::Writers, 64)]);
+        assert_eq!(plan("sites", 64, 4).unwrap(), vec![(Family::Sites, 64)]);
+        // The sites' families need the sites the phase makes: not a mix of their own.
+        assert!(plan("site-published", 64, 4).is_err());
         assert_eq!(
             plan("pathological", 64, 4).unwrap(),
             vec![(Family::Pathological, 64)]
@@ -953,7 +1007,7 @@ mod tests {
         let p = phases(&plan("default", 64, 4).unwrap());
         assert_eq!(p[1], (vec![Family::ListSpacesP1, Family::ListSpacesDeep], 64));
         assert_eq!(p[2], (vec![Family::ListCommentsP1, Family::ListCommentsP50], 64));
-        assert_eq!(p.len(), 14);
+        assert_eq!(p.len(), 15);
         // A deep page without its first page runs alone.
         assert_eq!(
             phases(&plan("list-spaces-deep", 8, 2).unwrap()),

@@ -13,6 +13,7 @@ mod pathological;
 mod reference;
 mod report;
 mod run;
+mod sites;
 mod text;
 mod writers;
 
@@ -79,9 +80,9 @@ enum Command {
         /// Connections of the write phases (create-comment, content-batch, merge).
         #[arg(long, default_value_t = 4)]
         write_connections: usize,
-        /// `default` (every family: reads, writes, then `writers` and `pathological`), `reads`,
-        /// `writes`, or families separated by commas (`writers` or `pathological` alone runs
-        /// only that phase).
+        /// `default` (every family: reads, writes, then `sites`, `writers` and `pathological`),
+        /// `reads`, `writes`, or families separated by commas (`sites`, `writers` or
+        /// `pathological` alone runs only that phase).
         #[arg(long, default_value = "default")]
         mix: String,
         /// Also write the results as JSON here (they are always printed on stdout).
@@ -107,7 +108,7 @@ enum Command {
         #[arg(long, value_enum, default_value = "full")]
         scale: Scale,
         /// Phases to run, as `load --mix`: `default` (all), `reads`, `writes`, or families
-        /// separated by commas, e.g. `writers` or `pathological` for that phase alone.
+        /// separated by commas, e.g. `sites`, `writers` or `pathological` for that phase alone.
         #[arg(long, default_value = "default")]
         mix: String,
         #[arg(long, default_value = "20s", value_parser = run::parse_duration)]
@@ -209,10 +210,20 @@ async fn dispatch(command: Command) -> Result<(), String> {
             let mut results = Vec::new();
             let mut pathological = None;
             let mut writers = None;
+            let mut sites = None;
             if plan.iter().any(|(f, _)| *f != load::Family::Reference) {
                 let measure_list = !writers::list_measured(&plan, &data);
                 let driver = load::Driver::new(addr, data).await?;
                 for (families, conns) in load::phases(&plan) {
+                    if families == [load::Family::Sites] {
+                        eprintln!("phase: sites");
+                        let (r, loaded, _) =
+                            sites::run(&driver, conns, warmup, duration, Duration::ZERO).await;
+                        eprint!("{}", sites::table(&r));
+                        results.extend(loaded);
+                        sites = Some(r);
+                        continue;
+                    }
                     if families == [load::Family::Writers] {
                         eprintln!("phase: writers");
                         let r = writers::run(&driver, warmup, duration, measure_list).await;
@@ -239,13 +250,16 @@ async fn dispatch(command: Command) -> Result<(), String> {
                 }
             }
             eprintln!("\n{}", load::table(&results));
-            // With the writers or pathological phase, their figures go beside the families'.
-            let json = if pathological.is_none() && writers.is_none() {
+            // With the sites, writers or pathological phase, their figures go beside the families'.
+            let json = if pathological.is_none() && writers.is_none() && sites.is_none() {
                 serde_json::to_string_pretty(&results)
             } else {
-                serde_json::to_string_pretty(
-                    &serde_json::json!({"results": results, "writers": writers, "pathological": pathological}),
-                )
+                serde_json::to_string_pretty(&serde_json::json!({
+                    "results": results,
+                    "sites": sites,
+                    "writers": writers,
+                    "pathological": pathological
+                }))
             }
             .map_err(|e| e.to_string())?;
             if let Some(path) = out {

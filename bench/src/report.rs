@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 use crate::load::{Family, FamilyResult};
 use crate::pathological::{self as patho, PathologicalResult};
 use crate::run::{EngineReport, RunReport};
+use crate::sites::{self as si, SitesResult};
 use crate::writers::{self as wr, WritersResult};
 
 /// A budget's outcome.
@@ -464,6 +465,83 @@ pub fn writers_budgets(e: &EngineReport) -> Vec<Budget> {
     out
 }
 
+/// `GET /v1/orgs/{org}/sites/{siteId}/published` of the `sites` phase's visitor-auth site (a
+/// visitor token, conditions evaluated): p99 under the limit at 64 connections. The plain
+/// site's figures (public, no conditions, no token) and their ratio are shown beside it, so
+/// that the cost of the token and the conditions can be read.
+pub fn sites_budget(e: &EngineReport) -> Budget {
+    let name = "published docs site (visitor token, conditions)".to_string();
+    let target = format!("p99 < {} ms at {} conns", si::P99_MS, si::BUDGET_CONNECTIONS);
+    let single = match (
+        e.single(Family::SitePublished),
+        e.single(Family::SitePublishedPlain),
+    ) {
+        (Some(a), Some(b)) if a.requests > 0 && b.requests > 0 => {
+            format!("{} at 1 conn (plain {})", ms(a.p99_ms), ms(b.p99_ms))
+        }
+        (Some(a), _) if a.requests > 0 => format!("{} at 1 conn", ms(a.p99_ms)),
+        _ => String::new(),
+    };
+    let (measured, verdict) = match (&e.sites, e.result(Family::SitePublished)) {
+        (None, None) => ("-".to_string(), Verdict::NotRun),
+        (Some(w), _) if w.sites_missing => ("-".to_string(), Verdict::Missing),
+        (_, Some(r)) if r.missing => ("-".to_string(), Verdict::Missing),
+        (w, None) => (
+            format!(
+                "not measured{}",
+                w.as_ref()
+                    .and_then(|w| w.failure.as_ref())
+                    .map(|f| format!(": the phase failed: {}", f.replace('|', "/")))
+                    .unwrap_or_default()
+            ),
+            Verdict::Fail,
+        ),
+        (_, Some(r)) if r.requests == 0 => (
+            format!("no successful request ({} errors)", r.errors),
+            Verdict::Fail,
+        ),
+        (_, Some(r)) => {
+            let plain = e
+                .result(Family::SitePublishedPlain)
+                .filter(|p| !p.missing && p.requests > 0);
+            let beside = plain
+                .map(|p| {
+                    format!(
+                        "; plain site {} ({} the plain p99; p50 {} vs {}; {:.0} vs {:.0} rps)",
+                        ms(p.p99_ms),
+                        times(r.p99_ms, p.p99_ms),
+                        ms(r.p50_ms),
+                        ms(p.p50_ms),
+                        r.rps,
+                        p.rps
+                    )
+                })
+                .unwrap_or_else(|| "; plain site not measured".into());
+            let errors: Vec<&FamilyResult> = std::iter::once(r).chain(plain).collect();
+            (
+                format!(
+                    "{} at {} conns{beside}{}",
+                    ms(r.p99_ms),
+                    r.connections,
+                    errors_note(&errors)
+                ),
+                if r.p99_ms < si::P99_MS && errors.iter().all(|x| x.errors == 0) {
+                    Verdict::Pass
+                } else {
+                    Verdict::Fail
+                },
+            )
+        }
+    };
+    Budget {
+        name,
+        target,
+        measured,
+        unloaded: single,
+        verdict,
+    }
+}
+
 /// `GET /v1/spaces/{id}/comments` page 1 (limit 100) at 64 connections: the `writers` phase's
 /// measurement, or the `list-comments-p1` phase's when the run had it at that concurrency.
 pub fn list_comments_budget(e: &EngineReport) -> Budget {
@@ -629,6 +707,7 @@ pub fn budgets(e: &EngineReport) -> Vec<Budget> {
     ));
     out.push(latency_budget(e, Family::Merge, "one-page merge", "p50", 100.0));
     out.push(list_comments_budget(e));
+    out.push(sites_budget(e));
     out.extend(writers_budgets(e));
     out.extend(pathological_budgets(e));
     let m = &e.memory;
@@ -830,6 +909,9 @@ fn engine(s: &mut String, e: &EngineReport) {
         }
         let _ = writeln!(s);
     }
+    if let Some(x) = &e.sites {
+        sites(s, x, e);
+    }
     if let Some(w) = &e.writers {
         writers(s, w);
     }
@@ -873,6 +955,93 @@ fn engine(s: &mut String, e: &EngineReport) {
             .map(|(n, v)| format!("{n} {v:.0}"))
             .collect();
         let _ = writeln!(s, "Peak per phase (MB): {}.\n", phases.join(", "));
+    }
+}
+
+fn sites(s: &mut String, x: &SitesResult, e: &EngineReport) {
+    let _ = writeln!(s, "### Docs sites (`sites`)\n");
+    if x.sites_missing {
+        let _ = writeln!(s, "n/a (endpoint missing): the server has no docs site routes.\n");
+        return;
+    }
+    let _ = writeln!(
+        s,
+        "Two sites of organization `{}`, built through the API and published in {:.1} s{}: {} sections \
+         in {} section groups, {} site spaces (the big space is the first section's; the others are \
+         the organization's other spaces). `{}`: visibility `visitor-auth`, an adaptive schema (a \
+         boolean claim `isBeta`, an enum claim `plan`), conditions on some sections and site spaces, \
+         read with a visitor token (HS256 with the site's key, `aud` the site, claims `isBeta: true, \
+         plan: pro`) for which every condition holds, so that it shows what the plain site shows \
+         (another visitor, `isBeta: false, plan: free`, sees less: the conditions apply). `{}`: the \
+         same structure, `public`, no schema or conditions, read without a token. Both are measured \
+         in alternating slices ({} of each), so their ratio does not depend on which ran while the \
+         machine was busy; the difference is what the token check and the condition evaluation cost \
+         (the rendered body is cached per site and per set of shown items either way). Server peak \
+         RSS during the phase: {:.1} MB.\n",
+        x.org,
+        x.setup_seconds,
+        if x.spaces_made > 0 {
+            format!(" ({} spaces made for it: the dataset had fewer)", x.spaces_made)
+        } else {
+            String::new()
+        },
+        si::SECTIONS,
+        si::GROUPS,
+        si::SITE_SPACES,
+        si::SITE_PUBLISHED,
+        si::SITE_PUBLISHED_PLAIN,
+        crate::load::ALTERNATING_ROUNDS,
+        x.peak_rss_mb
+    );
+    if let Some(f) = &x.failure {
+        let _ = writeln!(s, "**The phase failed:** `{}`\n", f.replace('`', "'"));
+    }
+    let _ = writeln!(
+        s,
+        "| site | visibility | sections | groups | site spaces | conditions (sections + site spaces) | shown: sections | shown: site spaces | body | the other visitor sees |"
+    );
+    let _ = writeln!(s, "|---|---|--:|--:|--:|--:|--:|--:|--:|---|");
+    for m in x.adaptive.iter().chain(&x.plain) {
+        let _ = writeln!(
+            s,
+            "| `{}` | {} | {} | {} | {} | {} + {} | {} | {} | {:.1} KB | {} |",
+            m.id,
+            m.visibility,
+            m.sections,
+            m.groups,
+            m.site_spaces,
+            m.section_conditions,
+            m.site_space_conditions,
+            m.shown_sections,
+            m.shown_site_spaces,
+            m.body_bytes as f64 / 1024.0,
+            m.other_visitor_shown
+                .map(|(a, b)| format!("{a} sections, {b} site spaces"))
+                .unwrap_or_else(|| "-".into())
+        );
+    }
+    let _ = writeln!(s);
+    let rows: Vec<&FamilyResult> = [Family::SitePublished, Family::SitePublishedPlain]
+        .iter()
+        .flat_map(|f| e.result(*f).into_iter().chain(e.single(*f)))
+        .collect();
+    if !rows.is_empty() {
+        let _ = writeln!(s, "| family | conns | rps | p50 | p99 | max | errors |");
+        let _ = writeln!(s, "|---|--:|--:|--:|--:|--:|--:|");
+        for r in rows {
+            let _ = writeln!(
+                s,
+                "| {} | {} | {:.0} | {} | {} | {} | {} |",
+                r.family,
+                r.connections,
+                r.rps,
+                ms(r.p50_ms),
+                ms(r.p99_ms),
+                ms(r.max_ms),
+                r.errors
+            );
+        }
+        let _ = writeln!(s);
     }
 }
 
@@ -1391,5 +1560,50 @@ mod tests {
             measured.starts_with("33.3% (20000 of 60000 rps measured alongside)"),
             "{measured}"
         );
+    }
+
+    #[test]
+    fn sites_budget_pass_fail_missing_and_not_run() {
+        let mut e = EngineReport {
+            engine: "SQLite".into(),
+            ..EngineReport::default()
+        };
+        assert_eq!(sites_budget(&e).verdict, Verdict::NotRun);
+        e.sites = Some(SitesResult {
+            failure: Some("POST /v1/orgs/o/sites: 500".into()),
+            ..SitesResult::default()
+        });
+        let b = sites_budget(&e);
+        assert_eq!(b.verdict, Verdict::Fail);
+        assert!(b.measured.contains("the phase failed"), "{}", b.measured);
+        e.sites = Some(SitesResult::default());
+        e.results = vec![
+            result(Family::SitePublished, 64, 9_000.0, 2.0, 6.0),
+            result(Family::SitePublishedPlain, 64, 10_000.0, 1.5, 4.0),
+        ];
+        let b = sites_budget(&e);
+        assert_eq!(b.verdict, Verdict::Pass, "{}", b.measured);
+        assert!(
+            b.measured
+                .starts_with("6.00 ms at 64 conns; plain site 4.00 ms (1.5× the plain p99"),
+            "{}",
+            b.measured
+        );
+        e.results[1].errors = 3;
+        assert_eq!(
+            sites_budget(&e).verdict,
+            Verdict::Fail,
+            "errors on the plain site"
+        );
+        e.results[1].errors = 0;
+        e.results[0].p99_ms = 12.0;
+        assert_eq!(sites_budget(&e).verdict, Verdict::Fail);
+        e.sites = Some(SitesResult {
+            sites_missing: true,
+            ..SitesResult::default()
+        });
+        e.results.clear();
+        assert_eq!(sites_budget(&e).verdict, Verdict::Missing);
+        assert!(budgets(&e).iter().any(|b| b.name == sites_budget(&e).name));
     }
 }

@@ -18,6 +18,7 @@ use crate::generate::{Admin, GenArgs, Scale};
 use crate::load::{Driver, Family, FamilyResult};
 use crate::pathological::PathologicalResult;
 use crate::report;
+use crate::sites::SitesResult;
 use crate::writers::WritersResult;
 
 pub struct RunArgs {
@@ -88,6 +89,10 @@ pub struct EngineReport {
     pub results: Vec<FamilyResult>,
     /// Reads again on one connection: latency without queueing.
     pub single: Vec<FamilyResult>,
+    /// The `sites` phase, when it ran: the sites it made (its figures are in `results` and
+    /// `single`, as `site-published` and `site-published-plain`).
+    #[serde(default)]
+    pub sites: Option<SitesResult>,
     /// The `writers` phase, when it ran.
     #[serde(default)]
     pub writers: Option<WritersResult>,
@@ -520,6 +525,7 @@ async fn measure_engine(
     let mut plan = crate::load::plan(&args.mix, args.connections, args.write_connections)?;
     let pathological = plan.iter().any(|(f, _)| *f == Family::Pathological);
     let writers = plan.iter().any(|(f, _)| *f == Family::Writers);
+    let sites = plan.iter().find(|(f, _)| *f == Family::Sites).map(|(_, c)| *c);
     plan.retain(|(f, _)| !Family::SPECIAL.contains(f));
     let (reads, writes): (Vec<_>, Vec<_>) = plan.into_iter().partition(|(f, _)| !f.is_write());
     let mut peak: f64 = 0.0;
@@ -583,6 +589,25 @@ async fn measure_engine(
         }
         print_one(&r);
         report.results.push(r);
+    }
+    if let Some(conns) = sites {
+        eprintln!("phase: sites (published views of two docs sites, at {conns} connections)");
+        sampler.take_peak_mb();
+        let (mut r, loaded, one) =
+            crate::sites::run(&driver, conns, args.warmup, args.duration, args.latency_duration).await;
+        r.peak_rss_mb = sampler.take_peak_mb();
+        peak = peak.max(r.peak_rss_mb);
+        if !r.sites_missing {
+            report
+                .memory
+                .per_phase_mb
+                .push(("sites".to_string(), r.peak_rss_mb));
+        }
+        eprint!("{}", crate::sites::table(&r));
+        report.results.extend(loaded);
+        report.single.extend(one);
+        report.sites = Some(r);
+        eprint!("{}", report::budget_lines(&[report::sites_budget(&report)]));
     }
     if writers {
         eprintln!(

@@ -58,6 +58,9 @@ pub struct AppInner {
     /// Answers of list reads, by what they list and for whom, while the database has not
     /// changed (see `quire_store::stamped`).
     pub lists: quire_store::stamped::StampedCache<String, bytes::Bytes, quire_store::stamped::ByLength>,
+    /// Rendered published sites, by the load they were rendered from (its `generation`) and
+    /// what the visitor sees: a new load (after any change) has a new generation.
+    pub published_bodies: crate::api::sites::published::Bodies,
 }
 
 impl Deref for App {
@@ -85,6 +88,7 @@ impl App {
         let limiter = crate::ratelimit::RateLimiter::new(settings.rate_limit, settings.trust_proxy);
         App(Arc::new(AppInner {
             lists: quire_store::stamped::StampedCache::with_bytes(500, LISTS_BYTES),
+            published_bodies: crate::api::sites::published::Bodies::default(),
             limiter,
             store,
             urls,

@@ -203,6 +203,7 @@ pub fn routes() -> OpenApiRouter<App> {
         .merge(crate::api::links::routes())
         .merge(crate::files::routes())
         .merge(crate::api::search::routes())
+        .merge(crate::api::sites::routes())
 }
 
 /// The document as committed in `docs/openapi.json`: pretty-printed, for [`SNAPSHOT_URL`].

@@ -30,6 +30,69 @@ path_structs! {
         /// The id of the organization.
         organization_id,
     }
+    /// `/v1/orgs/{organizationId}/sites/{siteId}`.
+    SitePath {
+        /// The id of the organization.
+        organization_id,
+        /// The id of the site.
+        site_id,
+    }
+    /// `/v1/orgs/{organizationId}/sites/{siteId}/sections/{siteSectionId}`.
+    SiteSectionPath {
+        /// The id of the organization.
+        organization_id,
+        /// The id of the site.
+        site_id,
+        /// The id of the site section.
+        site_section_id,
+    }
+    /// `/v1/orgs/{organizationId}/sites/{siteId}/section-groups/{siteSectionGroupId}`.
+    SiteSectionGroupPath {
+        /// The id of the organization.
+        organization_id,
+        /// The id of the site.
+        site_id,
+        /// The id of the section group.
+        site_section_group_id,
+    }
+    /// `/v1/orgs/{organizationId}/sites/{siteId}/section-groups/{siteSectionGroupId}/sections/{siteSectionId}`.
+    SiteSectionGroupSectionPath {
+        /// The id of the organization.
+        organization_id,
+        /// The id of the site.
+        site_id,
+        /// The id of the section group.
+        site_section_group_id,
+        /// The id of the site section.
+        site_section_id,
+    }
+    /// `/v1/orgs/{organizationId}/sites/{siteId}/site-spaces/{siteSpaceId}`.
+    SiteSpacePath {
+        /// The id of the organization.
+        organization_id,
+        /// The id of the site.
+        site_id,
+        /// The id of the site space.
+        site_space_id,
+    }
+    /// `/v1/orgs/{organizationId}/sites/{siteId}/redirects/{siteRedirectId}`.
+    SiteRedirectPath {
+        /// The id of the organization.
+        organization_id,
+        /// The id of the site.
+        site_id,
+        /// The id of the redirect.
+        site_redirect_id,
+    }
+    /// `/v1/orgs/{organizationId}/sites/{siteId}/share-links/{shareLinkId}`.
+    SiteShareLinkPath {
+        /// The id of the organization.
+        organization_id,
+        /// The id of the site.
+        site_id,
+        /// The id of the share link.
+        share_link_id,
+    }
     /// `/v1/orgs/{organizationId}/members/{userId}`.
     OrgMemberPath {
         /// The id of the organization.

@@ -29,6 +29,10 @@ pub enum Kind {
     CommentReplyPosted,
     MemberAdded,
     MemberRemoved,
+    SiteCreated,
+    SiteDeleted,
+    SitePublished,
+    SiteUnpublished,
 }
 
 impl Kind {
@@ -44,6 +48,10 @@ impl Kind {
         Kind::CommentReplyPosted,
         Kind::MemberAdded,
         Kind::MemberRemoved,
+        Kind::SiteCreated,
+        Kind::SiteDeleted,
+        Kind::SitePublished,
+        Kind::SiteUnpublished,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -59,6 +67,10 @@ impl Kind {
             Kind::CommentReplyPosted => "comment_reply_posted",
             Kind::MemberAdded => "member_added",
             Kind::MemberRemoved => "member_removed",
+            Kind::SiteCreated => "site_created",
+            Kind::SiteDeleted => "site_deleted",
+            Kind::SitePublished => "site_published",
+            Kind::SiteUnpublished => "site_unpublished",
         }
     }
 }
@@ -111,6 +123,24 @@ impl<'a> Event<'a> {
             organization,
             space: Some(space),
             subject,
+            actor,
+            payload,
+        }
+    }
+
+    /// An event about a docs site.
+    pub fn site(
+        kind: Kind,
+        organization: &'a str,
+        site: &'a str,
+        actor: Option<&'a str>,
+        payload: Json,
+    ) -> Self {
+        Event {
+            kind,
+            organization,
+            space: None,
+            subject: site,
             actor,
             payload,
         }

@@ -49,6 +49,7 @@ pub mod reads;
 pub mod richtext;
 pub mod search;
 pub mod siblings;
+pub mod sites;
 pub mod spaces;
 pub mod stamped;
 pub mod teams;
@@ -118,6 +119,8 @@ pub struct StoreInner {
     pub orgs: OrgCache,
     /// Spaces with their callers' roles, likewise.
     pub spaces: SpaceCache,
+    /// Published views of docs sites, likewise.
+    pub published_sites: crate::sites::published::PublishedCache,
 }
 
 impl Deref for Store {
@@ -138,6 +141,7 @@ impl Store {
             tokens: TokenCache::default(),
             orgs: OrgCache::default(),
             spaces: SpaceCache::default(),
+            published_sites: Default::default(),
         }))
     }
 }

@@ -471,6 +471,45 @@ pub fn collection_allows(role: Option<Role>, action: CollectionAction) -> bool {
     role.is_some_and(|role| role >= action.needed())
 }
 
+/// Actions on a docs site. Sites have no grants of their own: the caller's organization role
+/// decides (`docs/permissions.md`, "Docs sites").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SiteAction {
+    /// See the site, its structure, schema, customization and share links.
+    View,
+    /// Create, change, publish, unpublish and delete sites; change their structure, adaptive
+    /// schema, customization, share links and redirects.
+    Manage,
+    /// See and rotate the visitor-auth signing key; install integrations.
+    Admin,
+}
+
+impl SiteAction {
+    /// The weakest organization role that may do this.
+    pub fn needed(self) -> Role {
+        match self {
+            SiteAction::View => Role::Read,
+            SiteAction::Manage => Role::Create,
+            SiteAction::Admin => Role::Admin,
+        }
+    }
+
+    /// What the action is, in the API's words, for error messages.
+    pub fn describe(self) -> &'static str {
+        match self {
+            SiteAction::View => "seeing docs sites",
+            SiteAction::Manage => "creating, changing, publishing or deleting docs sites",
+            SiteAction::Admin => "managing a docs site's visitor authentication",
+        }
+    }
+}
+
+/// The one decision for docs site actions: members by their organization role; guests and
+/// outsiders see no site.
+pub fn site_allows(standing: Standing, action: SiteAction) -> bool {
+    standing.at_least(action.needed())
+}
+
 /// Proof that the caller may do the action `A` to `T`, a resource as loaded for them (an
 /// organization, a collection, a space). Only this crate's permission checks make one (each
 /// resource's `authorize`), so a domain function that takes `&Authorized<SpaceFor,
@@ -556,6 +595,11 @@ action_types! {
 action_types! {
     /// Team actions as types.
     team: TeamAction { View, Manage }
+}
+
+action_types! {
+    /// Docs site actions as types.
+    site: SiteAction { View, Manage, Admin }
 }
 
 action_types! {

@@ -13,6 +13,7 @@ pub mod links;
 pub mod members;
 pub mod orgs;
 pub mod search;
+pub mod sites;
 pub mod spaces;
 pub mod teams;
 pub mod tokens;

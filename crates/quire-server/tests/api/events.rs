@@ -462,3 +462,59 @@ async fn a_rolled_back_transaction_leaves_no_event() {
         Some(ann.id.as_str())
     );
 }
+
+#[tokio::test]
+async fn docs_sites_record_created_published_unpublished_and_deleted() {
+    let app = TestApp::start().await;
+    let owner = app.user("Owner").await;
+    let org = app.org(&owner, "Docs").await;
+    let site = app
+        .post(
+            &owner,
+            &format!("/v1/orgs/{org}/sites"),
+            json!({"title": "Handbook"}),
+        )
+        .await
+        .expect(201);
+    let site = site["id"].as_str().unwrap().to_string();
+    let base = format!("/v1/orgs/{org}/sites/{site}");
+    // Publishing twice is one change; so is unpublishing twice.
+    for _ in 0..2 {
+        app.post(&owner, &format!("{base}/publish"), json!({}))
+            .await
+            .expect(200);
+    }
+    for _ in 0..2 {
+        app.post(&owner, &format!("{base}/unpublish"), json!({}))
+            .await
+            .expect(200);
+    }
+    app.delete(&owner, &base).await.expect(204);
+    let events = all_events(&app).await;
+    for kind in [
+        "site_created",
+        "site_published",
+        "site_unpublished",
+        "site_deleted",
+    ] {
+        let e = only(&events, kind, &site);
+        assert_eq!(e.organization, org);
+        assert_eq!(e.space, None);
+        assert_eq!(e.actor.as_deref(), Some(owner.id.as_str()));
+        assert_eq!(e.payload["siteId"], site.as_str());
+    }
+    let kinds: Vec<&str> = events
+        .iter()
+        .filter(|e| e.subject == site)
+        .map(|e| e.kind.as_str())
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "site_created",
+            "site_published",
+            "site_unpublished",
+            "site_deleted"
+        ]
+    );
+}

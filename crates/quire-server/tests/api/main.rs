@@ -24,6 +24,7 @@ mod outsiders;
 mod processes;
 mod refusals;
 mod search;
+mod sites;
 mod spaces;
 mod stored;
 mod surface;

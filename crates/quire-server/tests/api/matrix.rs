@@ -28,6 +28,7 @@ struct World {
     team: String,
     invite: String,
     space: String,
+    site: String,
 }
 
 async fn world() -> World {
@@ -64,7 +65,17 @@ async fn world() -> World {
         )
         .await
         .expect(201);
+    let space_id = space["id"].as_str().unwrap().to_string();
+    let site = app
+        .post(
+            &owner,
+            &format!("/v1/orgs/{org}/sites"),
+            json!({"title": "Site", "spaces": [space_id]}),
+        )
+        .await
+        .expect(201);
     World {
+        site: site["id"].as_str().unwrap().to_string(),
         team: team["id"].as_str().unwrap().to_string(),
         invite: invite["id"].as_str().unwrap().to_string(),
         space: space["id"].as_str().unwrap().to_string(),
@@ -95,6 +106,18 @@ impl World {
             )
             .await;
         team.expect(201)["id"].as_str().unwrap().to_string()
+    }
+
+    async fn fresh_site(&self) -> String {
+        let site = self
+            .app
+            .post(
+                &self.owner,
+                &format!("/v1/orgs/{}/sites", self.org),
+                json!({"title": "Fresh"}),
+            )
+            .await;
+        site.expect(201)["id"].as_str().unwrap().to_string()
     }
 
     async fn fresh_invite(&self) -> String {
@@ -353,6 +376,47 @@ impl World {
                 }
                 status
             }
+            "GET sites" => {
+                self.call(caller, "GET", &format!("/v1/orgs/{org}/sites"), None)
+                    .await
+            }
+            "POST sites" => {
+                let body = Some(json!({"title": "Mine"}));
+                self.call(caller, "POST", &format!("/v1/orgs/{org}/sites"), body)
+                    .await
+            }
+            "GET site" => {
+                let site = &self.site;
+                self.call(caller, "GET", &format!("/v1/orgs/{org}/sites/{site}"), None)
+                    .await
+            }
+            "PATCH site" => {
+                let site = &self.site;
+                let body = Some(json!({"title": "Site"}));
+                self.call(caller, "PATCH", &format!("/v1/orgs/{org}/sites/{site}"), body)
+                    .await
+            }
+            "POST site publish" => {
+                let site = &self.site;
+                let path = format!("/v1/orgs/{org}/sites/{site}/publish");
+                self.call(caller, "POST", &path, None).await
+            }
+            "POST site sections" => {
+                let site = &self.site;
+                let body = Some(json!({"spaceId": self.space, "title": "Section"}));
+                let path = format!("/v1/orgs/{org}/sites/{site}/sections");
+                self.call(caller, "POST", &path, body).await
+            }
+            "GET site publishing auth" => {
+                let site = &self.site;
+                let path = format!("/v1/orgs/{org}/sites/{site}/publishing/auth");
+                self.call(caller, "GET", &path, None).await
+            }
+            "DELETE site" => {
+                let fresh = self.fresh_site().await;
+                self.call(caller, "DELETE", &format!("/v1/orgs/{org}/sites/{fresh}"), None)
+                    .await
+            }
             other => panic!("unknown operation {other}"),
         }
     }
@@ -411,6 +475,22 @@ const MATRIX: &[(&str, [u16; 9])] = &[
         "DELETE link-invite",
         [204, 403, 403, 403, 403, 403, 403, 404, 401],
     ),
+    // Docs sites: by organization role (docs/permissions.md, "Docs sites").
+    ("GET sites", [200, 200, 200, 200, 200, 200, 403, 404, 401]),
+    ("POST sites", [201, 201, 403, 403, 403, 403, 403, 404, 401]),
+    ("GET site", [200, 200, 200, 200, 200, 200, 404, 404, 401]),
+    ("PATCH site", [200, 200, 403, 403, 403, 403, 404, 404, 401]),
+    ("POST site publish", [200, 200, 403, 403, 403, 403, 404, 404, 401]),
+    (
+        "POST site sections",
+        [201, 201, 403, 403, 403, 403, 404, 404, 401],
+    ),
+    (
+        "GET site publishing auth",
+        [200, 403, 403, 403, 403, 403, 404, 404, 401],
+    ),
+    ("DELETE site", [204, 204, 403, 403, 403, 403, 404, 404, 401]),
+    // Last: joining makes the guest a member.
     (
         "POST invites/{id} (join)",
         [200, 200, 200, 200, 200, 200, 200, 200, 401],
@@ -494,6 +574,25 @@ async fn permissions_objects_agree_with_what_the_server_allows() {
             let promised = team.body["permissions"]["admin"].as_bool().unwrap();
             let status = w.run("PATCH team", caller).await;
             assert_eq!(promised, allowed(status), "{role}: team permissions.admin");
+        }
+        // Sites: view, edit and admin against reading, changing and the visitor key.
+        let site = w.app.get(user, &format!("/v1/orgs/{org}/sites/{}", w.site)).await;
+        if site.status == 200 {
+            let sp = &site.body["permissions"];
+            for (name, op) in [
+                ("view", "GET site"),
+                ("edit", "PATCH site"),
+                ("admin", "GET site publishing auth"),
+            ] {
+                let status = w.run(op, caller).await;
+                assert_eq!(
+                    sp[name].as_bool().unwrap(),
+                    allowed(status),
+                    "{role}: site permissions.{name}"
+                );
+            }
+        } else {
+            assert_eq!(*role, "guest", "only guests do not see sites");
         }
         // Spaces: every permission against the operation it promises.
         let space = w.app.get(user, &format!("/v1/spaces/{}", w.space)).await;

@@ -427,6 +427,201 @@ const SWEEP: &[(&str, &str, Expect)] = &[
         "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/commenters",
         Hidden,
     ),
+    // Docs sites: the victim's site is published with share-link visibility, so its
+    // published view needs a key the outsider does not have.
+    ("GET", "/v1/orgs/{organizationId}/sites", Hidden),
+    ("POST", "/v1/orgs/{organizationId}/sites", Hidden),
+    ("GET", "/v1/orgs/{organizationId}/sites/{siteId}", Hidden),
+    ("PATCH", "/v1/orgs/{organizationId}/sites/{siteId}", Hidden),
+    ("DELETE", "/v1/orgs/{organizationId}/sites/{siteId}", Hidden),
+    ("POST", "/v1/orgs/{organizationId}/sites/{siteId}/publish", Hidden),
+    (
+        "POST",
+        "/v1/orgs/{organizationId}/sites/{siteId}/unpublish",
+        Hidden,
+    ),
+    (
+        "GET",
+        "/v1/orgs/{organizationId}/sites/{siteId}/published",
+        Hidden,
+    ),
+    (
+        "GET",
+        "/v1/orgs/{organizationId}/sites/{siteId}/structure",
+        Hidden,
+    ),
+    (
+        "GET",
+        "/v1/orgs/{organizationId}/sites/{siteId}/adaptive-schema",
+        Hidden,
+    ),
+    (
+        "PUT",
+        "/v1/orgs/{organizationId}/sites/{siteId}/adaptive-schema",
+        Hidden,
+    ),
+    (
+        "GET",
+        "/v1/orgs/{organizationId}/sites/{siteId}/adaptive-schema/template-conditions",
+        Hidden,
+    ),
+    (
+        "GET",
+        "/v1/orgs/{organizationId}/sites/{siteId}/publishing/auth",
+        Hidden,
+    ),
+    (
+        "POST",
+        "/v1/orgs/{organizationId}/sites/{siteId}/publishing/auth/regenerate",
+        Hidden,
+    ),
+    (
+        "GET",
+        "/v1/orgs/{organizationId}/sites/{siteId}/customization",
+        Hidden,
+    ),
+    (
+        "PUT",
+        "/v1/orgs/{organizationId}/sites/{siteId}/customization",
+        Hidden,
+    ),
+    (
+        "GET",
+        "/v1/orgs/{organizationId}/sites/{siteId}/share-links",
+        Hidden,
+    ),
+    (
+        "POST",
+        "/v1/orgs/{organizationId}/sites/{siteId}/share-links",
+        Hidden,
+    ),
+    (
+        "PATCH",
+        "/v1/orgs/{organizationId}/sites/{siteId}/share-links/{shareLinkId}",
+        Hidden,
+    ),
+    (
+        "DELETE",
+        "/v1/orgs/{organizationId}/sites/{siteId}/share-links/{shareLinkId}",
+        Hidden,
+    ),
+    ("GET", "/v1/orgs/{organizationId}/sites/{siteId}/sections", Hidden),
+    (
+        "POST",
+        "/v1/orgs/{organizationId}/sites/{siteId}/sections",
+        Hidden,
+    ),
+    (
+        "PATCH",
+        "/v1/orgs/{organizationId}/sites/{siteId}/sections/{siteSectionId}",
+        Hidden,
+    ),
+    (
+        "DELETE",
+        "/v1/orgs/{organizationId}/sites/{siteId}/sections/{siteSectionId}",
+        Hidden,
+    ),
+    (
+        "POST",
+        "/v1/orgs/{organizationId}/sites/{siteId}/sections/{siteSectionId}/move",
+        Hidden,
+    ),
+    (
+        "GET",
+        "/v1/orgs/{organizationId}/sites/{siteId}/section-groups",
+        Hidden,
+    ),
+    (
+        "POST",
+        "/v1/orgs/{organizationId}/sites/{siteId}/section-groups",
+        Hidden,
+    ),
+    (
+        "PATCH",
+        "/v1/orgs/{organizationId}/sites/{siteId}/section-groups/{siteSectionGroupId}",
+        Hidden,
+    ),
+    (
+        "DELETE",
+        "/v1/orgs/{organizationId}/sites/{siteId}/section-groups/{siteSectionGroupId}",
+        Hidden,
+    ),
+    (
+        "POST",
+        "/v1/orgs/{organizationId}/sites/{siteId}/section-groups/{siteSectionGroupId}/sections",
+        Hidden,
+    ),
+    (
+        "DELETE",
+        "/v1/orgs/{organizationId}/sites/{siteId}/section-groups/{siteSectionGroupId}/sections/{siteSectionId}",
+        Hidden,
+    ),
+    (
+        "POST",
+        "/v1/orgs/{organizationId}/sites/{siteId}/section-groups/{siteSectionGroupId}/move",
+        Hidden,
+    ),
+    (
+        "GET",
+        "/v1/orgs/{organizationId}/sites/{siteId}/site-spaces",
+        Hidden,
+    ),
+    (
+        "POST",
+        "/v1/orgs/{organizationId}/sites/{siteId}/site-spaces",
+        Hidden,
+    ),
+    (
+        "PATCH",
+        "/v1/orgs/{organizationId}/sites/{siteId}/site-spaces/{siteSpaceId}",
+        Hidden,
+    ),
+    (
+        "DELETE",
+        "/v1/orgs/{organizationId}/sites/{siteId}/site-spaces/{siteSpaceId}",
+        Hidden,
+    ),
+    (
+        "POST",
+        "/v1/orgs/{organizationId}/sites/{siteId}/site-spaces/{siteSpaceId}/move",
+        Hidden,
+    ),
+    (
+        "GET",
+        "/v1/orgs/{organizationId}/sites/{siteId}/site-spaces/{siteSpaceId}/customization",
+        Hidden,
+    ),
+    (
+        "PUT",
+        "/v1/orgs/{organizationId}/sites/{siteId}/site-spaces/{siteSpaceId}/customization",
+        Hidden,
+    ),
+    (
+        "GET",
+        "/v1/orgs/{organizationId}/sites/{siteId}/redirects",
+        Hidden,
+    ),
+    (
+        "POST",
+        "/v1/orgs/{organizationId}/sites/{siteId}/redirects",
+        Hidden,
+    ),
+    (
+        "GET",
+        "/v1/orgs/{organizationId}/sites/{siteId}/redirects/{siteRedirectId}",
+        Hidden,
+    ),
+    (
+        "PATCH",
+        "/v1/orgs/{organizationId}/sites/{siteId}/redirects/{siteRedirectId}",
+        Hidden,
+    ),
+    (
+        "DELETE",
+        "/v1/orgs/{organizationId}/sites/{siteId}/redirects/{siteRedirectId}",
+        Hidden,
+    ),
+    ("GET", "/v1/orgs/{organizationId}/sites/{siteId}/redirect", Hidden),
     // Search.
     ("GET", "/v1/spaces/{spaceId}/search", Hidden),
     ("GET", "/v1/orgs/{organizationId}/search", Hidden),
@@ -730,6 +925,56 @@ async fn victim(app: &TestApp) -> Victim {
     // Both comment routes get the same ids: the space's comment is used under the change
     // request too, which a correct server refuses in any case.
     let (comment, reply) = comment_ids[0].clone();
+    // A docs site: a section showing the space, in a group, a share link; published, for
+    // holders of a share key only.
+    let site_title = secret("Site");
+    let site = id(&app
+        .post(
+            &owner,
+            &format!("/v1/orgs/{org}/sites"),
+            json!({"title": site_title, "visibility": "share-link"}),
+        )
+        .await
+        .expect(201));
+    let section = app
+        .post(
+            &owner,
+            &format!("/v1/orgs/{org}/sites/{site}/sections"),
+            json!({"spaceId": space, "title": secret("Section")}),
+        )
+        .await
+        .expect(201);
+    let site_space = id(&section["siteSpaces"][0]);
+    let section = id(&section);
+    let section_group = id(&app
+        .post(
+            &owner,
+            &format!("/v1/orgs/{org}/sites/{site}/section-groups"),
+            json!({"title": secret("Group"), "sections": [section]}),
+        )
+        .await
+        .expect(201));
+    let share_link = app
+        .post(
+            &owner,
+            &format!("/v1/orgs/{org}/sites/{site}/share-links"),
+            json!({"name": "Reviewers"}),
+        )
+        .await
+        .expect(201);
+    let share_key = share_link["key"].as_str().expect("share key").to_string();
+    let share_link = id(&share_link);
+    app.post(&owner, &format!("/v1/orgs/{org}/sites/{site}/publish"), json!({}))
+        .await
+        .expect(200);
+    let redirect = id(&app
+        .post(
+            &owner,
+            &format!("/v1/orgs/{org}/sites/{site}/redirects"),
+            json!({"source": "/old", "destination": {"kind": "site-section", "siteSectionId": section}}),
+        )
+        .await
+        .expect(201));
     let tokens = app.get(&owner, "/v1/user/tokens").await.expect(200);
     let token = id(&tokens["items"][0]);
     let mut params = BTreeMap::new();
@@ -754,6 +999,12 @@ async fn victim(app: &TestApp) -> Victim {
     params.insert("emailDomain", domain.clone());
     params.insert("hash", hash.clone());
     params.insert("name", file_name.clone());
+    params.insert("siteId", site.clone());
+    params.insert("siteSectionId", section.clone());
+    params.insert("siteSectionGroupId", section_group.clone());
+    params.insert("siteSpaceId", site_space.clone());
+    params.insert("shareLinkId", share_link.clone());
+    params.insert("siteRedirectId", redirect.clone());
     let mut secrets: BTreeSet<String> = [
         org_title,
         instructions,
@@ -773,6 +1024,8 @@ async fn victim(app: &TestApp) -> Victim {
         first,
         hash,
         domain,
+        site_title,
+        share_key,
     ]
     .into_iter()
     .collect();
@@ -918,6 +1171,27 @@ fn plausible_body(method: &str, route: &str, outsider: &TestUser, outsider_org: 
         ("PUT", "{userId}") => json!({}),
         ("POST", "link-invites") | ("PATCH", "{inviteId}") => json!({"role": "admin"}),
         ("POST", "collections") | ("PATCH", "{collectionId}") => json!({"title": "Pwned"}),
+        ("POST", "sites") | ("PATCH", "{siteId}") => json!({"title": "Pwned"}),
+        ("POST", "sections") if route.contains("/section-groups/") => json!({"sectionId": "x"}),
+        ("POST", "sections") => json!({"spaceId": outsider_org, "title": "Pwned"}),
+        ("POST", "move") if route.contains("/sections/") => {
+            json!({"position": {"before": {"type": "site-section", "siteSection": "x"}}})
+        }
+        ("POST", "move") if route.contains("/site-spaces/") => {
+            json!({"position": {"before": {"type": "site-space", "siteSpace": "x"}}})
+        }
+        ("POST", "site-spaces") => json!({"spaceId": outsider_org}),
+        ("POST", "section-groups") | ("PATCH", "{siteSectionGroupId}") => json!({"title": "Pwned"}),
+        ("PATCH", "{siteSectionId}") => json!({"title": "Pwned"}),
+        ("PATCH", "{siteSpaceId}") => json!({"path": "pwned"}),
+        ("POST", "share-links") | ("PATCH", "{shareLinkId}") => json!({"name": "Pwned"}),
+        ("POST", "redirects") => {
+            json!({"source": "/pwned", "destination": {"kind": "external", "url": "https://example.com"}})
+        }
+        ("PATCH", "{siteRedirectId}") => json!({"source": "/pwned"}),
+        ("PUT", "adaptive-schema") => {
+            json!({"jsonSchema": {"type": "object", "properties": {}, "additionalProperties": false}})
+        }
         ("POST", "spaces") | ("PATCH", "{spaceId}") => json!({"title": "Pwned"}),
         ("POST", "move") => json!({"parent": null}),
         ("POST", "transfer") => json!({"organization": outsider_org}),
@@ -965,8 +1239,11 @@ async fn an_outsider_learns_nothing_and_changes_nothing_in_another_organization(
             continue;
         }
         // Searches need a query to get past parsing.
+        // Searches need a query to get past parsing, resolving a redirect a source.
         let query = if route.ends_with("/search") {
             "?query=guide"
+        } else if route.ends_with("/redirect") {
+            "?source=/old"
         } else {
             ""
         };

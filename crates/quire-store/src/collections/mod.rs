@@ -187,6 +187,8 @@ pub fn transfer(
             params![sid.clone(), organization, clock::now_ms()],
         )?;
     }
+    // The sites of its old organization stop showing its spaces.
+    crate::sites::detach::remove_spaces(c, &spaces)?;
     let mut targets = collections.clone();
     targets.extend(spaces);
     crate::transfer::move_access(c, organization, &targets)?;

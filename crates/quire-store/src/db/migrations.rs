@@ -96,6 +96,12 @@ const MIGRATIONS: &[Migration] = &[
         sqlite: include_str!("../../migrations/0014_space_count_shards_sqlite.sql"),
         postgres: include_str!("../../migrations/0014_space_count_shards_postgres.sql"),
     },
+    Migration {
+        version: 15,
+        name: "docs sites",
+        sqlite: include_str!("../../migrations/0015_sites.sql"),
+        postgres: include_str!("../../migrations/0015_sites.sql"),
+    },
 ];
 
 /// An arbitrary constant that names quire's migration lock among PostgreSQL advisory locks.

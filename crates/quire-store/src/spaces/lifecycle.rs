@@ -37,6 +37,8 @@ pub fn soft_delete(
             now.saturating_add(retention_ms),
             Some(&purge_key(space_id)),
         )?;
+        // Sites stop showing it (their defaults are picked again), in this transaction.
+        crate::sites::detach::remove_spaces(c, &[space_id.to_string()])?;
         let org = events::organization_of_space(c, space_id)?;
         let payload = json!({ "spaceId": space_id });
         events::record(

@@ -340,6 +340,8 @@ pub fn transfer(
     )?;
     reparent(c, space_id, collection)?;
     crate::transfer::move_access(c, organization, std::slice::from_ref(space_id))?;
+    // The sites of its old organization stop showing it.
+    crate::sites::detach::remove_spaces(c, std::slice::from_ref(space_id))?;
     siblings::place(c, organization, collection, (Kind::Space, space_id), None)?;
     load_visible(c, space_id, caller)
 }

@@ -1,0 +1,510 @@
+//! Docs sites: the site itself, its publication, adaptive schema and visitor-auth key. Its
+//! structure (`structure.rs`), published view (`published.rs`), share links and customization
+//! have their own files.
+
+mod customization;
+pub(crate) mod published;
+mod redirects;
+mod share_links;
+mod structure;
+pub mod wire;
+
+use axum::extract::State;
+use axum::http::{StatusCode, header};
+use axum::response::IntoResponse;
+use quire_store::paging::{List, Page, Paging};
+use quire_store::patch::Patch;
+use quire_store::permissions::site;
+use quire_store::sites::{self, AgentsContext, SiteType, SiteVisibility};
+use quire_store::{orgs, validate};
+use serde::Deserialize;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use crate::app::App;
+use crate::auth::Caller;
+use crate::error::{ApiError, ApiResult};
+use crate::extract::{FromQuery, Json, OptionalJson, Path, Query, QueryOf};
+use crate::paths::{OrgPath, SitePath};
+use wire::{AdaptiveSchemaJson, PublishingAuthJson, TemplateConditionJson, TemplateConditionsJson};
+pub use wire::{SiteJson, site_json};
+
+pub fn routes() -> OpenApiRouter<App> {
+    OpenApiRouter::default()
+        .routes(routes!(list_sites, create_site))
+        .routes(routes!(get_site, update_site, delete_site))
+        .routes(routes!(publish_site))
+        .routes(routes!(unpublish_site))
+        .routes(routes!(get_adaptive_schema, put_adaptive_schema))
+        .routes(routes!(get_template_conditions))
+        .routes(routes!(get_publishing_auth))
+        .routes(routes!(regenerate_publishing_auth))
+        .merge(structure::routes())
+        .merge(published::routes())
+        .merge(share_links::routes())
+        .merge(customization::routes())
+        .merge(redirects::routes())
+}
+
+fn check_title(title: &str) -> ApiResult<()> {
+    validate::title("title", title, sites::TITLE_MIN, sites::TITLE_MAX)?;
+    Ok(())
+}
+
+/// The query of `GET /v1/orgs/{organizationId}/sites`.
+#[derive(utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+struct ListSitesQuery {
+    /// Only sites that publish this space.
+    #[param(value_type = Option<String>)]
+    space: Option<String>,
+    /// Only sites whose title contains this text (case-insensitive).
+    #[param(value_type = Option<String>)]
+    title: Option<String>,
+    /// Only published (`true`) or unpublished (`false`) sites.
+    #[param(value_type = Option<bool>)]
+    published: Option<bool>,
+    #[param(ignore)]
+    paging: Paging,
+}
+
+impl FromQuery for ListSitesQuery {
+    fn from_query(query: &Query) -> ApiResult<ListSitesQuery> {
+        let published = match query.str("published") {
+            None | Some("") => None,
+            Some(_) => Some(query.bool("published", false)?),
+        };
+        let text = |name: &str| query.str(name).filter(|s| !s.is_empty()).map(String::from);
+        Ok(ListSitesQuery {
+            space: text("space").or_else(|| text("spaceId")),
+            title: text("title"),
+            published,
+            paging: Paging::from_query(query)?,
+        })
+    }
+}
+
+#[utoipa::path(
+    get,
+    path = "/v1/orgs/{organizationId}/sites",
+    tag = "Docs sites",
+    summary = "List the docs sites of an organization",
+    params(OrgPath, ListSitesQuery, Paging),
+    responses((status = 200, description = "The sites, oldest first.", body = List<SiteJson>)),
+    security(("token" = ["site:metadata:read"]))
+)]
+async fn list_sites(
+    caller: Caller,
+    State(app): State<App>,
+    Path(OrgPath {
+        organization_id: org_id,
+    }): Path<OrgPath>,
+    QueryOf(query): QueryOf<ListSitesQuery>,
+) -> ApiResult<axum::Json<List<SiteJson>>> {
+    let scope = format!(
+        "sites:{org_id}:{:?}:{:?}:{:?}",
+        query.space, query.title, query.published
+    );
+    let page = Page::new(&query.paging, scope)?;
+    let filters = sites::Filters {
+        space: query.space,
+        title: query.title,
+        published: query.published,
+    };
+    let list = app
+        .db
+        .read(move |c| {
+            let org = orgs::load_visible(c, &org_id, &caller.user_id)?;
+            sites::list(c, &org, &filters, &page)
+        })
+        .await?;
+    Ok(axum::Json(
+        list.map(|s| site_json(&app.urls, &s.site, s.standing)),
+    ))
+}
+
+#[derive(Deserialize, Default, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+struct CreateSite {
+    #[serde(rename = "type")]
+    kind: Option<SiteType>,
+    title: Option<String>,
+    visibility: Option<SiteVisibility>,
+    spaces: Option<Vec<String>>,
+}
+
+#[utoipa::path(
+    post,
+    path = "/v1/orgs/{organizationId}/sites",
+    tag = "Docs sites",
+    summary = "Create a docs site",
+    params(OrgPath),
+    request_body(content = Option<CreateSite>, description = "Optional.", content_type = "application/json"),
+    responses((status = 201, description = "The new site.", body = SiteJson, headers(("Location" = String, description = "The site's URL.")))),
+    security(("token" = ["site:metadata:write"]))
+)]
+async fn create_site(
+    caller: Caller,
+    State(app): State<App>,
+    Path(OrgPath {
+        organization_id: org_id,
+    }): Path<OrgPath>,
+    OptionalJson(body): OptionalJson<CreateSite>,
+) -> ApiResult<impl IntoResponse> {
+    let body = body.unwrap_or_default();
+    let title = body.title.unwrap_or_else(|| "Untitled site".to_string());
+    check_title(&title)?;
+    let new = sites::NewSite {
+        kind: body.kind.unwrap_or(SiteType::Basic),
+        title,
+        visibility: body.visibility.unwrap_or(SiteVisibility::Public),
+        spaces: body.spaces.unwrap_or_default(),
+    };
+    let site = app
+        .db
+        .write(move |c| {
+            let org = orgs::load_visible(c, &org_id, &caller.user_id)?;
+            sites::create(c, &org, &caller.user_id, &new)
+        })
+        .await?;
+    let json = site_json(&app.urls, &site.site, site.standing);
+    Ok((
+        StatusCode::CREATED,
+        [(header::LOCATION, json.urls.location.clone())],
+        axum::Json(json),
+    ))
+}
+
+#[utoipa::path(
+    get,
+    path = "/v1/orgs/{organizationId}/sites/{siteId}",
+    tag = "Docs sites",
+    summary = "Get a docs site",
+    params(SitePath),
+    responses((status = 200, description = "The site.", body = SiteJson)),
+    security(("token" = ["site:metadata:read"]))
+)]
+async fn get_site(
+    caller: Caller,
+    State(app): State<App>,
+    Path(path): Path<SitePath>,
+) -> ApiResult<axum::Json<SiteJson>> {
+    let site = app
+        .db
+        .read(move |c| sites::load_visible(c, &path.organization_id, &path.site_id, &caller.user_id))
+        .await?;
+    Ok(axum::Json(site_json(&app.urls, &site.site, site.standing)))
+}
+
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+struct AdaptiveContentBody {
+    enabled: bool,
+}
+
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct UpdateSite {
+    title: Option<String>,
+    visibility: Option<SiteVisibility>,
+    #[serde(default)]
+    #[schema(value_type = Option<String>)]
+    basename: Patch<String>,
+    #[serde(default)]
+    #[schema(value_type = Option<String>)]
+    hostname: Patch<String>,
+    adaptive_content: Option<AdaptiveContentBody>,
+    agents_context: Option<AgentsContext>,
+    default_site_space: Option<String>,
+    default_site_section: Option<String>,
+    #[serde(default)]
+    #[schema(value_type = Option<String>)]
+    proxy: Patch<String>,
+}
+
+#[utoipa::path(
+    patch,
+    path = "/v1/orgs/{organizationId}/sites/{siteId}",
+    tag = "Docs sites",
+    summary = "Update a docs site",
+    params(SitePath),
+    request_body = UpdateSite,
+    responses((status = 200, description = "The site as updated.", body = SiteJson)),
+    security(("token" = ["site:metadata:write"]))
+)]
+async fn update_site(
+    caller: Caller,
+    State(app): State<App>,
+    Path(path): Path<SitePath>,
+    Json(body): Json<UpdateSite>,
+) -> ApiResult<axum::Json<SiteJson>> {
+    if let Some(t) = &body.title {
+        check_title(t)?;
+    }
+    if let Patch::Value(b) = &body.basename {
+        validate::name("basename", b, sites::BASENAME_MAX)?;
+        if b.is_empty() {
+            return Err(ApiError::bad_request(
+                "`basename` must be 1 to 100 characters long, not 0",
+            ));
+        }
+    }
+    if let Patch::Value(h) = &body.hostname {
+        sites::check_hostname(h)?;
+    }
+    if let Patch::Value(p) = &body.proxy {
+        sites::check_proxy(p)?;
+    }
+    let changes = sites::Changes {
+        title: body.title,
+        visibility: body.visibility,
+        basename: body.basename,
+        hostname: body.hostname,
+        proxy: body.proxy,
+        adaptive_enabled: body.adaptive_content.map(|a| a.enabled),
+        agents_context: body.agents_context,
+        default_site_space: body.default_site_space,
+        default_site_section: body.default_site_section,
+    };
+    let site = app
+        .db
+        .write(move |c| {
+            let site = sites::load_visible(c, &path.organization_id, &path.site_id, &caller.user_id)?
+                .authorize::<site::Manage>()?;
+            sites::update(c, &site, &caller.user_id, &changes)
+        })
+        .await?;
+    Ok(axum::Json(site_json(&app.urls, &site.site, site.standing)))
+}
+
+#[utoipa::path(
+    delete,
+    path = "/v1/orgs/{organizationId}/sites/{siteId}",
+    tag = "Docs sites",
+    summary = "Delete a docs site",
+    params(SitePath),
+    responses((status = 204, description = "The site is deleted.")),
+    security(("token" = ["site:metadata:write"]))
+)]
+async fn delete_site(
+    caller: Caller,
+    State(app): State<App>,
+    Path(path): Path<SitePath>,
+) -> ApiResult<StatusCode> {
+    app.db
+        .write(move |c| {
+            let site = sites::load_visible(c, &path.organization_id, &path.site_id, &caller.user_id)?
+                .authorize::<site::Manage>()?;
+            sites::delete(c, &site, &caller.user_id)
+        })
+        .await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+async fn set_published(
+    app: App,
+    caller: Caller,
+    path: SitePath,
+    published: bool,
+) -> ApiResult<axum::Json<SiteJson>> {
+    let site = app
+        .db
+        .write(move |c| {
+            let site = sites::load_visible(c, &path.organization_id, &path.site_id, &caller.user_id)?
+                .authorize::<site::Manage>()?;
+            sites::set_published(c, &site, &caller.user_id, published)
+        })
+        .await?;
+    Ok(axum::Json(site_json(&app.urls, &site.site, site.standing)))
+}
+
+#[utoipa::path(
+    post,
+    path = "/v1/orgs/{organizationId}/sites/{siteId}/publish",
+    tag = "Docs sites",
+    summary = "Publish a docs site",
+    params(SitePath),
+    responses((status = 200, description = "The site, live for its visibility's audience.", body = SiteJson)),
+    security(("token" = ["site:metadata:write"]))
+)]
+async fn publish_site(
+    caller: Caller,
+    State(app): State<App>,
+    Path(path): Path<SitePath>,
+) -> ApiResult<axum::Json<SiteJson>> {
+    set_published(app, caller, path, true).await
+}
+
+#[utoipa::path(
+    post,
+    path = "/v1/orgs/{organizationId}/sites/{siteId}/unpublish",
+    tag = "Docs sites",
+    summary = "Take a docs site down",
+    params(SitePath),
+    responses((status = 200, description = "The site, no longer live.", body = SiteJson)),
+    security(("token" = ["site:metadata:write"]))
+)]
+async fn unpublish_site(
+    caller: Caller,
+    State(app): State<App>,
+    Path(path): Path<SitePath>,
+) -> ApiResult<axum::Json<SiteJson>> {
+    set_published(app, caller, path, false).await
+}
+
+#[utoipa::path(
+    get,
+    path = "/v1/orgs/{organizationId}/sites/{siteId}/adaptive-schema",
+    tag = "Docs sites",
+    summary = "Get the adaptive schema of a site",
+    params(SitePath),
+    responses((status = 200, description = "The schema; 404 when the site has none.", body = AdaptiveSchemaJson)),
+    security(("token" = ["site:metadata:read"]))
+)]
+async fn get_adaptive_schema(
+    caller: Caller,
+    State(app): State<App>,
+    Path(path): Path<SitePath>,
+) -> ApiResult<axum::Json<AdaptiveSchemaJson>> {
+    let schema = app
+        .db
+        .read(move |c| {
+            let site = sites::load_visible(c, &path.organization_id, &path.site_id, &caller.user_id)?;
+            sites::adaptive_schema(&site)
+        })
+        .await?;
+    Ok(axum::Json(AdaptiveSchemaJson {
+        object: "site-adaptive-schema",
+        json_schema: schema.json,
+        updated_at: schema.updated_at,
+    }))
+}
+
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct PutAdaptiveSchema {
+    #[schema(value_type = Object)]
+    json_schema: serde_json::Value,
+}
+
+#[utoipa::path(
+    put,
+    path = "/v1/orgs/{organizationId}/sites/{siteId}/adaptive-schema",
+    tag = "Docs sites",
+    summary = "Set the adaptive schema of a site",
+    params(SitePath),
+    request_body = PutAdaptiveSchema,
+    responses((status = 200, description = "The schema as stored.", body = AdaptiveSchemaJson)),
+    security(("token" = ["site:metadata:write"]))
+)]
+async fn put_adaptive_schema(
+    caller: Caller,
+    State(app): State<App>,
+    Path(path): Path<SitePath>,
+    Json(body): Json<PutAdaptiveSchema>,
+) -> ApiResult<axum::Json<AdaptiveSchemaJson>> {
+    let schema = sites::parse_schema(&body.json_schema)?;
+    let stored = app
+        .db
+        .write(move |c| {
+            let site = sites::load_visible(c, &path.organization_id, &path.site_id, &caller.user_id)?
+                .authorize::<site::Manage>()?;
+            sites::set_adaptive_schema(c, &site, &schema)
+        })
+        .await?;
+    Ok(axum::Json(AdaptiveSchemaJson {
+        object: "site-adaptive-schema",
+        json_schema: stored.json,
+        updated_at: stored.updated_at,
+    }))
+}
+
+#[utoipa::path(
+    get,
+    path = "/v1/orgs/{organizationId}/sites/{siteId}/adaptive-schema/template-conditions",
+    tag = "Docs sites",
+    summary = "Suggested conditions derived from the adaptive schema",
+    params(SitePath),
+    responses((status = 200, description = "The template conditions.", body = TemplateConditionsJson)),
+    security(("token" = ["site:metadata:read"]))
+)]
+async fn get_template_conditions(
+    caller: Caller,
+    State(app): State<App>,
+    Path(path): Path<SitePath>,
+) -> ApiResult<axum::Json<TemplateConditionsJson>> {
+    let items = app
+        .db
+        .read(move |c| {
+            let site = sites::load_visible(c, &path.organization_id, &path.site_id, &caller.user_id)?;
+            sites::template_conditions(&site)
+        })
+        .await?;
+    Ok(axum::Json(TemplateConditionsJson {
+        items: items
+            .into_iter()
+            .map(|t| TemplateConditionJson {
+                description: t.description,
+                condition: t.condition,
+            })
+            .collect(),
+    }))
+}
+
+fn publishing_auth(key: String) -> PublishingAuthJson {
+    PublishingAuthJson {
+        object: "publishing-auth",
+        backend: "custom",
+        private_key: key,
+    }
+}
+
+#[utoipa::path(
+    get,
+    path = "/v1/orgs/{organizationId}/sites/{siteId}/publishing/auth",
+    tag = "Docs sites",
+    summary = "Get the visitor-auth settings of a site, with the key visitor tokens are signed with",
+    params(SitePath),
+    responses((status = 200, description = "The settings.", body = PublishingAuthJson)),
+    security(("token" = ["site:metadata:read"]))
+)]
+async fn get_publishing_auth(
+    caller: Caller,
+    State(app): State<App>,
+    Path(path): Path<SitePath>,
+) -> ApiResult<axum::Json<PublishingAuthJson>> {
+    let key = app
+        .db
+        .read(move |c| {
+            let site = sites::load_visible(c, &path.organization_id, &path.site_id, &caller.user_id)?
+                .authorize::<site::Admin>()?;
+            Ok::<_, quire_store::StoreError>(sites::visitor_key(&site))
+        })
+        .await?;
+    Ok(axum::Json(publishing_auth(key)))
+}
+
+#[utoipa::path(
+    post,
+    path = "/v1/orgs/{organizationId}/sites/{siteId}/publishing/auth/regenerate",
+    tag = "Docs sites",
+    summary = "Rotate the key visitor tokens are signed with",
+    params(SitePath),
+    responses((status = 200, description = "The settings with the new key; tokens signed with the old one are refused.", body = PublishingAuthJson)),
+    security(("token" = ["site:metadata:write"]))
+)]
+async fn regenerate_publishing_auth(
+    caller: Caller,
+    State(app): State<App>,
+    Path(path): Path<SitePath>,
+) -> ApiResult<axum::Json<PublishingAuthJson>> {
+    let key = app
+        .db
+        .write(move |c| {
+            let site = sites::load_visible(c, &path.organization_id, &path.site_id, &caller.user_id)?
+                .authorize::<site::Admin>()?;
+            sites::regenerate_visitor_key(c, &site)
+        })
+        .await?;
+    Ok(axum::Json(publishing_auth(key)))
+}

@@ -1,0 +1,225 @@
+//! The published content site (what a visitor reads) and the structure of a site (what its
+//! members manage).
+
+use std::collections::HashMap;
+
+use axum::extract::State;
+use axum::http::HeaderMap;
+use axum::response::Response;
+use bytes::Bytes;
+use quire_store::orgs;
+use quire_store::permissions::Standing;
+use quire_store::sites::published::{self, Published, Shown, Visitor};
+use quire_store::sites::{self, SiteVisibility};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use super::wire::{self, PublishedCustomizations, PublishedSiteJson, Render, StructureJson};
+use crate::api::spaces::wire::with_role;
+use crate::app::App;
+use crate::auth::Caller;
+use crate::encoding;
+use crate::error::{ApiError, ApiResult};
+use crate::extract::{FromQuery, Path, Query, QueryOf};
+use crate::paths::SitePath;
+
+pub fn routes() -> OpenApiRouter<App> {
+    OpenApiRouter::default()
+        .routes(routes!(get_published))
+        .routes(routes!(get_structure))
+}
+
+/// `shareKey` and `visitorAuthToken`.
+#[derive(utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+struct PublishedQuery {
+    /// The key of an active share link: required by share-link sites.
+    #[param(value_type = Option<String>, rename = "shareKey")]
+    share_key: Option<String>,
+    /// A visitor token: a JWT signed (HS256) with the site's visitor key, `aud` the site's
+    /// id, with `exp`. Required by visitor-auth sites; its claims feed adaptive content.
+    #[param(value_type = Option<String>, rename = "visitorAuthToken")]
+    visitor_auth_token: Option<String>,
+}
+
+impl FromQuery for PublishedQuery {
+    fn from_query(query: &Query) -> ApiResult<PublishedQuery> {
+        let text = |name: &str| query.str(name).filter(|s| !s.is_empty()).map(String::from);
+        Ok(PublishedQuery {
+            share_key: text("shareKey"),
+            visitor_auth_token: text("visitorAuthToken"),
+        })
+    }
+}
+
+#[utoipa::path(
+    get,
+    path = "/v1/orgs/{organizationId}/sites/{siteId}/published",
+    tag = "Docs sites",
+    summary = "The published content site, as its visitor may read it",
+    params(SitePath, PublishedQuery),
+    responses((status = 200, description = "The sections, groups and site spaces the visitor may see, with their spaces, the customizations and scripts; 404 when the site is absent, not published, or not open to this visitor.", body = PublishedSiteJson)),
+    security(("token" = ["site:metadata:read"]))
+)]
+async fn get_published(
+    caller: Caller,
+    State(app): State<App>,
+    Path(path): Path<SitePath>,
+    QueryOf(query): QueryOf<PublishedQuery>,
+    headers: HeaderMap,
+) -> ApiResult<Response> {
+    let site = app
+        .store
+        .published_sites
+        .load(&app.db, &path.organization_id, &path.site_id)
+        .await?;
+    let standing = if site.site.visibility == SiteVisibility::InCollection {
+        let (org, user) = (path.organization_id.clone(), caller.user_id.clone());
+        app.db
+            .read(move |c| orgs::load_for(c, &org, &user))
+            .await?
+            .map_or(Standing::Outsider, |o| o.standing)
+    } else {
+        Standing::Outsider
+    };
+    let claims = published::admit(
+        &site,
+        &Visitor {
+            share_key: query.share_key.as_deref(),
+            token: query.visitor_auth_token.as_deref(),
+            standing,
+        },
+    )?;
+    let shown = published::shown(&site, &claims);
+    let key = (site.generation, shown);
+    let body = match app.published_bodies.0.get(&key) {
+        Some(body) => body,
+        None => {
+            let json = render(&app, &site, &key.1);
+            let plain = serde_json::to_vec(&json)
+                .map_err(|e| ApiError::internal(format!("cannot render a published site: {e}")))?;
+            let gzip = encoding::gzip(&plain, encoding::Effort::Fast)
+                .map_err(|e| ApiError::internal(format!("cannot compress a published site: {e}")))?;
+            let body = Body {
+                plain: plain.into(),
+                gzip,
+            };
+            app.published_bodies.0.insert(key, body.clone());
+            body
+        }
+    };
+    Ok(if encoding::accepts_gzip(&headers) {
+        encoding::json(body.gzip, true)
+    } else {
+        encoding::json(body.plain, false)
+    })
+}
+
+/// A rendered published site, plain and compressed (about 140 KB and 10 KB for 60 site
+/// spaces: compressed once per render rather than per request).
+#[derive(Clone)]
+pub struct Body {
+    plain: Bytes,
+    gzip: Bytes,
+}
+
+/// Rendered published sites by (load generation, what the visitor sees), at most
+/// `BODIES_BYTES` in all.
+pub struct Bodies(quick_cache::sync::Cache<(u64, Shown), Body, BodyWeight>);
+
+const BODIES_BYTES: u64 = 16 << 20;
+
+impl Default for Bodies {
+    fn default() -> Self {
+        Bodies(quick_cache::sync::Cache::with_weighter(
+            1_000,
+            BODIES_BYTES,
+            BodyWeight,
+        ))
+    }
+}
+
+#[derive(Clone)]
+pub struct BodyWeight;
+
+impl quick_cache::Weighter<(u64, Shown), Body> for BodyWeight {
+    fn weight(&self, _: &(u64, Shown), body: &Body) -> u64 {
+        (body.plain.len() + body.gzip.len()) as u64 + 64
+    }
+}
+
+fn render(app: &App, p: &Published, shown: &Shown) -> PublishedSiteJson {
+    let urls = &app.urls;
+    let sections: HashMap<&str, bool> = p
+        .tree
+        .sections
+        .iter()
+        .zip(&shown.sections)
+        .map(|(s, b)| (s.id.as_str(), *b))
+        .collect();
+    let site_spaces: HashMap<&str, bool> = p
+        .tree
+        .site_spaces
+        .iter()
+        .zip(&shown.site_spaces)
+        .map(|(s, b)| (s.id.as_str(), *b))
+        .collect();
+    let space = |ss: &sites::SiteSpace| p.spaces.get(&ss.space_id).map(|s| with_role(urls, s, None));
+    let shows_section = |s: &sites::Section| sections.get(s.id.as_str()).copied().unwrap_or(false);
+    let shows_site_space = |s: &sites::SiteSpace| site_spaces.get(s.id.as_str()).copied().unwrap_or(false);
+    let render = Render {
+        urls,
+        site: &p.site,
+        tree: &p.tree,
+        space: &space,
+        shows_section: &shows_section,
+        shows_site_space: &shows_site_space,
+        hide_empty_groups: true,
+    };
+    let site_space_customizations = p
+        .site_space_customizations
+        .iter()
+        .filter(|(id, _)| site_spaces.get(id.as_str()).copied().unwrap_or(false))
+        .map(|(id, v)| (id.clone(), v.clone()))
+        .collect();
+    PublishedSiteJson {
+        object: "published-content-site",
+        site: wire::site_json(urls, &p.site, Standing::Outsider),
+        structure: render.structure(),
+        customizations: PublishedCustomizations {
+            site: p
+                .customization
+                .clone()
+                .unwrap_or_else(|| serde_json::Value::Object(Default::default())),
+            site_spaces: site_space_customizations,
+        },
+        scripts: Vec::new(),
+    }
+}
+
+#[utoipa::path(
+    get,
+    path = "/v1/orgs/{organizationId}/sites/{siteId}/structure",
+    tag = "Docs sites",
+    summary = "The structure of a site: its sections and groups, or its site spaces",
+    params(SitePath),
+    responses((status = 200, description = "Every section, group and site space, in order.", body = StructureJson)),
+    security(("token" = ["site:metadata:read"]))
+)]
+async fn get_structure(
+    caller: Caller,
+    State(app): State<App>,
+    Path(path): Path<SitePath>,
+) -> ApiResult<axum::Json<StructureJson>> {
+    let view = app
+        .db
+        .read(move |c| {
+            let site = sites::load_visible(c, &path.organization_id, &path.site_id, &caller.user_id)?;
+            sites::structure::view(c, site, &caller.user_id)
+        })
+        .await?;
+    let space = wire::view_space(&app.urls, &view);
+    Ok(axum::Json(
+        wire::render_view(&app.urls, &view, &space).structure(),
+    ))
+}

@@ -1,0 +1,316 @@
+//! Redirects of a site, and resolving a path through them.
+
+use axum::extract::State;
+use axum::http::{StatusCode, header};
+use axum::response::IntoResponse;
+use quire_store::paging::{List, Page, Paging};
+use quire_store::permissions::site;
+use quire_store::sites::redirects::{self, Destination, Redirect, Target};
+use quire_store::sites::{self, Site};
+use serde::{Deserialize, Serialize};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use super::wire::published_url;
+use crate::app::App;
+use crate::auth::Caller;
+use crate::error::{ApiError, ApiResult};
+use crate::extract::{FromQuery, Json, Path, Query, QueryOf};
+use crate::paths::{SitePath, SiteRedirectPath};
+use crate::urls::Urls;
+
+pub fn routes() -> OpenApiRouter<App> {
+    OpenApiRouter::default()
+        .routes(routes!(list_redirects, create_redirect))
+        .routes(routes!(get_redirect, update_redirect, delete_redirect))
+        .routes(routes!(resolve_redirect))
+}
+
+#[derive(Serialize, Debug, Clone, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RedirectJson {
+    pub object: &'static str,
+    pub id: String,
+    pub source: String,
+    pub draft: bool,
+    pub capture_wildcard: bool,
+    pub permanent: bool,
+    pub destination: Destination,
+    #[schema(value_type = String, format = DateTime)]
+    #[serde(with = "quire_store::clock::ts")]
+    pub created_at: i64,
+    #[schema(value_type = Option<String>, format = DateTime)]
+    #[serde(with = "quire_store::clock::ts::opt", skip_serializing_if = "Option::is_none")]
+    pub updated_at: Option<i64>,
+}
+
+fn redirect_json(r: &Redirect) -> RedirectJson {
+    RedirectJson {
+        object: "site-redirect",
+        id: r.id.clone(),
+        source: r.source.clone(),
+        draft: false,
+        capture_wildcard: r.capture_wildcard,
+        permanent: r.permanent,
+        destination: r.destination.clone(),
+        created_at: r.created_at,
+        updated_at: r.updated_at,
+    }
+}
+
+fn check_destination(d: &Destination) -> ApiResult<()> {
+    if let Destination::External { url } = d {
+        quire_store::validate::url("destination.url", url)?;
+    }
+    Ok(())
+}
+
+#[utoipa::path(
+    get,
+    path = "/v1/orgs/{organizationId}/sites/{siteId}/redirects",
+    tag = "Docs sites",
+    summary = "List the redirects of a site",
+    params(SitePath, Paging),
+    responses((status = 200, description = "The redirects, oldest first.", body = List<RedirectJson>)),
+    security(("token" = ["site:metadata:read"]))
+)]
+async fn list_redirects(
+    caller: Caller,
+    State(app): State<App>,
+    Path(path): Path<SitePath>,
+    QueryOf(paging): QueryOf<Paging>,
+) -> ApiResult<axum::Json<List<RedirectJson>>> {
+    let page = Page::new(&paging, format!("site-redirects:{}", path.site_id))?;
+    let list = app
+        .db
+        .read(move |c| {
+            let site = sites::load_visible(c, &path.organization_id, &path.site_id, &caller.user_id)?;
+            redirects::list(c, &site, &page)
+        })
+        .await?;
+    Ok(axum::Json(list.map(|r| redirect_json(&r))))
+}
+
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct CreateRedirect {
+    source: String,
+    destination: Destination,
+    #[serde(default)]
+    permanent: bool,
+    #[serde(default)]
+    capture_wildcard: bool,
+}
+
+#[utoipa::path(
+    post,
+    path = "/v1/orgs/{organizationId}/sites/{siteId}/redirects",
+    tag = "Docs sites",
+    summary = "Create a redirect",
+    params(SitePath),
+    request_body = CreateRedirect,
+    responses((status = 201, description = "The new redirect.", body = RedirectJson, headers(("Location" = String, description = "The redirect's URL."))), (status = 409, description = "The site has a redirect from this source already.")),
+    security(("token" = ["site:metadata:write"]))
+)]
+async fn create_redirect(
+    caller: Caller,
+    State(app): State<App>,
+    Path(path): Path<SitePath>,
+    Json(body): Json<CreateRedirect>,
+) -> ApiResult<impl IntoResponse> {
+    redirects::check_source("source", &body.source, true)?;
+    check_destination(&body.destination)?;
+    let new = redirects::NewRedirect {
+        source: body.source,
+        destination: body.destination,
+        permanent: body.permanent,
+        capture_wildcard: body.capture_wildcard,
+    };
+    let p = path.clone();
+    let created = app
+        .db
+        .write(move |c| {
+            let site = sites::load_visible(c, &p.organization_id, &p.site_id, &caller.user_id)?
+                .authorize::<site::Manage>()?;
+            redirects::create(c, &site, &new)
+        })
+        .await?;
+    let location = app.urls.api(&format!(
+        "/orgs/{}/sites/{}/redirects/{}",
+        path.organization_id, path.site_id, created.id
+    ));
+    Ok((
+        StatusCode::CREATED,
+        [(header::LOCATION, location)],
+        axum::Json(redirect_json(&created)),
+    ))
+}
+
+#[utoipa::path(
+    get,
+    path = "/v1/orgs/{organizationId}/sites/{siteId}/redirects/{siteRedirectId}",
+    tag = "Docs sites",
+    summary = "Get a redirect",
+    params(SiteRedirectPath),
+    responses((status = 200, description = "The redirect.", body = RedirectJson)),
+    security(("token" = ["site:metadata:read"]))
+)]
+async fn get_redirect(
+    caller: Caller,
+    State(app): State<App>,
+    Path(path): Path<SiteRedirectPath>,
+) -> ApiResult<axum::Json<RedirectJson>> {
+    let found = app
+        .db
+        .read(move |c| {
+            let site = sites::load_visible(c, &path.organization_id, &path.site_id, &caller.user_id)?;
+            redirects::get(c, &site, &path.site_redirect_id)
+        })
+        .await?;
+    Ok(axum::Json(redirect_json(&found)))
+}
+
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct UpdateRedirect {
+    source: Option<String>,
+    destination: Option<Destination>,
+    permanent: Option<bool>,
+    capture_wildcard: Option<bool>,
+}
+
+#[utoipa::path(
+    patch,
+    path = "/v1/orgs/{organizationId}/sites/{siteId}/redirects/{siteRedirectId}",
+    tag = "Docs sites",
+    summary = "Update a redirect",
+    params(SiteRedirectPath),
+    request_body = UpdateRedirect,
+    responses((status = 200, description = "The redirect as updated.", body = RedirectJson), (status = 409, description = "Another redirect has this source.")),
+    security(("token" = ["site:metadata:write"]))
+)]
+async fn update_redirect(
+    caller: Caller,
+    State(app): State<App>,
+    Path(path): Path<SiteRedirectPath>,
+    Json(body): Json<UpdateRedirect>,
+) -> ApiResult<axum::Json<RedirectJson>> {
+    if let Some(s) = &body.source {
+        redirects::check_source("source", s, true)?;
+    }
+    if let Some(d) = &body.destination {
+        check_destination(d)?;
+    }
+    let changes = redirects::Changes {
+        source: body.source,
+        destination: body.destination,
+        permanent: body.permanent,
+        capture_wildcard: body.capture_wildcard,
+    };
+    let updated = app
+        .db
+        .write(move |c| {
+            let site = sites::load_visible(c, &path.organization_id, &path.site_id, &caller.user_id)?
+                .authorize::<site::Manage>()?;
+            redirects::update(c, &site, &path.site_redirect_id, &changes)
+        })
+        .await?;
+    Ok(axum::Json(redirect_json(&updated)))
+}
+
+#[utoipa::path(
+    delete,
+    path = "/v1/orgs/{organizationId}/sites/{siteId}/redirects/{siteRedirectId}",
+    tag = "Docs sites",
+    summary = "Delete a redirect",
+    params(SiteRedirectPath),
+    responses((status = 204, description = "The redirect is gone (or never was).")),
+    security(("token" = ["site:metadata:write"]))
+)]
+async fn delete_redirect(
+    caller: Caller,
+    State(app): State<App>,
+    Path(path): Path<SiteRedirectPath>,
+) -> ApiResult<StatusCode> {
+    app.db
+        .write(move |c| {
+            let site = sites::load_visible(c, &path.organization_id, &path.site_id, &caller.user_id)?
+                .authorize::<site::Manage>()?;
+            redirects::delete(c, &site, &path.site_redirect_id)
+        })
+        .await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// `source` (required) and `shareKey`.
+#[derive(utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+struct ResolveQuery {
+    /// The path to resolve (`/docs/old`).
+    source: String,
+    /// A share key of the site (accepted; members see every redirect).
+    #[param(value_type = Option<String>, rename = "shareKey")]
+    share_key: Option<String>,
+}
+
+impl FromQuery for ResolveQuery {
+    fn from_query(query: &Query) -> ApiResult<ResolveQuery> {
+        let source = query
+            .str("source")
+            .filter(|s| !s.is_empty())
+            .ok_or_else(|| ApiError::bad_request("query parameter `source` is required"))?
+            .to_string();
+        redirects::check_source("source", &source, false)?;
+        Ok(ResolveQuery {
+            source,
+            share_key: query.str("shareKey").map(String::from),
+        })
+    }
+}
+
+#[derive(Serialize, Debug, Clone, utoipa::ToSchema)]
+pub struct ResolvedJson {
+    pub redirect: RedirectJson,
+    /// The URL the path leads to.
+    pub target: String,
+}
+
+fn target_url(urls: &Urls, site: &Site, target: Target) -> String {
+    match target {
+        Target::Url(url) => url,
+        Target::SitePath(path) => {
+            let base = published_url(urls, site).unwrap_or_else(|| urls.app(&format!("/sites/{}", site.id)));
+            format!("{base}/{path}")
+        }
+    }
+}
+
+#[utoipa::path(
+    get,
+    path = "/v1/orgs/{organizationId}/sites/{siteId}/redirect",
+    tag = "Docs sites",
+    summary = "Resolve a path through the redirects of a site",
+    params(SitePath, ResolveQuery),
+    responses((status = 200, description = "The redirect the path follows (the exact source, else the longest wildcard one) and where it leads.", body = ResolvedJson)),
+    security(("token" = ["site:metadata:read"]))
+)]
+async fn resolve_redirect(
+    caller: Caller,
+    State(app): State<App>,
+    Path(path): Path<SitePath>,
+    QueryOf(query): QueryOf<ResolveQuery>,
+) -> ApiResult<axum::Json<ResolvedJson>> {
+    let _ = query.share_key;
+    let (site, redirect, target) = app
+        .db
+        .read(move |c| {
+            let site = sites::load_visible(c, &path.organization_id, &path.site_id, &caller.user_id)?;
+            let (redirect, target) = redirects::resolve(c, &site, &query.source)?;
+            Ok::<_, quire_store::StoreError>((site, redirect, target))
+        })
+        .await?;
+    Ok(axum::Json(ResolvedJson {
+        redirect: redirect_json(&redirect),
+        target: target_url(&app.urls, &site.site, target),
+    }))
+}

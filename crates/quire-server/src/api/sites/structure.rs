@@ -1,0 +1,878 @@
+//! A site's structure: sections, section groups and site spaces, their lists (in reading order,
+//! keyset-paged on each item's path of order keys) and moves.
+
+use axum::extract::State;
+use axum::http::{StatusCode, header};
+use axum::response::IntoResponse;
+use quire_store::paging::{List, Page, Paging};
+use quire_store::patch::Patch;
+use quire_store::permissions::site;
+use quire_store::sites::order::{Kind, Position, Ref};
+use quire_store::sites::structure::{self as st, SiteView};
+use quire_store::{sites, validate};
+use serde::Deserialize;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use super::wire::{self, GroupJson, SectionJson, SiteSpaceJson};
+use crate::app::App;
+use crate::auth::Caller;
+use crate::error::{ApiError, ApiResult};
+use crate::extract::{FromQuery, Json, Path, Query, QueryOf};
+use crate::paths::{
+    SitePath, SiteSectionGroupPath, SiteSectionGroupSectionPath, SiteSectionPath, SiteSpacePath,
+};
+use crate::urls::Urls;
+
+pub fn routes() -> OpenApiRouter<App> {
+    OpenApiRouter::default()
+        .routes(routes!(list_sections, create_section))
+        .routes(routes!(update_section, delete_section))
+        .routes(routes!(move_section))
+        .routes(routes!(list_groups, create_group))
+        .routes(routes!(update_group, delete_group))
+        .routes(routes!(add_section_to_group))
+        .routes(routes!(remove_section_from_group))
+        .routes(routes!(move_group))
+        .routes(routes!(list_site_spaces, create_site_space))
+        .routes(routes!(update_site_space, delete_site_space))
+        .routes(routes!(move_site_space))
+}
+
+/// One page of items in reading order, by their sort keys.
+fn page_of<T>(items: Vec<(Vec<String>, T)>, page: &Page) -> ApiResult<List<T>> {
+    let count = u64::try_from(items.len()).unwrap_or(u64::MAX);
+    let after = page.after::<Vec<String>>()?;
+    let fetch = usize::try_from(page.fetch()).unwrap_or(usize::MAX);
+    let rows: Vec<(Vec<String>, T)> = items
+        .into_iter()
+        .filter(|(key, _)| after.as_ref().is_none_or(|a| key > a))
+        .take(fetch)
+        .collect();
+    Ok(page
+        .finish(rows, count, |(key, _)| key.clone())
+        .map(|(_, item)| item))
+}
+
+fn view_read(
+    app: &App,
+    caller: Caller,
+    path: SitePath,
+) -> impl Future<Output = Result<SiteView, quire_store::StoreError>> {
+    let db = app.db.clone();
+    async move {
+        db.read(move |c| {
+            let site = sites::load_visible(c, &path.organization_id, &path.site_id, &caller.user_id)?;
+            st::view(c, site, &caller.user_id)
+        })
+        .await
+    }
+}
+
+fn check_icon(icon: &Patch<String>) -> ApiResult<()> {
+    if let Patch::Value(i) = icon {
+        validate::name("icon", i, st::ICON_MAX)?;
+    }
+    Ok(())
+}
+
+fn created<T: serde::Serialize>(location: String, json: T) -> impl IntoResponse {
+    (
+        StatusCode::CREATED,
+        [(header::LOCATION, location)],
+        axum::Json(json),
+    )
+}
+
+fn missing(what: &str, id: &str) -> ApiError {
+    ApiError::not_found(format!("{what} {id:?} not found"))
+}
+
+fn base(urls: &Urls, path: &SitePath) -> String {
+    urls.api(&format!("/orgs/{}/sites/{}", path.organization_id, path.site_id))
+}
+
+// Sections.
+
+/// `shareKey` and PAGING.
+#[derive(utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+struct SharedListQuery {
+    /// A share key of the site (accepted; members see every item).
+    #[param(value_type = Option<String>, rename = "shareKey")]
+    share_key: Option<String>,
+    #[param(ignore)]
+    paging: Paging,
+}
+
+impl FromQuery for SharedListQuery {
+    fn from_query(query: &Query) -> ApiResult<SharedListQuery> {
+        Ok(SharedListQuery {
+            share_key: query.str("shareKey").map(String::from),
+            paging: Paging::from_query(query)?,
+        })
+    }
+}
+
+#[utoipa::path(
+    get,
+    path = "/v1/orgs/{organizationId}/sites/{siteId}/sections",
+    tag = "Site sections, section groups, site spaces",
+    summary = "List the sections of a site",
+    params(SitePath, SharedListQuery, Paging),
+    responses((status = 200, description = "The sections in reading order.", body = List<SectionJson>)),
+    security(("token" = ["site:metadata:read"]))
+)]
+async fn list_sections(
+    caller: Caller,
+    State(app): State<App>,
+    Path(path): Path<SitePath>,
+    QueryOf(query): QueryOf<SharedListQuery>,
+) -> ApiResult<axum::Json<List<SectionJson>>> {
+    let _ = query.share_key;
+    let page = Page::new(&query.paging, format!("site-sections:{}", path.site_id))?;
+    let view = view_read(&app, caller, path).await?;
+    Ok(axum::Json(page_of(wire::sections_of(&app.urls, &view), &page)?))
+}
+
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct CreateSection {
+    space_id: String,
+    title: String,
+    icon: Option<String>,
+}
+
+#[utoipa::path(
+    post,
+    path = "/v1/orgs/{organizationId}/sites/{siteId}/sections",
+    tag = "Site sections, section groups, site spaces",
+    summary = "Add a section to a site",
+    params(SitePath),
+    request_body = CreateSection,
+    responses((status = 201, description = "The new section, with a site space for the space.", body = SectionJson)),
+    security(("token" = ["site:metadata:write"]))
+)]
+async fn create_section(
+    caller: Caller,
+    State(app): State<App>,
+    Path(path): Path<SitePath>,
+    Json(body): Json<CreateSection>,
+) -> ApiResult<impl IntoResponse> {
+    validate::title("title", &body.title, st::SECTION_TITLE_MIN, st::SECTION_TITLE_MAX)?;
+    if let Some(i) = &body.icon {
+        validate::name("icon", i, st::ICON_MAX)?;
+    }
+    let new = st::NewSection {
+        space_id: body.space_id,
+        title: body.title,
+        icon: body.icon,
+    };
+    let p = path.clone();
+    let (view, id) = app
+        .db
+        .write(move |c| {
+            let site = sites::load_visible(c, &p.organization_id, &p.site_id, &caller.user_id)?
+                .authorize::<site::Manage>()?;
+            st::create_section(c, &site, &caller.user_id, &new)
+        })
+        .await?;
+    let json = wire::section_of(&app.urls, &view, &id).ok_or_else(|| missing("site section", &id))?;
+    Ok(created(format!("{}/sections/{id}", base(&app.urls, &path)), json))
+}
+
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct UpdateSection {
+    title: Option<String>,
+    path: Option<String>,
+    default_site_space: Option<String>,
+    #[serde(default)]
+    #[schema(value_type = Option<String>)]
+    condition: Patch<String>,
+    #[serde(default)]
+    #[schema(value_type = Option<String>)]
+    icon: Patch<String>,
+    #[serde(default)]
+    #[schema(value_type = Option<String>)]
+    description: Patch<String>,
+}
+
+#[utoipa::path(
+    patch,
+    path = "/v1/orgs/{organizationId}/sites/{siteId}/sections/{siteSectionId}",
+    tag = "Site sections, section groups, site spaces",
+    summary = "Update a site section",
+    params(SiteSectionPath),
+    request_body = UpdateSection,
+    responses((status = 200, description = "The section as updated.", body = SectionJson)),
+    security(("token" = ["site:metadata:write"]))
+)]
+async fn update_section(
+    caller: Caller,
+    State(app): State<App>,
+    Path(path): Path<SiteSectionPath>,
+    Json(body): Json<UpdateSection>,
+) -> ApiResult<axum::Json<SectionJson>> {
+    if let Some(t) = &body.title {
+        validate::title("title", t, st::SECTION_TITLE_MIN, st::SECTION_TITLE_MAX)?;
+    }
+    if let Some(p) = &body.path {
+        st::check_path("path", p)?;
+    }
+    if let Patch::Value(d) = &body.description {
+        validate::name("description", d, st::SECTION_DESCRIPTION_MAX)?;
+    }
+    check_icon(&body.icon)?;
+    let changes = st::SectionChanges {
+        title: body.title,
+        path: body.path,
+        default_site_space: body.default_site_space,
+        condition: body.condition,
+        icon: body.icon,
+        description: body.description,
+    };
+    let id = path.site_section_id.clone();
+    let view = app
+        .db
+        .write(move |c| {
+            let site = sites::load_visible(c, &path.organization_id, &path.site_id, &caller.user_id)?
+                .authorize::<site::Manage>()?;
+            st::update_section(c, &site, &caller.user_id, &path.site_section_id, &changes)
+        })
+        .await?;
+    let json = wire::section_of(&app.urls, &view, &id).ok_or_else(|| missing("site section", &id))?;
+    Ok(axum::Json(json))
+}
+
+#[utoipa::path(
+    delete,
+    path = "/v1/orgs/{organizationId}/sites/{siteId}/sections/{siteSectionId}",
+    tag = "Site sections, section groups, site spaces",
+    summary = "Delete a site section and its site spaces",
+    params(SiteSectionPath),
+    responses((status = 204, description = "The section is deleted (or never was).")),
+    security(("token" = ["site:metadata:write"]))
+)]
+async fn delete_section(
+    caller: Caller,
+    State(app): State<App>,
+    Path(path): Path<SiteSectionPath>,
+) -> ApiResult<StatusCode> {
+    app.db
+        .write(move |c| {
+            let site = sites::load_visible(c, &path.organization_id, &path.site_id, &caller.user_id)?
+                .authorize::<site::Manage>()?;
+            st::delete_section(c, &site, &path.site_section_id)
+        })
+        .await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// Which side of a sibling: `{before}` or `{after}`, exactly one.
+fn position<P>(before: Option<P>, after: Option<P>, to_ref: impl Fn(P) -> Ref) -> ApiResult<Position> {
+    match (before, after) {
+        (Some(_), Some(_)) => Err(ApiError::bad_request(
+            "`position` takes `before` or `after`, not both",
+        )),
+        (Some(b), None) => Ok(Position::Before(to_ref(b))),
+        (None, Some(a)) => Ok(Position::After(to_ref(a))),
+        (None, None) => Err(ApiError::bad_request(
+            "`position` needs `before` or `after`, naming a sibling",
+        )),
+    }
+}
+
+#[derive(Deserialize, utoipa::ToSchema)]
+enum SiteSectionType {
+    #[serde(rename = "site-section")]
+    SiteSection,
+}
+
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct SiteSectionPointer {
+    #[serde(rename = "type")]
+    #[allow(dead_code)]
+    kind: SiteSectionType,
+    site_section: String,
+}
+
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+struct SiteSectionMovePosition {
+    before: Option<SiteSectionPointer>,
+    after: Option<SiteSectionPointer>,
+}
+
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+struct MoveSection {
+    position: SiteSectionMovePosition,
+}
+
+#[utoipa::path(
+    post,
+    path = "/v1/orgs/{organizationId}/sites/{siteId}/sections/{siteSectionId}/move",
+    tag = "Site sections, section groups, site spaces",
+    summary = "Move a section before or after a sibling section",
+    params(SiteSectionPath),
+    request_body = MoveSection,
+    responses((status = 200, description = "The section as moved.", body = SectionJson)),
+    security(("token" = ["site:metadata:write"]))
+)]
+async fn move_section(
+    caller: Caller,
+    State(app): State<App>,
+    Path(path): Path<SiteSectionPath>,
+    Json(body): Json<MoveSection>,
+) -> ApiResult<axum::Json<SectionJson>> {
+    let position = position(body.position.before, body.position.after, |p| Ref {
+        kind: Kind::Section,
+        id: p.site_section,
+    })?;
+    let id = path.site_section_id.clone();
+    let view = app
+        .db
+        .write(move |c| {
+            let site = sites::load_visible(c, &path.organization_id, &path.site_id, &caller.user_id)?
+                .authorize::<site::Manage>()?;
+            st::move_section(c, &site, &caller.user_id, &path.site_section_id, &position)
+        })
+        .await?;
+    let json = wire::section_of(&app.urls, &view, &id).ok_or_else(|| missing("site section", &id))?;
+    Ok(axum::Json(json))
+}
+
+// Section groups.
+
+#[utoipa::path(
+    get,
+    path = "/v1/orgs/{organizationId}/sites/{siteId}/section-groups",
+    tag = "Site sections, section groups, site spaces",
+    summary = "List the section groups of a site",
+    params(SitePath, Paging),
+    responses((status = 200, description = "The groups in reading order (depth first).", body = List<GroupJson>)),
+    security(("token" = ["site:metadata:read"]))
+)]
+async fn list_groups(
+    caller: Caller,
+    State(app): State<App>,
+    Path(path): Path<SitePath>,
+    QueryOf(paging): QueryOf<Paging>,
+) -> ApiResult<axum::Json<List<GroupJson>>> {
+    let page = Page::new(&paging, format!("site-section-groups:{}", path.site_id))?;
+    let view = view_read(&app, caller, path).await?;
+    Ok(axum::Json(page_of(wire::groups_of(&app.urls, &view), &page)?))
+}
+
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+struct CreateGroup {
+    title: String,
+    icon: Option<String>,
+    sections: Option<Vec<String>>,
+    parent: Option<String>,
+}
+
+fn check_group_title(title: &str) -> ApiResult<()> {
+    validate::title("title", title, st::GROUP_TITLE_MIN, st::GROUP_TITLE_MAX)?;
+    Ok(())
+}
+
+#[utoipa::path(
+    post,
+    path = "/v1/orgs/{organizationId}/sites/{siteId}/section-groups",
+    tag = "Site sections, section groups, site spaces",
+    summary = "Add a section group to a site",
+    params(SitePath),
+    request_body = CreateGroup,
+    responses((status = 201, description = "The new group.", body = GroupJson)),
+    security(("token" = ["site:metadata:write"]))
+)]
+async fn create_group(
+    caller: Caller,
+    State(app): State<App>,
+    Path(path): Path<SitePath>,
+    Json(body): Json<CreateGroup>,
+) -> ApiResult<impl IntoResponse> {
+    check_group_title(&body.title)?;
+    if let Some(i) = &body.icon {
+        validate::name("icon", i, st::ICON_MAX)?;
+    }
+    let new = st::NewGroup {
+        title: body.title,
+        icon: body.icon,
+        sections: body.sections.unwrap_or_default(),
+        parent: body.parent,
+    };
+    let p = path.clone();
+    let (view, id) = app
+        .db
+        .write(move |c| {
+            let site = sites::load_visible(c, &p.organization_id, &p.site_id, &caller.user_id)?
+                .authorize::<site::Manage>()?;
+            st::create_group(c, &site, &caller.user_id, &new)
+        })
+        .await?;
+    let json = wire::group_of(&app.urls, &view, &id).ok_or_else(|| missing("site section group", &id))?;
+    Ok(created(
+        format!("{}/section-groups/{id}", base(&app.urls, &path)),
+        json,
+    ))
+}
+
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+struct UpdateGroup {
+    title: Option<String>,
+    #[serde(default)]
+    #[schema(value_type = Option<String>)]
+    icon: Patch<String>,
+}
+
+#[utoipa::path(
+    patch,
+    path = "/v1/orgs/{organizationId}/sites/{siteId}/section-groups/{siteSectionGroupId}",
+    tag = "Site sections, section groups, site spaces",
+    summary = "Update a section group",
+    params(SiteSectionGroupPath),
+    request_body = UpdateGroup,
+    responses((status = 200, description = "The group as updated.", body = GroupJson)),
+    security(("token" = ["site:metadata:write"]))
+)]
+async fn update_group(
+    caller: Caller,
+    State(app): State<App>,
+    Path(path): Path<SiteSectionGroupPath>,
+    Json(body): Json<UpdateGroup>,
+) -> ApiResult<axum::Json<GroupJson>> {
+    if let Some(t) = &body.title {
+        check_group_title(t)?;
+    }
+    check_icon(&body.icon)?;
+    let changes = st::GroupChanges {
+        title: body.title,
+        icon: body.icon,
+    };
+    let id = path.site_section_group_id.clone();
+    let view = app
+        .db
+        .write(move |c| {
+            let site = sites::load_visible(c, &path.organization_id, &path.site_id, &caller.user_id)?
+                .authorize::<site::Manage>()?;
+            st::update_group(c, &site, &caller.user_id, &path.site_section_group_id, &changes)
+        })
+        .await?;
+    let json = wire::group_of(&app.urls, &view, &id).ok_or_else(|| missing("site section group", &id))?;
+    Ok(axum::Json(json))
+}
+
+#[utoipa::path(
+    delete,
+    path = "/v1/orgs/{organizationId}/sites/{siteId}/section-groups/{siteSectionGroupId}",
+    tag = "Site sections, section groups, site spaces",
+    summary = "Delete a section group (what it holds moves up in its place)",
+    params(SiteSectionGroupPath),
+    responses((status = 204, description = "The group is deleted (or never was).")),
+    security(("token" = ["site:metadata:write"]))
+)]
+async fn delete_group(
+    caller: Caller,
+    State(app): State<App>,
+    Path(path): Path<SiteSectionGroupPath>,
+) -> ApiResult<StatusCode> {
+    app.db
+        .write(move |c| {
+            let site = sites::load_visible(c, &path.organization_id, &path.site_id, &caller.user_id)?
+                .authorize::<site::Manage>()?;
+            st::delete_group(c, &site, &path.site_section_group_id)
+        })
+        .await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct AddSection {
+    section_id: String,
+}
+
+#[utoipa::path(
+    post,
+    path = "/v1/orgs/{organizationId}/sites/{siteId}/section-groups/{siteSectionGroupId}/sections",
+    tag = "Site sections, section groups, site spaces",
+    summary = "Put a section at the end of a group",
+    params(SiteSectionGroupPath),
+    request_body = AddSection,
+    responses((status = 200, description = "The group with the section in it.", body = GroupJson)),
+    security(("token" = ["site:metadata:write"]))
+)]
+async fn add_section_to_group(
+    caller: Caller,
+    State(app): State<App>,
+    Path(path): Path<SiteSectionGroupPath>,
+    Json(body): Json<AddSection>,
+) -> ApiResult<axum::Json<GroupJson>> {
+    let id = path.site_section_group_id.clone();
+    let view = app
+        .db
+        .write(move |c| {
+            let site = sites::load_visible(c, &path.organization_id, &path.site_id, &caller.user_id)?
+                .authorize::<site::Manage>()?;
+            st::add_to_group(
+                c,
+                &site,
+                &caller.user_id,
+                &path.site_section_group_id,
+                &body.section_id,
+            )
+        })
+        .await?;
+    let json = wire::group_of(&app.urls, &view, &id).ok_or_else(|| missing("site section group", &id))?;
+    Ok(axum::Json(json))
+}
+
+#[utoipa::path(
+    delete,
+    path = "/v1/orgs/{organizationId}/sites/{siteId}/section-groups/{siteSectionGroupId}/sections/{siteSectionId}",
+    tag = "Site sections, section groups, site spaces",
+    summary = "Take a section out of a group",
+    params(SiteSectionGroupSectionPath),
+    responses((status = 204, description = "The section is no longer in the group (or never was).")),
+    security(("token" = ["site:metadata:write"]))
+)]
+async fn remove_section_from_group(
+    caller: Caller,
+    State(app): State<App>,
+    Path(path): Path<SiteSectionGroupSectionPath>,
+) -> ApiResult<StatusCode> {
+    app.db
+        .write(move |c| {
+            let site = sites::load_visible(c, &path.organization_id, &path.site_id, &caller.user_id)?
+                .authorize::<site::Manage>()?;
+            st::remove_from_group(c, &site, &path.site_section_group_id, &path.site_section_id)
+        })
+        .await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+#[derive(Deserialize, utoipa::ToSchema)]
+enum StructureItemType {
+    #[serde(rename = "site-section")]
+    SiteSection,
+    #[serde(rename = "site-section-group")]
+    SiteSectionGroup,
+}
+
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+struct SiteSectionGroupPointer {
+    #[serde(rename = "type")]
+    kind: StructureItemType,
+    id: String,
+}
+
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+struct SiteSectionGroupMovePosition {
+    before: Option<SiteSectionGroupPointer>,
+    after: Option<SiteSectionGroupPointer>,
+}
+
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+struct MoveGroup {
+    position: Option<SiteSectionGroupMovePosition>,
+    /// The group to move into (null: the root; absent: where it is).
+    #[serde(default)]
+    #[schema(value_type = Option<String>)]
+    parent: Patch<String>,
+}
+
+#[utoipa::path(
+    post,
+    path = "/v1/orgs/{organizationId}/sites/{siteId}/section-groups/{siteSectionGroupId}/move",
+    tag = "Site sections, section groups, site spaces",
+    summary = "Move a section group before or after a sibling, or into another group",
+    params(SiteSectionGroupPath),
+    request_body = MoveGroup,
+    responses((status = 200, description = "The group as moved.", body = GroupJson)),
+    security(("token" = ["site:metadata:write"]))
+)]
+async fn move_group(
+    caller: Caller,
+    State(app): State<App>,
+    Path(path): Path<SiteSectionGroupPath>,
+    Json(body): Json<MoveGroup>,
+) -> ApiResult<axum::Json<GroupJson>> {
+    let position = match body.position {
+        Some(p) => Some(position(p.before, p.after, |p| Ref {
+            kind: match p.kind {
+                StructureItemType::SiteSection => Kind::Section,
+                StructureItemType::SiteSectionGroup => Kind::Group,
+            },
+            id: p.id,
+        })?),
+        None if body.parent.is_absent() => {
+            return Err(ApiError::bad_request(
+                "a move needs `position` (before or after a sibling) or `parent`",
+            ));
+        }
+        None => None,
+    };
+    let id = path.site_section_group_id.clone();
+    let view = app
+        .db
+        .write(move |c| {
+            let site = sites::load_visible(c, &path.organization_id, &path.site_id, &caller.user_id)?
+                .authorize::<site::Manage>()?;
+            st::move_group(
+                c,
+                &site,
+                &caller.user_id,
+                &path.site_section_group_id,
+                &body.parent,
+                position.as_ref(),
+            )
+        })
+        .await?;
+    let json = wire::group_of(&app.urls, &view, &id).ok_or_else(|| missing("site section group", &id))?;
+    Ok(axum::Json(json))
+}
+
+// Site spaces.
+
+/// `shareKey`, PAGING and `default`.
+#[derive(utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+struct ListSiteSpacesQuery {
+    /// A share key of the site (accepted; members see every item).
+    #[param(value_type = Option<String>, rename = "shareKey")]
+    share_key: Option<String>,
+    /// `true`: only default site spaces (of the root or of a section); `false`: only the others.
+    #[param(value_type = Option<bool>)]
+    default: Option<bool>,
+    #[param(ignore)]
+    paging: Paging,
+}
+
+impl FromQuery for ListSiteSpacesQuery {
+    fn from_query(query: &Query) -> ApiResult<ListSiteSpacesQuery> {
+        let default = match query.str("default") {
+            None | Some("") => None,
+            Some(_) => Some(query.bool("default", false)?),
+        };
+        Ok(ListSiteSpacesQuery {
+            share_key: query.str("shareKey").map(String::from),
+            default,
+            paging: Paging::from_query(query)?,
+        })
+    }
+}
+
+#[utoipa::path(
+    get,
+    path = "/v1/orgs/{organizationId}/sites/{siteId}/site-spaces",
+    tag = "Site sections, section groups, site spaces",
+    summary = "List the site spaces of a site",
+    params(SitePath, ListSiteSpacesQuery, Paging),
+    responses((status = 200, description = "The site spaces in reading order: the root's, then each section's.", body = List<SiteSpaceJson>)),
+    security(("token" = ["site:metadata:read"]))
+)]
+async fn list_site_spaces(
+    caller: Caller,
+    State(app): State<App>,
+    Path(path): Path<SitePath>,
+    QueryOf(query): QueryOf<ListSiteSpacesQuery>,
+) -> ApiResult<axum::Json<List<SiteSpaceJson>>> {
+    let _ = query.share_key;
+    let page = Page::new(
+        &query.paging,
+        format!("site-spaces:{}:{:?}", path.site_id, query.default),
+    )?;
+    let view = view_read(&app, caller, path).await?;
+    let items = wire::site_spaces_of(&app.urls, &view)
+        .into_iter()
+        .filter(|(_, is_default, _)| query.default.is_none_or(|d| d == *is_default))
+        .map(|(key, _, json)| (key, json))
+        .collect();
+    Ok(axum::Json(page_of(items, &page)?))
+}
+
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct CreateSiteSpace {
+    space_id: String,
+    section_id: Option<String>,
+}
+
+#[utoipa::path(
+    post,
+    path = "/v1/orgs/{organizationId}/sites/{siteId}/site-spaces",
+    tag = "Site sections, section groups, site spaces",
+    summary = "Add a space to a site",
+    params(SitePath),
+    request_body = CreateSiteSpace,
+    responses((status = 201, description = "The new site space, at the end of its section.", body = SiteSpaceJson)),
+    security(("token" = ["site:metadata:write"]))
+)]
+async fn create_site_space(
+    caller: Caller,
+    State(app): State<App>,
+    Path(path): Path<SitePath>,
+    Json(body): Json<CreateSiteSpace>,
+) -> ApiResult<impl IntoResponse> {
+    let p = path.clone();
+    let (view, id) = app
+        .db
+        .write(move |c| {
+            let site = sites::load_visible(c, &p.organization_id, &p.site_id, &caller.user_id)?
+                .authorize::<site::Manage>()?;
+            st::create_site_space(
+                c,
+                &site,
+                &caller.user_id,
+                &body.space_id,
+                body.section_id.as_deref(),
+            )
+        })
+        .await?;
+    let json = wire::site_space_of(&app.urls, &view, &id).ok_or_else(|| missing("site space", &id))?;
+    Ok(created(
+        format!("{}/site-spaces/{id}", base(&app.urls, &path)),
+        json,
+    ))
+}
+
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct UpdateSiteSpace {
+    path: Option<String>,
+    #[serde(default)]
+    #[schema(value_type = Option<String>)]
+    condition: Patch<String>,
+    space_id: Option<String>,
+}
+
+#[utoipa::path(
+    patch,
+    path = "/v1/orgs/{organizationId}/sites/{siteId}/site-spaces/{siteSpaceId}",
+    tag = "Site sections, section groups, site spaces",
+    summary = "Update a site space",
+    params(SiteSpacePath),
+    request_body = UpdateSiteSpace,
+    responses((status = 200, description = "The site space as updated.", body = SiteSpaceJson)),
+    security(("token" = ["site:metadata:write"]))
+)]
+async fn update_site_space(
+    caller: Caller,
+    State(app): State<App>,
+    Path(path): Path<SiteSpacePath>,
+    Json(body): Json<UpdateSiteSpace>,
+) -> ApiResult<axum::Json<SiteSpaceJson>> {
+    if let Some(p) = &body.path {
+        st::check_path("path", p)?;
+    }
+    let changes = st::SiteSpaceChanges {
+        path: body.path,
+        condition: body.condition,
+        space_id: body.space_id,
+    };
+    let id = path.site_space_id.clone();
+    let view = app
+        .db
+        .write(move |c| {
+            let site = sites::load_visible(c, &path.organization_id, &path.site_id, &caller.user_id)?
+                .authorize::<site::Manage>()?;
+            st::update_site_space(c, &site, &caller.user_id, &path.site_space_id, &changes)
+        })
+        .await?;
+    let json = wire::site_space_of(&app.urls, &view, &id).ok_or_else(|| missing("site space", &id))?;
+    Ok(axum::Json(json))
+}
+
+#[utoipa::path(
+    delete,
+    path = "/v1/orgs/{organizationId}/sites/{siteId}/site-spaces/{siteSpaceId}",
+    tag = "Site sections, section groups, site spaces",
+    summary = "Remove a space from a site",
+    params(SiteSpacePath),
+    responses((status = 204, description = "The site space is deleted (or never was); the next one becomes the default when it was.")),
+    security(("token" = ["site:metadata:write"]))
+)]
+async fn delete_site_space(
+    caller: Caller,
+    State(app): State<App>,
+    Path(path): Path<SiteSpacePath>,
+) -> ApiResult<StatusCode> {
+    app.db
+        .write(move |c| {
+            let site = sites::load_visible(c, &path.organization_id, &path.site_id, &caller.user_id)?
+                .authorize::<site::Manage>()?;
+            st::delete_site_space(c, &site, &path.site_space_id)
+        })
+        .await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+#[derive(Deserialize, utoipa::ToSchema)]
+enum SiteSpaceType {
+    #[serde(rename = "site-space")]
+    SiteSpace,
+}
+
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct SiteSpacePointer {
+    #[serde(rename = "type")]
+    #[allow(dead_code)]
+    kind: SiteSpaceType,
+    site_space: String,
+}
+
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+struct SiteSpaceMovePosition {
+    before: Option<SiteSpacePointer>,
+    after: Option<SiteSpacePointer>,
+}
+
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+struct MoveSiteSpace {
+    position: SiteSpaceMovePosition,
+}
+
+#[utoipa::path(
+    post,
+    path = "/v1/orgs/{organizationId}/sites/{siteId}/site-spaces/{siteSpaceId}/move",
+    tag = "Site sections, section groups, site spaces",
+    summary = "Move a site space before or after a sibling site space",
+    params(SiteSpacePath),
+    request_body = MoveSiteSpace,
+    responses((status = 200, description = "The site space as moved.", body = SiteSpaceJson)),
+    security(("token" = ["site:metadata:write"]))
+)]
+async fn move_site_space(
+    caller: Caller,
+    State(app): State<App>,
+    Path(path): Path<SiteSpacePath>,
+    Json(body): Json<MoveSiteSpace>,
+) -> ApiResult<axum::Json<SiteSpaceJson>> {
+    let position = position(body.position.before, body.position.after, |p| Ref {
+        kind: Kind::SiteSpace,
+        id: p.site_space,
+    })?;
+    let id = path.site_space_id.clone();
+    let view = app
+        .db
+        .write(move |c| {
+            let site = sites::load_visible(c, &path.organization_id, &path.site_id, &caller.user_id)?
+                .authorize::<site::Manage>()?;
+            st::move_site_space(c, &site, &caller.user_id, &path.site_space_id, &position)
+        })
+        .await?;
+    let json = wire::site_space_of(&app.urls, &view, &id).ok_or_else(|| missing("site space", &id))?;
+    Ok(axum::Json(json))
+}

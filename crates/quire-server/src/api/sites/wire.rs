@@ -1,0 +1,536 @@
+//! Docs sites as answered: the site with the caller's `permissions`, its sections, section
+//! groups and site spaces (GitBook's shapes), and the published content site.
+
+use quire_store::clock;
+use quire_store::permissions::{SiteAction, Standing, site_allows};
+use quire_store::sites::model::Item;
+use quire_store::sites::structure::{self, SiteView};
+use quire_store::sites::{AgentsContext, Section, Site, SiteSpace, SiteType, SiteVisibility, Structure};
+use serde::Serialize;
+
+use crate::api::spaces::wire::{SpaceJson, with_role};
+use crate::urls::Urls;
+
+/// Where a published site is read.
+pub fn published_url(urls: &Urls, site: &Site) -> Option<String> {
+    site.published.then(|| match &site.hostname {
+        Some(h) => match &site.basename {
+            Some(b) => format!("https://{h}/{b}"),
+            None => format!("https://{h}"),
+        },
+        None => urls.app(&format!("/sites/{}", site.id)),
+    })
+}
+
+/// The wire object of a site for a caller of `standing` in its organization.
+pub fn site_json(urls: &Urls, site: &Site, standing: Standing) -> SiteJson {
+    let allows = |action| site_allows(standing, action);
+    let published = published_url(urls, site);
+    SiteJson {
+        object: "site",
+        id: site.id.clone(),
+        kind: site.kind,
+        title: site.title.clone(),
+        hostname: site.hostname.clone(),
+        basename: site.basename.clone(),
+        proxy: site.proxy.as_ref().map(|origin| SiteProxy {
+            origin: origin.clone(),
+            target: published
+                .clone()
+                .unwrap_or_else(|| urls.app(&format!("/sites/{}", site.id))),
+        }),
+        visibility: site.visibility,
+        published: site.published,
+        site_spaces: site.site_spaces,
+        created_at: site.created_at,
+        adaptive_content: AdaptiveContent {
+            enabled: site.adaptive_enabled,
+        },
+        agents_context: site.agents_context,
+        features: Vec::new(),
+        urls: SiteUrls {
+            location: urls.api(&format!("/orgs/{}/sites/{}", site.org_id, site.id)),
+            app: urls.app(&format!("/o/{}/sites/{}", site.org_id, site.id)),
+            published,
+        },
+        permissions: SitePermissions {
+            view: allows(SiteAction::View),
+            access: allows(SiteAction::View),
+            edit: allows(SiteAction::Manage),
+            create: allows(SiteAction::Manage),
+            admin: allows(SiteAction::Admin),
+            install_integration: allows(SiteAction::Admin),
+            view_adaptive_schema: allows(SiteAction::View),
+            edit_adaptive_schema: allows(SiteAction::Manage),
+        },
+    }
+}
+
+#[derive(Serialize, Debug, Clone, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SiteJson {
+    pub object: &'static str,
+    pub id: String,
+    #[serde(rename = "type")]
+    pub kind: SiteType,
+    pub title: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hostname: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub basename: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub proxy: Option<SiteProxy>,
+    pub visibility: SiteVisibility,
+    pub published: bool,
+    pub site_spaces: i64,
+    #[schema(value_type = String, format = DateTime)]
+    #[serde(with = "clock::ts")]
+    pub created_at: i64,
+    pub adaptive_content: AdaptiveContent,
+    pub agents_context: AgentsContext,
+    #[schema(value_type = Vec<Object>)]
+    pub features: Vec<serde_json::Value>,
+    pub urls: SiteUrls,
+    pub permissions: SitePermissions,
+}
+
+#[derive(Serialize, Debug, Clone, utoipa::ToSchema)]
+pub struct SiteProxy {
+    pub origin: String,
+    pub target: String,
+}
+
+#[derive(Serialize, Debug, Clone, utoipa::ToSchema)]
+pub struct AdaptiveContent {
+    pub enabled: bool,
+}
+
+#[derive(Serialize, Debug, Clone, utoipa::ToSchema)]
+pub struct SiteUrls {
+    pub location: String,
+    pub app: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub published: Option<String>,
+}
+
+#[derive(Serialize, Debug, Clone, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SitePermissions {
+    pub view: bool,
+    pub access: bool,
+    pub edit: bool,
+    pub create: bool,
+    pub admin: bool,
+    pub install_integration: bool,
+    pub view_adaptive_schema: bool,
+    pub edit_adaptive_schema: bool,
+}
+
+/// `urls.published` of an item at `path` under the site's published URL.
+#[derive(Serialize, Debug, Clone, utoipa::ToSchema)]
+pub struct PublishedUrls {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub published: Option<String>,
+}
+
+#[derive(Serialize, Debug, Clone, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SiteSpaceJson {
+    pub object: &'static str,
+    pub id: String,
+    pub path: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub section: Option<String>,
+    pub space: SpaceJson,
+    pub title: String,
+    pub default: bool,
+    pub draft: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub condition: Option<String>,
+    pub has_advanced_customization_feature: bool,
+    pub urls: PublishedUrls,
+}
+
+#[derive(Serialize, Debug, Clone, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SectionJson {
+    pub object: &'static str,
+    pub id: String,
+    pub title: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    pub default: bool,
+    pub draft: bool,
+    pub path: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub condition: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub section_group: Option<String>,
+    pub site_spaces: Vec<SiteSpaceJson>,
+    pub urls: PublishedUrls,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub icon: Option<String>,
+}
+
+#[derive(Serialize, Debug, Clone, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct GroupJson {
+    pub object: &'static str,
+    pub id: String,
+    pub title: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub section_group: Option<String>,
+    pub draft: bool,
+    /// The sections directly in the group (deprecated by GitBook for `children`).
+    pub sections: Vec<SectionJson>,
+    /// The sections and groups in the group, in order.
+    #[schema(value_type = Vec<Object>)]
+    pub children: Vec<ChildJson>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub icon: Option<String>,
+}
+
+/// An item of a level of the structure.
+#[derive(Serialize, Debug, Clone)]
+#[serde(untagged)]
+pub enum ChildJson {
+    Section(SectionJson),
+    Group(GroupJson),
+}
+
+/// `{type: "sections", structure}` or `{type: "siteSpaces", structure}`.
+#[derive(Serialize, Debug, Clone, utoipa::ToSchema)]
+pub struct StructureJson {
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    #[schema(value_type = Vec<Object>)]
+    pub structure: Vec<serde_json::Value>,
+}
+
+/// What to show of a structure: everything (the management API) or a visitor's part.
+pub struct Render<'a> {
+    pub urls: &'a Urls,
+    pub site: &'a Site,
+    pub tree: &'a Structure,
+    /// The space of a site space as shown (None: the site space is left out).
+    pub space: &'a dyn Fn(&SiteSpace) -> Option<SpaceJson>,
+    pub shows_section: &'a dyn Fn(&Section) -> bool,
+    pub shows_site_space: &'a dyn Fn(&SiteSpace) -> bool,
+    /// Whether a group that shows no section is left out (a visitor's view).
+    pub hide_empty_groups: bool,
+}
+
+impl Render<'_> {
+    fn item_url(&self, parts: &[&str]) -> Option<String> {
+        published_url(self.urls, self.site).map(|base| {
+            let mut url = base;
+            for p in parts {
+                url.push('/');
+                url.push_str(p);
+            }
+            url
+        })
+    }
+
+    fn is_default_site_space(&self, ss: &SiteSpace) -> bool {
+        let default = match &ss.section {
+            None => self.site.default_site_space.as_deref(),
+            Some(s) => self.tree.section(s).and_then(|s| s.default_site_space.as_deref()),
+        };
+        default == Some(ss.id.as_str())
+    }
+
+    pub fn site_space(&self, ss: &SiteSpace) -> Option<SiteSpaceJson> {
+        let space = (self.space)(ss)?;
+        let section_path = ss
+            .section
+            .as_deref()
+            .and_then(|s| self.tree.section(s))
+            .map(|s| s.path.as_str());
+        let url = match section_path {
+            Some(sp) => self.item_url(&[sp, &ss.path]),
+            None => self.item_url(&[&ss.path]),
+        };
+        Some(SiteSpaceJson {
+            object: "site-space",
+            id: ss.id.clone(),
+            path: ss.path.clone(),
+            section: ss.section.clone(),
+            title: space.title.clone(),
+            space,
+            default: self.is_default_site_space(ss),
+            draft: false,
+            condition: ss.condition.clone(),
+            has_advanced_customization_feature: false,
+            urls: PublishedUrls { published: url },
+        })
+    }
+
+    pub fn section(&self, section: &Section) -> SectionJson {
+        let site_spaces = self
+            .tree
+            .site_spaces_in(Some(&section.id))
+            .into_iter()
+            .filter(|ss| (self.shows_site_space)(ss))
+            .filter_map(|ss| self.site_space(ss))
+            .collect();
+        SectionJson {
+            object: "site-section",
+            id: section.id.clone(),
+            title: section.title.clone(),
+            description: section.description.clone(),
+            default: self.site.default_section.as_deref() == Some(section.id.as_str()),
+            draft: false,
+            path: section.path.clone(),
+            condition: section.condition.clone(),
+            section_group: section.group.clone(),
+            site_spaces,
+            urls: PublishedUrls {
+                published: self.item_url(&[&section.path]),
+            },
+            icon: section.icon.clone(),
+        }
+    }
+
+    /// The items of a level (a group; the root when None), groups left out when they show no
+    /// section.
+    pub fn level(&self, parent: Option<&str>, depth: usize) -> Vec<ChildJson> {
+        self.tree
+            .level(parent)
+            .into_iter()
+            .filter_map(|item| match item {
+                Item::Section(s) => (self.shows_section)(s).then(|| ChildJson::Section(self.section(s))),
+                Item::Group(g) => {
+                    let group = self.group(g, depth + 1);
+                    (!(self.hide_empty_groups && group.children.is_empty()))
+                        .then_some(ChildJson::Group(group))
+                }
+            })
+            .collect()
+    }
+
+    pub fn group(&self, group: &quire_store::sites::Group, depth: usize) -> GroupJson {
+        // Groups nest by parent ids the store keeps acyclic; the bound is a second guard.
+        let children = if depth > 64 {
+            Vec::new()
+        } else {
+            self.level(Some(&group.id), depth)
+        };
+        let sections = children
+            .iter()
+            .filter_map(|c| match c {
+                ChildJson::Section(s) => Some(s.clone()),
+                ChildJson::Group(_) => None,
+            })
+            .collect();
+        GroupJson {
+            object: "site-section-group",
+            id: group.id.clone(),
+            title: group.title.clone(),
+            section_group: group.parent.clone(),
+            draft: false,
+            sections,
+            children,
+            icon: group.icon.clone(),
+        }
+    }
+
+    /// The whole structure: sections and groups when the site has sections, else its site
+    /// spaces.
+    pub fn structure(&self) -> StructureJson {
+        if self.tree.sections.is_empty() {
+            StructureJson {
+                kind: "siteSpaces",
+                structure: self
+                    .tree
+                    .site_spaces_in(None)
+                    .into_iter()
+                    .filter(|ss| (self.shows_site_space)(ss))
+                    .filter_map(|ss| self.site_space(ss))
+                    .map(|ss| serde_json::to_value(ss).unwrap_or_default())
+                    .collect(),
+            }
+        } else {
+            StructureJson {
+                kind: "sections",
+                structure: self
+                    .level(None, 0)
+                    .iter()
+                    .map(|c| serde_json::to_value(c).unwrap_or_default())
+                    .collect(),
+            }
+        }
+    }
+}
+
+/// A renderer of everything in a site as its caller sees it (the management API).
+pub fn render_view<'a>(
+    urls: &'a Urls,
+    view: &'a SiteView,
+    space: &'a dyn Fn(&SiteSpace) -> Option<SpaceJson>,
+) -> Render<'a> {
+    Render {
+        urls,
+        site: &view.site.site,
+        tree: &view.tree,
+        space,
+        shows_section: &|_| true,
+        shows_site_space: &|_| true,
+        hide_empty_groups: false,
+    }
+}
+
+/// The space of a site space as the caller of a view sees it.
+pub fn view_space<'a>(urls: &'a Urls, view: &'a SiteView) -> impl Fn(&SiteSpace) -> Option<SpaceJson> + 'a {
+    move |ss: &SiteSpace| {
+        view.spaces
+            .get(&ss.space_id)
+            .map(|s| with_role(urls, &s.space, s.role))
+    }
+}
+
+/// The section `id` of a view, as answered.
+pub fn section_of(urls: &Urls, view: &SiteView, id: &str) -> Option<SectionJson> {
+    let space = view_space(urls, view);
+    let render = render_view(urls, view, &space);
+    view.tree.section(id).map(|s| render.section(s))
+}
+
+pub fn group_of(urls: &Urls, view: &SiteView, id: &str) -> Option<GroupJson> {
+    let space = view_space(urls, view);
+    let render = render_view(urls, view, &space);
+    view.tree.group(id).map(|g| render.group(g, 0))
+}
+
+pub fn site_space_of(urls: &Urls, view: &SiteView, id: &str) -> Option<SiteSpaceJson> {
+    let space = view_space(urls, view);
+    let render = render_view(urls, view, &space);
+    view.tree.site_space(id).and_then(|ss| render.site_space(ss))
+}
+
+/// Every section of a view in reading order, with its sort key.
+pub fn sections_of(urls: &Urls, view: &SiteView) -> Vec<(Vec<String>, SectionJson)> {
+    let space = view_space(urls, view);
+    let render = render_view(urls, view, &space);
+    let mut out: Vec<(Vec<String>, SectionJson)> = view
+        .tree
+        .sections
+        .iter()
+        .map(|s| (structure::section_sort_key(&view.tree, s), render.section(s)))
+        .collect();
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out
+}
+
+pub fn groups_of(urls: &Urls, view: &SiteView) -> Vec<(Vec<String>, GroupJson)> {
+    let space = view_space(urls, view);
+    let render = render_view(urls, view, &space);
+    structure::groups_in_order(&view.tree)
+        .into_iter()
+        .map(|g| (structure::group_sort_key(&view.tree, &g.id), render.group(g, 0)))
+        .collect()
+}
+
+/// Every site space of a view in reading order, with its sort key and whether it is a default.
+pub fn site_spaces_of(urls: &Urls, view: &SiteView) -> Vec<(Vec<String>, bool, SiteSpaceJson)> {
+    let space = view_space(urls, view);
+    let render = render_view(urls, view, &space);
+    let mut out: Vec<(Vec<String>, bool, SiteSpaceJson)> = view
+        .tree
+        .site_spaces
+        .iter()
+        .filter_map(|ss| {
+            let json = render.site_space(ss)?;
+            Some((
+                structure::site_space_sort_key(&view.tree, ss),
+                view.is_default_site_space(ss),
+                json,
+            ))
+        })
+        .collect();
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out
+}
+
+#[derive(Serialize, Debug, Clone, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AdaptiveSchemaJson {
+    pub object: &'static str,
+    #[schema(value_type = Object)]
+    pub json_schema: serde_json::Value,
+    #[schema(value_type = String, format = DateTime)]
+    #[serde(with = "clock::ts")]
+    pub updated_at: i64,
+}
+
+#[derive(Serialize, Debug, Clone, utoipa::ToSchema)]
+pub struct TemplateConditionJson {
+    pub description: String,
+    pub condition: String,
+}
+
+#[derive(Serialize, Debug, Clone, utoipa::ToSchema)]
+pub struct TemplateConditionsJson {
+    pub items: Vec<TemplateConditionJson>,
+}
+
+#[derive(Serialize, Debug, Clone, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PublishingAuthJson {
+    pub object: &'static str,
+    pub backend: &'static str,
+    pub private_key: String,
+}
+
+#[derive(Serialize, Debug, Clone, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ShareLinkJson {
+    pub object: &'static str,
+    pub id: String,
+    #[schema(value_type = String, format = DateTime)]
+    #[serde(with = "clock::ts")]
+    pub created_at: i64,
+    pub name: String,
+    pub active: bool,
+    /// The key `shareKey` accepts (a quire addition: GitBook puts it in `urls.published` only).
+    pub key: String,
+    pub urls: PublishedUrls,
+}
+
+pub fn share_link_json(
+    urls: &Urls,
+    site: &Site,
+    link: &quire_store::sites::share_links::ShareLink,
+) -> ShareLinkJson {
+    let base = published_url(urls, site).unwrap_or_else(|| urls.app(&format!("/sites/{}", site.id)));
+    ShareLinkJson {
+        object: "share-link",
+        id: link.id.clone(),
+        created_at: link.created_at,
+        name: link.name.clone(),
+        active: link.active,
+        key: link.key.clone(),
+        urls: PublishedUrls {
+            published: Some(format!("{base}?shareKey={}", link.key)),
+        },
+    }
+}
+
+#[derive(Serialize, Debug, Clone, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PublishedCustomizations {
+    #[schema(value_type = Object)]
+    pub site: serde_json::Value,
+    #[schema(value_type = Object)]
+    pub site_spaces: serde_json::Map<String, serde_json::Value>,
+}
+
+#[derive(Serialize, Debug, Clone, utoipa::ToSchema)]
+pub struct PublishedSiteJson {
+    pub object: &'static str,
+    pub site: SiteJson,
+    pub structure: StructureJson,
+    pub customizations: PublishedCustomizations,
+    #[schema(value_type = Vec<Object>)]
+    pub scripts: Vec<serde_json::Value>,
+}

@@ -1,0 +1,1171 @@
+//! Docs sites: structure and its exact order, defaults, adaptive schema and conditions, the
+//! published view by visibility (share keys, visitor tokens), validation and permissions.
+
+use serde_json::{Value, json};
+
+use crate::support::{TestApp, TestUser};
+
+fn id(v: &Value) -> String {
+    v["id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no id in {v}"))
+        .to_string()
+}
+
+fn ids(items: &[Value]) -> Vec<String> {
+    items.iter().map(id).collect()
+}
+
+async fn space(app: &TestApp, user: &TestUser, org: &str, title: &str) -> String {
+    id(&app
+        .post(
+            user,
+            &format!("/v1/orgs/{org}/spaces"),
+            json!({"title": title, "empty": true}),
+        )
+        .await
+        .expect(201))
+}
+
+async fn site(app: &TestApp, user: &TestUser, org: &str, body: Value) -> String {
+    id(&app
+        .post(user, &format!("/v1/orgs/{org}/sites"), body)
+        .await
+        .expect(201))
+}
+
+/// A visitor token for `site`, signed with `key`, expiring `exp_in` seconds from now.
+fn visitor_token(key: &str, aud: &str, exp_in: i64, claims: Value) -> String {
+    let mut payload = claims;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
+    payload["aud"] = json!(aud);
+    payload["exp"] = json!(now + exp_in);
+    jsonwebtoken::encode(
+        &jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256),
+        &payload,
+        &jsonwebtoken::EncodingKey::from_secret(key.as_bytes()),
+    )
+    .unwrap()
+}
+
+#[tokio::test]
+async fn sections_groups_and_site_spaces_keep_an_exact_order() {
+    let app = TestApp::start().await;
+    let owner = app.user("Owner").await;
+    let org = app.org(&owner, "Docs").await;
+    let mut spaces = Vec::new();
+    for t in ["One", "Two", "Three", "Four"] {
+        spaces.push(space(&app, &owner, &org, t).await);
+    }
+    let site = site(&app, &owner, &org, json!({"title": "Handbook"})).await;
+    let base = format!("/v1/orgs/{org}/sites/{site}");
+    let mut sections = Vec::new();
+    for (t, s) in [("Alpha", &spaces[0]), ("Beta", &spaces[1]), ("Gamma", &spaces[2])] {
+        let section = app
+            .post(
+                &owner,
+                &format!("{base}/sections"),
+                json!({"spaceId": s, "title": t}),
+            )
+            .await
+            .expect(201);
+        assert_eq!(section["object"], "site-section");
+        assert_eq!(section["siteSpaces"].as_array().unwrap().len(), 1);
+        sections.push(id(&section));
+    }
+    let (a, b, c) = (sections[0].clone(), sections[1].clone(), sections[2].clone());
+    let listed = app.walk(&owner, &format!("{base}/sections"), 2).await;
+    assert_eq!(ids(&listed), vec![a.clone(), b.clone(), c.clone()]);
+    assert_eq!(listed[0]["default"], true);
+    assert_eq!(listed[1]["default"], false);
+
+    // Four site spaces in section Alpha: its own, then three more.
+    let first = id(&listed[0]["siteSpaces"][0]);
+    let mut alpha = vec![first.clone()];
+    for s in &spaces[1..] {
+        let ss = app
+            .post(
+                &owner,
+                &format!("{base}/site-spaces"),
+                json!({"spaceId": s, "sectionId": a}),
+            )
+            .await
+            .expect(201);
+        assert_eq!(ss["section"], a.as_str());
+        assert_eq!(ss["default"], false);
+        alpha.push(id(&ss));
+    }
+    let alpha_order = |items: &[Value]| -> Vec<String> {
+        items
+            .iter()
+            .filter(|i| i["section"] == a.as_str())
+            .map(id)
+            .collect()
+    };
+    let mv = |ss: &str, side: &str, other: &str| {
+        (
+            format!("{base}/site-spaces/{ss}/move"),
+            json!({"position": {side: {"type": "site-space", "siteSpace": other}}}),
+        )
+    };
+    let expected_after = [
+        (3, "before", 0, vec![3, 0, 1, 2]),
+        (0, "after", 2, vec![3, 1, 2, 0]),
+        (1, "before", 3, vec![1, 3, 2, 0]),
+        (0, "before", 2, vec![1, 3, 0, 2]),
+    ];
+    for (item, side, other, order) in expected_after {
+        let (path, body) = mv(&alpha[item], side, &alpha[other]);
+        let moved = app.post(&owner, &path, body).await.expect(200);
+        assert_eq!(moved["id"], alpha[item].as_str());
+        let listed = app.walk(&owner, &format!("{base}/site-spaces"), 3).await;
+        let want: Vec<String> = order.iter().map(|i| alpha[*i].clone()).collect();
+        assert_eq!(alpha_order(&listed), want, "after moving {item} {side} {other}");
+        let section = app.get(&owner, &format!("{base}/sections")).await.expect(200);
+        assert_eq!(ids(section["items"][0]["siteSpaces"].as_array().unwrap()), want);
+    }
+    // The section's default stayed its first site space, wherever it moved.
+    let defaults = app
+        .get(&owner, &format!("{base}/site-spaces?default=true"))
+        .await
+        .expect(200);
+    assert!(ids(defaults["items"].as_array().unwrap()).contains(&first));
+
+    // Bad positions: itself, a non-sibling, another kind, both sides; an absent item.
+    let gamma_ss =
+        id(&app.get(&owner, &format!("{base}/sections")).await.expect(200)["items"][2]["siteSpaces"][0]);
+    let (path, body) = mv(&alpha[0], "before", &alpha[0]);
+    app.post(&owner, &path, body).await.expect_error(400);
+    let (path, body) = mv(&alpha[0], "before", &gamma_ss);
+    let message = app.post(&owner, &path, body).await.expect_error(400);
+    assert!(message.contains("not a sibling"), "{message}");
+    app.post(
+        &owner,
+        &format!("{base}/site-spaces/{}/move", alpha[0]),
+        json!({"position": {"before": {"type": "site-section", "siteSpace": alpha[1]}}}),
+    )
+    .await
+    .expect_error(400);
+    app.post(
+        &owner,
+        &format!("{base}/site-spaces/{}/move", alpha[0]),
+        json!({"position": {"before": {"type": "site-space", "siteSpace": alpha[1]}, "after": {"type": "site-space", "siteSpace": alpha[2]}}}),
+    )
+    .await
+    .expect_error(400);
+    let (path, body) = mv("nosuchsitespace00000", "before", &alpha[0]);
+    app.post(&owner, &path, body).await.expect_error(404);
+
+    // Paths: checked, and unique among the sections of the site.
+    for bad in ["", "a b", "a/b", &"x".repeat(101)] {
+        let message = app
+            .patch(&owner, &format!("{base}/sections/{a}"), json!({"path": bad}))
+            .await
+            .expect_error(400);
+        assert!(message.contains("`path`"), "{message}");
+    }
+    let message = app
+        .patch(&owner, &format!("{base}/sections/{a}"), json!({"path": "beta"}))
+        .await
+        .expect_error(400);
+    assert!(message.contains("already"), "{message}");
+    let renamed = app
+        .patch(
+            &owner,
+            &format!("{base}/sections/{a}"),
+            json!({"path": "first", "description": "Start here"}),
+        )
+        .await
+        .expect(200);
+    assert_eq!(renamed["path"], "first");
+    assert_eq!(renamed["description"], "Start here");
+    // A cursor of one list is refused by another.
+    let page = app
+        .get(&owner, &format!("{base}/sections?limit=1"))
+        .await
+        .expect(200);
+    let cursor = page["next"]["page"].as_str().unwrap().to_string();
+    app.get(&owner, &format!("{base}/site-spaces?page={cursor}"))
+        .await
+        .expect_error(400);
+
+    // Sections: Gamma before Alpha.
+    let moved = app
+        .post(
+            &owner,
+            &format!("{base}/sections/{c}/move"),
+            json!({"position": {"before": {"type": "site-section", "siteSection": a}}}),
+        )
+        .await
+        .expect(200);
+    assert_eq!(moved["id"], c.as_str());
+    let listed = app.walk(&owner, &format!("{base}/sections"), 1).await;
+    assert_eq!(ids(&listed), vec![c.clone(), a.clone(), b.clone()]);
+    app.post(
+        &owner,
+        &format!("{base}/sections/{c}/move"),
+        json!({"position": {"before": {"type": "site-section", "siteSection": c}}}),
+    )
+    .await
+    .expect_error(400);
+    app.post(
+        &owner,
+        &format!("{base}/sections/nosuchsection0000000/move"),
+        json!({"position": {"before": {"type": "site-section", "siteSection": c}}}),
+    )
+    .await
+    .expect_error(404);
+
+    // A group holding Alpha and Beta, at the end of the root: Gamma, then the group.
+    let group = app
+        .post(
+            &owner,
+            &format!("{base}/section-groups"),
+            json!({"title": "Guides", "sections": [a, b]}),
+        )
+        .await
+        .expect(201);
+    let g = id(&group);
+    assert_eq!(
+        ids(group["children"].as_array().unwrap()),
+        vec![a.clone(), b.clone()]
+    );
+    // Beta before Alpha inside the group.
+    app.post(
+        &owner,
+        &format!("{base}/sections/{b}/move"),
+        json!({"position": {"before": {"type": "site-section", "siteSection": a}}}),
+    )
+    .await
+    .expect(200);
+    let listed = app.walk(&owner, &format!("{base}/sections"), 2).await;
+    assert_eq!(ids(&listed), vec![c.clone(), b.clone(), a.clone()]);
+    assert_eq!(listed[1]["sectionGroup"], g.as_str());
+    assert!(listed[0].get("sectionGroup").is_none());
+    // Gamma is not a sibling of Alpha any more.
+    app.post(
+        &owner,
+        &format!("{base}/sections/{c}/move"),
+        json!({"position": {"before": {"type": "site-section", "siteSection": a}}}),
+    )
+    .await
+    .expect_error(400);
+    // The group before Gamma: a group moves among sections and groups of its level.
+    app.post(
+        &owner,
+        &format!("{base}/section-groups/{g}/move"),
+        json!({"position": {"before": {"type": "site-section", "id": c}}}),
+    )
+    .await
+    .expect(200);
+    let structure = app.get(&owner, &format!("{base}/structure")).await.expect(200);
+    assert_eq!(structure["type"], "sections");
+    let top: Vec<String> = structure["structure"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(id)
+        .collect();
+    assert_eq!(top, vec![g.clone(), c.clone()]);
+    let listed = app.walk(&owner, &format!("{base}/sections"), 5).await;
+    assert_eq!(ids(&listed), vec![b.clone(), a.clone(), c.clone()]);
+    // Site spaces follow the sections' reading order.
+    let listed = app.walk(&owner, &format!("{base}/site-spaces"), 2).await;
+    assert_eq!(listed.len(), 6);
+    assert_eq!(listed[0]["section"], b.as_str());
+    assert_eq!(listed[5]["section"], c.as_str());
+
+    // Nesting: a group inside the group; the outer one cannot move into it.
+    let inner = id(&app
+        .post(
+            &owner,
+            &format!("{base}/section-groups"),
+            json!({"title": "Inner", "parent": g}),
+        )
+        .await
+        .expect(201));
+    let message = app
+        .post(
+            &owner,
+            &format!("{base}/section-groups/{g}/move"),
+            json!({"parent": inner}),
+        )
+        .await
+        .expect_error(400);
+    assert!(message.contains("inside it"), "{message}");
+    app.post(
+        &owner,
+        &format!("{base}/section-groups/{g}/move"),
+        json!({"parent": g}),
+    )
+    .await
+    .expect_error(400);
+    let groups = app.walk(&owner, &format!("{base}/section-groups"), 1).await;
+    assert_eq!(ids(&groups), vec![g.clone(), inner.clone()]);
+    assert_eq!(groups[1]["sectionGroup"], g.as_str());
+
+    // Adding a section to a group and taking it out are idempotent.
+    for _ in 0..2 {
+        let group = app
+            .post(
+                &owner,
+                &format!("{base}/section-groups/{inner}/sections"),
+                json!({"sectionId": c}),
+            )
+            .await
+            .expect(200);
+        assert_eq!(ids(group["children"].as_array().unwrap()), vec![c.clone()]);
+    }
+    for _ in 0..2 {
+        app.delete(&owner, &format!("{base}/section-groups/{inner}/sections/{c}"))
+            .await
+            .expect(204);
+    }
+    app.delete(&owner, &format!("{base}/section-groups/{inner}/sections/{a}"))
+        .await
+        .expect(204);
+    let section = app.get(&owner, &format!("{base}/sections")).await.expect(200);
+    let gamma = section["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"] == c.as_str())
+        .unwrap()
+        .clone();
+    assert_eq!(
+        gamma["sectionGroup"],
+        g.as_str(),
+        "out of Inner, into Inner's parent"
+    );
+    // Deleting the group moves what it held up, in its place.
+    app.delete(&owner, &format!("{base}/section-groups/{g}"))
+        .await
+        .expect(204);
+    app.delete(&owner, &format!("{base}/section-groups/{g}"))
+        .await
+        .expect(204);
+    let listed = app.walk(&owner, &format!("{base}/sections"), 5).await;
+    assert!(
+        listed
+            .iter()
+            .all(|s| s.get("sectionGroup").is_none_or(|g| g == inner.as_str()))
+    );
+    assert_eq!(listed.len(), 3);
+}
+
+#[tokio::test]
+async fn defaults_are_picked_again_and_spaces_that_leave_take_their_site_spaces() {
+    let app = TestApp::start().await;
+    let owner = app.user("Owner").await;
+    let org = app.org(&owner, "Docs").await;
+    let other_org = app.org(&owner, "Elsewhere").await;
+    let mut spaces = Vec::new();
+    for t in ["One", "Two", "Three", "Four"] {
+        spaces.push(space(&app, &owner, &org, t).await);
+    }
+    let site = app
+        .post(
+            &owner,
+            &format!("/v1/orgs/{org}/sites"),
+            json!({"title": "Handbook", "spaces": spaces}),
+        )
+        .await
+        .expect(201);
+    assert_eq!(site["siteSpaces"], 4);
+    let site = id(&site);
+    let base = format!("/v1/orgs/{org}/sites/{site}");
+    let all = app.walk(&owner, &format!("{base}/site-spaces"), 10).await;
+    assert_eq!(all.len(), 4);
+    let space_of: Vec<String> = all.iter().map(|s| id(&s["space"])).collect();
+    assert_eq!(space_of, spaces);
+    assert_eq!(all[0]["default"], true);
+    let defaults = app
+        .get(&owner, &format!("{base}/site-spaces?default=true"))
+        .await
+        .expect(200);
+    assert_eq!(ids(defaults["items"].as_array().unwrap()), vec![id(&all[0])]);
+    let others = app
+        .get(&owner, &format!("{base}/site-spaces?default=false"))
+        .await
+        .expect(200);
+    assert_eq!(others["count"], 3);
+    let structure = app.get(&owner, &format!("{base}/structure")).await.expect(200);
+    assert_eq!(structure["type"], "siteSpaces");
+
+    // Removing the default picks the next one in order.
+    app.delete(&owner, &format!("{base}/site-spaces/{}", id(&all[0])))
+        .await
+        .expect(204);
+    app.delete(&owner, &format!("{base}/site-spaces/{}", id(&all[0])))
+        .await
+        .expect(204);
+    let defaults = app
+        .get(&owner, &format!("{base}/site-spaces?default=true"))
+        .await
+        .expect(200);
+    assert_eq!(ids(defaults["items"].as_array().unwrap()), vec![id(&all[1])]);
+    // The default can be set, to a site space of this site only.
+    let site_json = app
+        .patch(&owner, &base, json!({"defaultSiteSpace": id(&all[3])}))
+        .await
+        .expect(200);
+    assert_eq!(site_json["id"], site.as_str());
+    let defaults = app
+        .get(&owner, &format!("{base}/site-spaces?default=true"))
+        .await
+        .expect(200);
+    assert_eq!(ids(defaults["items"].as_array().unwrap()), vec![id(&all[3])]);
+    let other_site = app
+        .post(
+            &owner,
+            &format!("/v1/orgs/{org}/sites"),
+            json!({"title": "Other", "spaces": [spaces[0]]}),
+        )
+        .await
+        .expect(201);
+    let foreign = app
+        .get(
+            &owner,
+            &format!("/v1/orgs/{org}/sites/{}/site-spaces", id(&other_site)),
+        )
+        .await
+        .expect(200);
+    let message = app
+        .patch(
+            &owner,
+            &base,
+            json!({"defaultSiteSpace": id(&foreign["items"][0])}),
+        )
+        .await
+        .expect_error(400);
+    assert!(message.contains("defaultSiteSpace"), "{message}");
+    app.patch(
+        &owner,
+        &base,
+        json!({"defaultSiteSection": "nosuchsection0000000"}),
+    )
+    .await
+    .expect_error(400);
+
+    // Deleting the default's space removes its site space and picks the next default.
+    app.delete(&owner, &format!("/v1/spaces/{}", spaces[3]))
+        .await
+        .expect(204);
+    let left = app.walk(&owner, &format!("{base}/site-spaces"), 10).await;
+    assert_eq!(ids(&left), vec![id(&all[1]), id(&all[2])]);
+    assert_eq!(left[0]["default"], true);
+    assert_eq!(app.get(&owner, &base).await.expect(200)["siteSpaces"], 2);
+    // Transferring a space to another organization does the same.
+    app.post(
+        &owner,
+        &format!("/v1/spaces/{}/transfer", spaces[1]),
+        json!({"organization": other_org}),
+    )
+    .await
+    .expect(200);
+    let left = app.walk(&owner, &format!("{base}/site-spaces"), 10).await;
+    assert_eq!(ids(&left), vec![id(&all[2])]);
+    assert_eq!(left[0]["default"], true);
+    // So does transferring the collection a space is in.
+    let collection = id(&app
+        .post(
+            &owner,
+            &format!("/v1/orgs/{org}/collections"),
+            json!({"title": "Box"}),
+        )
+        .await
+        .expect(201));
+    let boxed = id(&app
+        .post(
+            &owner,
+            &format!("/v1/orgs/{org}/spaces"),
+            json!({"title": "Boxed", "parent": collection, "empty": true}),
+        )
+        .await
+        .expect(201));
+    app.post(&owner, &format!("{base}/site-spaces"), json!({"spaceId": boxed}))
+        .await
+        .expect(201);
+    assert_eq!(
+        app.walk(&owner, &format!("{base}/site-spaces"), 10).await.len(),
+        2
+    );
+    app.post(
+        &owner,
+        &format!("/v1/collections/{collection}/transfer"),
+        json!({"organization": other_org}),
+    )
+    .await
+    .expect(200);
+    let left = app.walk(&owner, &format!("{base}/site-spaces"), 10).await;
+    assert_eq!(ids(&left), vec![id(&all[2])]);
+    // A site filtered by space.
+    let by_space = app
+        .get(&owner, &format!("/v1/orgs/{org}/sites?space={}", spaces[2]))
+        .await
+        .expect(200);
+    assert_eq!(ids(by_space["items"].as_array().unwrap()), vec![site.clone()]);
+}
+
+#[tokio::test]
+async fn adaptive_schema_and_conditions_are_checked() {
+    let app = TestApp::start().await;
+    let owner = app.user("Owner").await;
+    let org = app.org(&owner, "Docs").await;
+    let s1 = space(&app, &owner, &org, "One").await;
+    let site = site(&app, &owner, &org, json!({"title": "Handbook"})).await;
+    let base = format!("/v1/orgs/{org}/sites/{site}");
+    app.get(&owner, &format!("{base}/adaptive-schema"))
+        .await
+        .expect_error(404);
+    let object_claim = json!({"jsonSchema": {
+        "type": "object",
+        "properties": {"account": {"type": "object", "properties": {}}},
+        "additionalProperties": false
+    }});
+    let message = app
+        .put(&owner, &format!("{base}/adaptive-schema"), object_claim)
+        .await
+        .expect_error(400);
+    assert!(message.contains("jsonSchema.properties.account"), "{message}");
+    app.get(&owner, &format!("{base}/adaptive-schema"))
+        .await
+        .expect_error(404);
+    let schema = json!({"jsonSchema": {
+        "type": "object",
+        "properties": {
+            "isBeta": {"type": "boolean", "description": "In the beta"},
+            "plan": {"type": "string", "enum": ["free", "pro"]}
+        },
+        "additionalProperties": false
+    }});
+    let stored = app
+        .put(&owner, &format!("{base}/adaptive-schema"), schema)
+        .await
+        .expect(200);
+    assert_eq!(stored["object"], "site-adaptive-schema");
+    assert_eq!(
+        stored["jsonSchema"]["properties"]["plan"]["enum"],
+        json!(["free", "pro"])
+    );
+    let got = app
+        .get(&owner, &format!("{base}/adaptive-schema"))
+        .await
+        .expect(200);
+    assert_eq!(got["jsonSchema"], stored["jsonSchema"]);
+    let templates = app
+        .get(&owner, &format!("{base}/adaptive-schema/template-conditions"))
+        .await
+        .expect(200);
+    let conditions: Vec<&str> = templates["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["condition"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        conditions,
+        vec![
+            "visitor.claims.isBeta == true",
+            "visitor.claims.plan == \"free\"",
+            "visitor.claims.plan == \"pro\""
+        ]
+    );
+
+    let section = id(&app
+        .post(
+            &owner,
+            &format!("{base}/sections"),
+            json!({"spaceId": s1, "title": "Guides"}),
+        )
+        .await
+        .expect(201));
+    let section_path = format!("{base}/sections/{section}");
+    let message = app
+        .patch(
+            &owner,
+            &section_path,
+            json!({"condition": "visitor.claims.plann == \"pro\""}),
+        )
+        .await
+        .expect_error(400);
+    assert!(
+        message.contains("unknown claim \"plann\" at column 1"),
+        "{message}"
+    );
+    let message = app
+        .patch(
+            &owner,
+            &section_path,
+            json!({"condition": "visitor.claims.isBeta &"}),
+        )
+        .await
+        .expect_error(400);
+    assert!(message.contains("column 23"), "{message}");
+    let set = app
+        .patch(
+            &owner,
+            &section_path,
+            json!({"condition": "visitor.claims.isBeta"}),
+        )
+        .await
+        .expect(200);
+    assert_eq!(set["condition"], "visitor.claims.isBeta");
+    // Unset keeps it; null removes it.
+    let kept = app
+        .patch(&owner, &section_path, json!({"title": "Guide"}))
+        .await
+        .expect(200);
+    assert_eq!(kept["condition"], "visitor.claims.isBeta");
+    let removed = app
+        .patch(&owner, &section_path, json!({"condition": null}))
+        .await
+        .expect(200);
+    assert!(removed.get("condition").is_none(), "{removed}");
+    let ss = id(&removed["siteSpaces"][0]);
+    let message = app
+        .patch(
+            &owner,
+            &format!("{base}/site-spaces/{ss}"),
+            json!({"condition": "visitor.claims.unsigned.x"}),
+        )
+        .await
+        .expect_error(400);
+    assert!(message.contains("column"), "{message}");
+    let set = app
+        .patch(
+            &owner,
+            &format!("{base}/site-spaces/{ss}"),
+            json!({"condition": "visitor.claims.plan == \"pro\""}),
+        )
+        .await
+        .expect(200);
+    assert_eq!(set["condition"], "visitor.claims.plan == \"pro\"");
+}
+
+#[tokio::test]
+async fn published_follows_visibility_claims_share_links_and_visitor_tokens() {
+    let app = TestApp::start().await;
+    let owner = app.user("Owner").await;
+    let visitor = app.user("Visitor").await;
+    app.org(&visitor, "Visitor's own").await;
+    let org = app.org(&owner, "Docs").await;
+    let spaces = [
+        space(&app, &owner, &org, "One").await,
+        space(&app, &owner, &org, "Two").await,
+        space(&app, &owner, &org, "Three").await,
+    ];
+    let site = site(&app, &owner, &org, json!({"title": "Handbook"})).await;
+    let base = format!("/v1/orgs/{org}/sites/{site}");
+    app.put(
+        &owner,
+        &format!("{base}/adaptive-schema"),
+        json!({"jsonSchema": {"type": "object", "properties": {"isBeta": {"type": "boolean"}}, "additionalProperties": false}}),
+    )
+    .await
+    .expect(200);
+    let mut sections = Vec::new();
+    for (t, s) in [("Open", &spaces[0]), ("Beta", &spaces[1]), ("Also", &spaces[2])] {
+        sections.push(id(&app
+            .post(
+                &owner,
+                &format!("{base}/sections"),
+                json!({"spaceId": s, "title": t}),
+            )
+            .await
+            .expect(201)));
+    }
+    app.patch(
+        &owner,
+        &format!("{base}/sections/{}", sections[1]),
+        json!({"condition": "visitor.claims.isBeta == true"}),
+    )
+    .await
+    .expect(200);
+    app.post(
+        &owner,
+        &format!("{base}/section-groups"),
+        json!({"title": "Pair", "sections": [sections[0], sections[1]]}),
+    )
+    .await
+    .expect(201);
+    app.patch(&owner, &base, json!({"adaptiveContent": {"enabled": true}}))
+        .await
+        .expect(200);
+    let published_path = format!("{base}/published");
+    // Not published yet: nobody reads it.
+    app.get(&owner, &published_path).await.expect_error(404);
+    let live = app
+        .post(&owner, &format!("{base}/publish"), json!({}))
+        .await
+        .expect(200);
+    assert_eq!(live["published"], true);
+
+    let key = app
+        .get(&owner, &format!("{base}/publishing/auth"))
+        .await
+        .expect(200)["privateKey"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let sections_seen = |body: &Value| -> Vec<String> {
+        let mut out = Vec::new();
+        for item in body["structure"]["structure"].as_array().unwrap() {
+            if item["object"] == "site-section-group" {
+                out.extend(ids(item["children"].as_array().unwrap()));
+            } else {
+                out.push(id(item));
+            }
+        }
+        out
+    };
+    let anonymous = app.get(&visitor, &published_path).await.expect(200);
+    assert_eq!(anonymous["object"], "published-content-site");
+    assert_eq!(anonymous["structure"]["type"], "sections");
+    // The group went to the end of the root: Also, then the group's Open (and Beta).
+    assert_eq!(
+        sections_seen(&anonymous),
+        vec![sections[2].clone(), sections[0].clone()]
+    );
+    assert_eq!(anonymous["scripts"], json!([]));
+    assert_eq!(anonymous["site"]["permissions"]["view"], false);
+    let ss = &anonymous["structure"]["structure"][0]["siteSpaces"][0];
+    assert_eq!(ss["space"]["id"], spaces[2].as_str());
+    assert!(ss["space"]["revision"].is_string());
+    let beta = visitor_token(&key, &site, 600, json!({"isBeta": true}));
+    let seen = app
+        .get(&visitor, &format!("{published_path}?visitorAuthToken={beta}"))
+        .await
+        .expect(200);
+    assert_eq!(
+        sections_seen(&seen),
+        vec![sections[2].clone(), sections[0].clone(), sections[1].clone()]
+    );
+    let not_beta = visitor_token(&key, &site, 600, json!({"isBeta": false}));
+    let seen = app
+        .get(&visitor, &format!("{published_path}?visitorAuthToken={not_beta}"))
+        .await
+        .expect(200);
+    assert_eq!(sections_seen(&seen).len(), 2);
+    // Refused tokens: another key, expired, another audience.
+    for bad in [
+        visitor_token("not-the-site-key", &site, 600, json!({"isBeta": true})),
+        visitor_token(&key, &site, -600, json!({"isBeta": true})),
+        visitor_token(&key, "another-site", 600, json!({"isBeta": true})),
+        "not.a.token".to_string(),
+    ] {
+        app.get(&visitor, &format!("{published_path}?visitorAuthToken={bad}"))
+            .await
+            .expect_error(404);
+    }
+
+    // Visitor-auth: only with a token, and not after the key is rotated.
+    app.patch(&owner, &base, json!({"visibility": "visitor-auth"}))
+        .await
+        .expect(200);
+    app.get(&visitor, &published_path).await.expect_error(404);
+    app.get(&visitor, &format!("{published_path}?visitorAuthToken={beta}"))
+        .await
+        .expect(200);
+    let rotated = app
+        .post(&owner, &format!("{base}/publishing/auth/regenerate"), json!({}))
+        .await
+        .expect(200);
+    assert_ne!(rotated["privateKey"].as_str().unwrap(), key);
+    app.get(&visitor, &format!("{published_path}?visitorAuthToken={beta}"))
+        .await
+        .expect_error(404);
+
+    // Share links: without, with, deactivated and revoked keys.
+    app.patch(&owner, &base, json!({"visibility": "share-link"}))
+        .await
+        .expect(200);
+    app.get(&visitor, &published_path).await.expect_error(404);
+    let link = app
+        .post(
+            &owner,
+            &format!("{base}/share-links"),
+            json!({"name": "Reviewers"}),
+        )
+        .await
+        .expect(201);
+    let share_key = link["key"].as_str().unwrap().to_string();
+    assert!(link["urls"]["published"].as_str().unwrap().contains(&share_key));
+    let with_key = format!("{published_path}?shareKey={share_key}");
+    app.get(&visitor, &with_key).await.expect(200);
+    app.get(&visitor, &format!("{published_path}?shareKey=wrong{share_key}"))
+        .await
+        .expect_error(404);
+    let link_path = format!("{base}/share-links/{}", id(&link));
+    let off = app
+        .patch(&owner, &link_path, json!({"active": false}))
+        .await
+        .expect(200);
+    assert_eq!(off["active"], false);
+    app.get(&visitor, &with_key).await.expect_error(404);
+    app.patch(&owner, &link_path, json!({"active": true}))
+        .await
+        .expect(200);
+    app.get(&visitor, &with_key).await.expect(200);
+    let links = app.get(&owner, &format!("{base}/share-links")).await.expect(200);
+    assert_eq!(links["count"], 1);
+    app.delete(&owner, &link_path).await.expect(204);
+    app.delete(&owner, &link_path).await.expect(204);
+    app.get(&visitor, &with_key).await.expect_error(404);
+
+    // In-collection: members with a role only.
+    app.patch(&owner, &base, json!({"visibility": "in-collection"}))
+        .await
+        .expect(200);
+    app.get(&visitor, &published_path).await.expect_error(404);
+    app.get(&owner, &published_path).await.expect(200);
+
+    // Unpublished: gone for everyone.
+    app.patch(&owner, &base, json!({"visibility": "public"}))
+        .await
+        .expect(200);
+    app.get(&visitor, &published_path).await.expect(200);
+    let down = app
+        .post(&owner, &format!("{base}/unpublish"), json!({}))
+        .await
+        .expect(200);
+    assert_eq!(down["published"], false);
+    app.get(&visitor, &published_path).await.expect_error(404);
+}
+
+#[tokio::test]
+async fn customization_is_validated_and_published() {
+    let app = TestApp::start().await;
+    let owner = app.user("Owner").await;
+    let org = app.org(&owner, "Docs").await;
+    let s1 = space(&app, &owner, &org, "One").await;
+    let site = site(&app, &owner, &org, json!({"title": "Handbook", "spaces": [s1]})).await;
+    let base = format!("/v1/orgs/{org}/sites/{site}");
+    assert_eq!(
+        app.get(&owner, &format!("{base}/customization"))
+            .await
+            .expect(200),
+        json!({})
+    );
+    let good = json!({
+        "title": "Handbook",
+        "styling": {"theme": "clean", "primaryColor": {"light": "#336699", "dark": "#fff"}},
+        "header": {"logo": {"light": "https://example.com/l.png", "dark": "https://example.com/d.png"},
+                   "links": [{"title": "Home", "to": {"kind": "url", "url": "https://example.com"}}]},
+        "footer": {"groups": [{"title": "More", "links": [{"title": "Blog", "to": {"kind": "url", "url": "https://example.com/blog"}}]}],
+                   "copyright": "© Example"},
+        "announcement": {"enabled": true, "message": "New!", "style": "info"},
+        "themes": {"default": "dark", "toggeable": false}
+    });
+    let stored = app
+        .put(&owner, &format!("{base}/customization"), good.clone())
+        .await
+        .expect(200);
+    assert!(stored["updatedAt"].is_string());
+    assert_eq!(stored["styling"], good["styling"]);
+    for (bad, field) in [
+        (
+            json!({"styling": {"primaryColor": {"light": "blue", "dark": "#fff"}}}),
+            "styling.primaryColor.light",
+        ),
+        (
+            json!({"header": {"links": [{"title": "x", "to": {"kind": "url", "url": "ftp://x"}}]}}),
+            "header.links[0].to.url",
+        ),
+        (
+            json!({"themes": {"default": "sepia", "toggeable": true}}),
+            "themes.default",
+        ),
+        (json!({"colour": "#fff"}), "colour"),
+        (json!({"title": "a\u{7}b"}), "title"),
+    ] {
+        let message = app
+            .put(&owner, &format!("{base}/customization"), bad)
+            .await
+            .expect_error(400);
+        assert!(message.contains(field), "{field}: {message}");
+    }
+    let ss = id(&app.get(&owner, &format!("{base}/site-spaces")).await.expect(200)["items"][0]);
+    app.put(
+        &owner,
+        &format!("{base}/site-spaces/{ss}/customization"),
+        json!({"themes": {"default": "light", "toggeable": true}}),
+    )
+    .await
+    .expect(200);
+    app.post(&owner, &format!("{base}/publish"), json!({}))
+        .await
+        .expect(200);
+    let published = app.get(&owner, &format!("{base}/published")).await.expect(200);
+    assert_eq!(published["customizations"]["site"]["themes"]["default"], "dark");
+    assert_eq!(
+        published["customizations"]["siteSpaces"][&ss]["themes"]["default"],
+        "light"
+    );
+}
+
+#[tokio::test]
+async fn sites_are_validated_and_guarded() {
+    let app = TestApp::start().await;
+    let owner = app.user("Owner").await;
+    let creator = app.user("Creator").await;
+    let reader = app.user("Reader").await;
+    let outsider = app.user("Outsider").await;
+    app.org(&outsider, "Outsider's own").await;
+    let org = app.org(&owner, "Docs").await;
+    app.add_member(&owner, &org, &creator, Some("create")).await;
+    app.add_member(&owner, &org, &reader, Some("read")).await;
+    let sites_path = format!("/v1/orgs/{org}/sites");
+    let created = app
+        .post(
+            &creator,
+            &sites_path,
+            json!({"title": "Handbook", "visibility": "unlisted"}),
+        )
+        .await
+        .expect(201);
+    assert_eq!(created["type"], "basic");
+    assert_eq!(created["visibility"], "unlisted");
+    assert_eq!(created["published"], false);
+    assert_eq!(created["permissions"]["create"], true);
+    assert_eq!(created["permissions"]["admin"], false);
+    let site = id(&created);
+    let base = format!("{sites_path}/{site}");
+
+    // Validation: each a 400 naming the field, nothing changed.
+    for (body, field) in [
+        (json!({"title": "x"}), "title"),
+        (json!({"title": "a\u{1}b"}), "title"),
+        (json!({"title": 5}), "title"),
+        (json!({"colour": "red"}), "colour"),
+        (json!({"visibility": "secret"}), "visibility"),
+        (json!({"hostname": "example.com"}), "hostname"),
+        (json!({"hostname": "Docs.Example.com"}), "hostname"),
+        (json!({"proxy": "example.com"}), "proxy"),
+        (json!({"proxy": "https://example.com/docs"}), "proxy"),
+        (json!({"basename": ""}), "basename"),
+        (json!({"adaptiveContent": {"enabled": "yes"}}), "adaptiveContent"),
+    ] {
+        let message = app.patch(&owner, &base, body).await.expect_error(400);
+        assert!(message.contains(field), "{field}: {message}");
+    }
+    app.post(
+        &owner,
+        &sites_path,
+        json!({"title": "Ok", "spaces": ["nosuchspace000000000"]}),
+    )
+    .await
+    .expect_error(400);
+    let unchanged = app.get(&owner, &base).await.expect(200);
+    assert_eq!(unchanged["title"], "Handbook");
+    let updated = app
+        .patch(
+            &owner,
+            &base,
+            json!({"title": "Guide", "hostname": "docs.example.com", "proxy": "example.com/docs", "basename": "api", "agentsContext": "excluded"}),
+        )
+        .await
+        .expect(200);
+    assert_eq!(updated["hostname"], "docs.example.com");
+    assert_eq!(updated["proxy"]["origin"], "example.com/docs");
+    assert_eq!(updated["agentsContext"], "excluded");
+    let cleared = app.patch(&owner, &base, json!({"proxy": null})).await.expect(200);
+    assert!(cleared.get("proxy").is_none());
+    assert_eq!(cleared["basename"], "api");
+
+    // Filters: title, published.
+    app.post(&owner, &sites_path, json!({"title": "Other"}))
+        .await
+        .expect(201);
+    let found = app
+        .get(&reader, &format!("{sites_path}?title=guid"))
+        .await
+        .expect(200);
+    assert_eq!(ids(found["items"].as_array().unwrap()), vec![site.clone()]);
+    assert_eq!(
+        app.get(&reader, &format!("{sites_path}?published=true"))
+            .await
+            .expect(200)["count"],
+        0
+    );
+    assert_eq!(
+        app.get(&reader, &format!("{sites_path}?published=false"))
+            .await
+            .expect(200)["count"],
+        2
+    );
+    let all = app.walk(&reader, &sites_path, 1).await;
+    assert_eq!(all.len(), 2);
+
+    // A reader sees but cannot create, change, publish or delete.
+    let seen = app.get(&reader, &base).await.expect(200);
+    assert_eq!(seen["permissions"]["view"], true);
+    assert_eq!(seen["permissions"]["edit"], false);
+    app.post(&reader, &sites_path, json!({"title": "Mine"}))
+        .await
+        .expect_error(403);
+    app.patch(&reader, &base, json!({"title": "Mine"}))
+        .await
+        .expect_error(403);
+    app.post(&reader, &format!("{base}/publish"), json!({}))
+        .await
+        .expect_error(403);
+    app.delete(&reader, &base).await.expect_error(403);
+    app.get(&reader, &format!("{base}/publishing/auth"))
+        .await
+        .expect_error(403);
+    // A creator publishes; only admins see the visitor key.
+    app.post(&creator, &format!("{base}/publish"), json!({}))
+        .await
+        .expect(200);
+    app.get(&creator, &format!("{base}/publishing/auth"))
+        .await
+        .expect_error(403);
+    // An outsider learns nothing.
+    let hidden = app.get(&outsider, &base).await.expect_error(404);
+    let unknown = app
+        .get(&outsider, &format!("{sites_path}/nosuchsite0000000000"))
+        .await
+        .expect_error(404);
+    assert_eq!(
+        hidden.replace(&site, "X"),
+        unknown.replace("nosuchsite0000000000", "X")
+    );
+    app.get(&outsider, &sites_path).await.expect_error(404);
+    // A site of one organization is not found under another.
+    let other = app.org(&owner, "Other").await;
+    app.get(&owner, &format!("/v1/orgs/{other}/sites/{site}"))
+        .await
+        .expect_error(404);
+
+    // Deleting: 204, then 404 on reads, and 204 again (what the caller can see).
+    app.delete(&creator, &base).await.expect(204);
+    app.get(&owner, &base).await.expect_error(404);
+}
+
+#[tokio::test]
+async fn redirects_resolve_the_exact_source_then_the_longest_wildcard() {
+    let app = TestApp::start().await;
+    let owner = app.user("Owner").await;
+    let reader = app.user("Reader").await;
+    let org = app.org(&owner, "Docs").await;
+    app.add_member(&owner, &org, &reader, Some("read")).await;
+    let s1 = space(&app, &owner, &org, "One").await;
+    let site = site(&app, &owner, &org, json!({"title": "Handbook"})).await;
+    let base = format!("/v1/orgs/{org}/sites/{site}");
+    let section = app
+        .post(
+            &owner,
+            &format!("{base}/sections"),
+            json!({"spaceId": s1, "title": "Alpha"}),
+        )
+        .await
+        .expect(201);
+    assert_eq!(section["path"], "alpha");
+    let ss = id(&section["siteSpaces"][0]);
+    let section = id(&section);
+    let redirects = format!("{base}/redirects");
+    let old = app
+        .post(
+            &owner,
+            &redirects,
+            json!({"source": "/old", "destination": {"kind": "site-section", "siteSectionId": section}}),
+        )
+        .await
+        .expect(201);
+    assert_eq!(old["object"], "site-redirect");
+    assert_eq!(old["permanent"], false);
+    app.post(
+        &owner,
+        &redirects,
+        json!({"source": "/docs/*", "captureWildcard": true, "permanent": true,
+               "destination": {"kind": "external", "url": "https://example.com/new"}}),
+    )
+    .await
+    .expect(201);
+    app.post(
+        &owner,
+        &redirects,
+        json!({"source": "/docs/api/*", "destination": {"kind": "site-space", "siteSpaceId": ss}}),
+    )
+    .await
+    .expect(201);
+    app.post(
+        &owner,
+        &redirects,
+        json!({"source": "/old", "destination": {"kind": "external", "url": "https://example.com"}}),
+    )
+    .await
+    .expect_error(409);
+    for (body, field) in [
+        (
+            json!({"source": "/a*b", "destination": {"kind": "external", "url": "https://e.com"}}),
+            "source",
+        ),
+        (
+            json!({"source": "/x", "destination": {"kind": "external", "url": "ftp://e.com"}}),
+            "destination.url",
+        ),
+        (
+            json!({"source": "/x", "destination": {"kind": "site-section", "siteSectionId": "nosuchsection0000000"}}),
+            "siteSectionId",
+        ),
+        (
+            json!({"source": "/x", "destination": {"kind": "site-page", "siteSpaceId": ss, "pageId": "p"}}),
+            "destination",
+        ),
+    ] {
+        let message = app.post(&owner, &redirects, body).await.expect_error(400);
+        assert!(message.contains(field), "{field}: {message}");
+    }
+    app.post(
+        &reader,
+        &redirects,
+        json!({"source": "/r", "destination": {"kind": "external", "url": "https://e.com"}}),
+    )
+    .await
+    .expect_error(403);
+
+    let resolve = |source: &str| format!("{base}/redirect?source={source}");
+    let found = app.get(&reader, &resolve("/old")).await.expect(200);
+    assert_eq!(found["redirect"]["id"], id(&old).as_str());
+    assert!(
+        found["target"]
+            .as_str()
+            .unwrap()
+            .ends_with(&format!("/sites/{site}/alpha")),
+        "{found}"
+    );
+    let found = app.get(&reader, &resolve("/docs/guide/x")).await.expect(200);
+    assert_eq!(found["target"], "https://example.com/new/guide/x");
+    let found = app.get(&reader, &resolve("/docs/api/ref")).await.expect(200);
+    assert!(
+        found["target"].as_str().unwrap().ends_with("/alpha/one"),
+        "{found}"
+    );
+    app.get(&reader, &resolve("/nothing")).await.expect_error(404);
+    app.get(&reader, &resolve("nothing")).await.expect_error(400);
+    app.get(&reader, &format!("{base}/redirect"))
+        .await
+        .expect_error(400);
+
+    let all = app.walk(&reader, &redirects, 2).await;
+    assert_eq!(all.len(), 3);
+    let one = format!("{redirects}/{}", id(&old));
+    assert_eq!(app.get(&reader, &one).await.expect(200)["source"], "/old");
+    let moved = app
+        .patch(&owner, &one, json!({"source": "/older"}))
+        .await
+        .expect(200);
+    assert!(moved["updatedAt"].is_string());
+    app.get(&reader, &resolve("/old")).await.expect_error(404);
+    app.patch(&owner, &one, json!({"source": "/docs/*"}))
+        .await
+        .expect_error(409);
+    app.delete(&owner, &one).await.expect(204);
+    app.delete(&owner, &one).await.expect(204);
+    app.get(&reader, &one).await.expect_error(404);
+}

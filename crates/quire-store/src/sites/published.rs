@@ -1,0 +1,243 @@
+//! The published view of a site: what a visitor may read, decided by the site's visibility
+//! (share key, visitor token, membership) and, with adaptive content on, by the conditions of
+//! its sections and site spaces evaluated with the visitor's claims (`quire-adaptive`, the one
+//! evaluator the reader site uses too).
+//!
+//! Everything the view needs is loaded in a few statements ([`load`]) and kept while the
+//! database has not changed ([`PublishedCache`], keyed by site), so a visitor's request costs a
+//! token check, one evaluation per condition, and the rendering.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use quire_adaptive::{AdaptiveSchema, Claims, Condition};
+
+use super::model::{self, Site, SiteVisibility, Structure};
+use crate::db::{Args, Db};
+use crate::error::{StoreError, StoreResult};
+use crate::permissions::{Role, Standing};
+use crate::spaces::Space;
+use crate::stamped::StampedCache;
+
+/// A published site as loaded: immutable, shared between requests.
+#[derive(Debug)]
+pub struct Published {
+    /// Unique per load: what was rendered from one load may be kept by it.
+    pub generation: u64,
+    pub site: Site,
+    pub tree: Structure,
+    /// The live spaces the site spaces show, by id.
+    pub spaces: HashMap<String, Space>,
+    /// The site's customization, and each site space's, parsed.
+    pub customization: Option<serde_json::Value>,
+    pub site_space_customizations: HashMap<String, serde_json::Value>,
+    schema: AdaptiveSchema,
+    /// The parsed conditions of sections and site spaces, by their id; None for one that no
+    /// longer parses (checked when set, so only by a change of the language), which hides.
+    conditions: HashMap<String, Option<Condition>>,
+    share_keys: Vec<String>,
+}
+
+static GENERATION: AtomicU64 = AtomicU64::new(1);
+
+/// Loads a site's published view; None when there is no such site or it is not published.
+pub fn load(c: &mut dyn crate::db::Conn, org_id: &str, site_id: &str) -> StoreResult<Option<Published>> {
+    let Some(site) = model::load_site(c, org_id, site_id)? else {
+        return Ok(None);
+    };
+    if !site.published {
+        return Ok(None);
+    }
+    let tree = model::load_structure(c, site_id)?;
+    let mut spaces = HashMap::new();
+    if !tree.site_spaces.is_empty() {
+        let mut args = Args::default();
+        let list = args.list(tree.site_spaces.iter().map(|s| s.space_id.clone()));
+        let sql = format!(
+            "SELECT {} FROM spaces s WHERE s.id IN ({list}) AND s.deleted_at IS NULL",
+            crate::spaces::model::columns()
+        );
+        for row in c.query(&sql, args.values())? {
+            let space = Space::from_row(&row)?;
+            spaces.insert(space.id.clone(), space);
+        }
+    }
+    let schema = site.schema()?;
+    let mut conditions = HashMap::new();
+    let guarded = tree
+        .sections
+        .iter()
+        .map(|s| (&s.id, &s.condition))
+        .chain(tree.site_spaces.iter().map(|s| (&s.id, &s.condition)));
+    for (id, condition) in guarded {
+        if let Some(text) = condition {
+            conditions.insert(id.clone(), Condition::parse(text).ok());
+        }
+    }
+    let parse = |text: &Option<String>| text.as_deref().and_then(|t| serde_json::from_str(t).ok());
+    let customization = parse(&site.customization);
+    let site_space_customizations = tree
+        .site_spaces
+        .iter()
+        .filter_map(|s| parse(&s.customization).map(|v| (s.id.clone(), v)))
+        .collect();
+    let share_keys = if site.visibility == SiteVisibility::ShareLink {
+        super::share_links::active_keys(c, site_id)?
+    } else {
+        Vec::new()
+    };
+    Ok(Some(Published {
+        generation: GENERATION.fetch_add(1, Ordering::Relaxed),
+        site,
+        tree,
+        spaces,
+        customization,
+        site_space_customizations,
+        schema,
+        conditions,
+        share_keys,
+    }))
+}
+
+/// Who asks: what they present, and their standing in the site's organization (for
+/// `in-collection` sites).
+#[derive(Clone, Copy, Debug)]
+pub struct Visitor<'a> {
+    pub share_key: Option<&'a str>,
+    /// A visitor token (JWT, HS256, signed with the site's visitor key, `aud` the site id).
+    pub token: Option<&'a str>,
+    pub standing: Standing,
+}
+
+/// The claims of a visitor the site admits; 404 for anyone else, whatever the reason (no
+/// share key, a revoked one, no token, a token expired, badly signed or for another audience),
+/// so that nothing tells a hidden site from an absent one.
+pub fn admit(p: &Published, visitor: &Visitor<'_>) -> StoreResult<Claims> {
+    let refused = || model::not_found(&p.site.id);
+    let claims = match visitor.token {
+        Some(token) => {
+            let json = verify_token(&p.site, token).map_err(|_| refused())?;
+            Claims::new(&json, &p.schema)
+        }
+        None => Claims::none(),
+    };
+    let admitted = match p.site.visibility {
+        SiteVisibility::Public | SiteVisibility::Unlisted => true,
+        SiteVisibility::ShareLink => visitor
+            .share_key
+            .is_some_and(|key| p.share_keys.iter().any(|k| k == key)),
+        SiteVisibility::VisitorAuth => visitor.token.is_some(),
+        SiteVisibility::InCollection => visitor.standing.at_least(Role::Read),
+    };
+    if !admitted {
+        return Err(refused());
+    }
+    Ok(claims)
+}
+
+/// Why a visitor token is refused (never told to the visitor; for tests and logs).
+#[derive(Debug, PartialEq, Eq)]
+pub enum TokenError {
+    Invalid(String),
+}
+
+/// Verifies a visitor token: HS256 signed with the site's key, `exp` in the future (no leeway),
+/// `aud` the site's id. Answers its claims.
+pub fn verify_token(site: &Site, token: &str) -> Result<serde_json::Value, TokenError> {
+    use jsonwebtoken::{Algorithm, DecodingKey, Validation, decode};
+    let mut validation = Validation::new(Algorithm::HS256);
+    validation.leeway = 0;
+    validation.set_audience(&[site.id.as_str()]);
+    validation.set_required_spec_claims(&["exp", "aud"]);
+    let key = DecodingKey::from_secret(site.visitor_key.as_bytes());
+    decode::<serde_json::Value>(token, &key, &validation)
+        .map(|data| data.claims)
+        .map_err(|e| TokenError::Invalid(e.to_string()))
+}
+
+/// Which sections and site spaces a visitor sees, in the order of `tree.sections` and
+/// `tree.site_spaces`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Shown {
+    pub sections: Vec<bool>,
+    pub site_spaces: Vec<bool>,
+}
+
+/// What a visitor with `claims` sees: a site space whose space is live, whose condition holds
+/// and whose section is shown; a section whose condition holds and that shows a site space.
+/// Conditions apply when the site's adaptive content is enabled.
+pub fn shown(p: &Published, claims: &Claims) -> Shown {
+    let holds = |id: &str| {
+        !p.site.adaptive_enabled
+            || match p.conditions.get(id) {
+                None => true,
+                Some(Some(condition)) => condition.evaluate(claims),
+                Some(None) => false,
+            }
+    };
+    let section_holds: HashMap<&str, bool> = p
+        .tree
+        .sections
+        .iter()
+        .map(|s| (s.id.as_str(), holds(&s.id)))
+        .collect();
+    let site_spaces: Vec<bool> = p
+        .tree
+        .site_spaces
+        .iter()
+        .map(|ss| {
+            p.spaces.contains_key(&ss.space_id)
+                && holds(&ss.id)
+                && ss
+                    .section
+                    .as_deref()
+                    .is_none_or(|s| section_holds.get(s).copied().unwrap_or(false))
+        })
+        .collect();
+    let sections = p
+        .tree
+        .sections
+        .iter()
+        .map(|s| {
+            section_holds.get(s.id.as_str()).copied().unwrap_or(false)
+                && p.tree
+                    .site_spaces
+                    .iter()
+                    .zip(&site_spaces)
+                    .any(|(ss, shown)| *shown && ss.section.as_deref() == Some(s.id.as_str()))
+        })
+        .collect();
+    Shown {
+        sections,
+        site_spaces,
+    }
+}
+
+/// Published views kept while the database has not changed, by (organization, site).
+pub struct PublishedCache {
+    entries: StampedCache<(String, String), Arc<Published>>,
+}
+
+impl Default for PublishedCache {
+    fn default() -> Self {
+        PublishedCache {
+            entries: StampedCache::new(1_000),
+        }
+    }
+}
+
+impl PublishedCache {
+    /// The published view of a site; 404 when it is absent or not published.
+    pub async fn load(&self, db: &Db, org_id: &str, site_id: &str) -> StoreResult<Arc<Published>> {
+        let key = (org_id.to_string(), site_id.to_string());
+        let (org, site) = key.clone();
+        let found = self
+            .entries
+            .get_or_read(db, key, move |c| -> Result<Option<Arc<Published>>, StoreError> {
+                Ok(load(c, &org, &site)?.map(Arc::new))
+            })
+            .await?;
+        found.ok_or_else(|| model::not_found(site_id))
+    }
+}
