@@ -61,6 +61,8 @@ pub struct AppInner {
     /// Rendered published sites, by the load they were rendered from (its `generation`) and
     /// what the visitor sees: a new load (after any change) has a new generation.
     pub published_bodies: quick_cache::sync::Cache<(u64, quire_store::sites::published::Shown), bytes::Bytes>,
+    /// The reader site's caches (rendered pages, page trees).
+    pub reader: crate::reader::ReaderState,
 }
 
 impl Deref for App {
@@ -86,6 +88,7 @@ impl App {
             // A page of 100 comments is about 100 KB: at most about 50 MB.
             lists: quire_store::stamped::StampedCache::new(500),
             published_bodies: quick_cache::sync::Cache::new(1_000),
+            reader: crate::reader::ReaderState::new(urls.base()),
             limiter,
             store,
             urls,
@@ -112,6 +115,11 @@ pub fn router(app: App) -> Router {
     let router = routes
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
+        // Published sites (`/s/...` and sites' hostnames): not API routes (see `reader`).
+        .layer(middleware::from_fn_with_state(
+            app.clone(),
+            crate::reader::dispatch,
+        ))
         .layer(DefaultBodyLimit::max(app.settings.max_body_bytes))
         .layer(CatchPanicLayer::custom(panic_response))
         .layer(middleware::from_fn_with_state(
