@@ -99,6 +99,22 @@ fn links(html: &str) -> Vec<String> {
     out
 }
 
+/// The HTML parse errors of a page (html5ever, as browsers parse).
+fn parse_errors(html: &str) -> Vec<String> {
+    use html5ever::tendril::TendrilSink;
+    let options = html5ever::ParseOpts {
+        tree_builder: html5ever::tree_builder::TreeBuilderOpts {
+            exact_errors: true,
+            scripting_enabled: true,
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let dom = html5ever::parse_document(markup5ever_rcdom::RcDom::default(), options).one(html);
+    let errors = dom.errors.borrow().iter().map(|e| e.to_string()).collect();
+    errors
+}
+
 /// A space with a home page (an image and a code block), a group of nested pages, a hidden
 /// page and a page left out of search; a site showing it at its root, published as
 /// `handbook`. Answers (org, space, site).
@@ -181,6 +197,15 @@ async fn reader_serves_pages_navigation_and_machine_files() {
     );
     // By id too.
     assert_eq!(browser.get(&format!("/s/{site}/")).await.status, 200);
+    // The API's URL of the site space leads to it.
+    let listed = app
+        .walk(&owner, &format!("/v1/orgs/{org}/sites/{site}/site-spaces"), 10)
+        .await;
+    let ss_url = listed[0]["urls"]["published"].as_str().unwrap().to_string();
+    let ss_path = ss_url.strip_prefix(&browser.base).expect("on the public URL");
+    let moved = browser.get(ss_path).await;
+    assert_eq!(moved.status, 301, "{ss_path}");
+    assert_eq!(moved.header("location"), "/s/handbook/");
 
     // The image loads.
     let image = links(&home.body)
@@ -265,32 +290,29 @@ async fn reader_serves_pages_navigation_and_machine_files() {
         if !seen.insert(url.clone()) {
             continue;
         }
-        let page = if url.starts_with("http") {
-            let resp = reqwest::get(url.clone()).await.unwrap();
-            Page {
-                status: resp.status().as_u16(),
-                headers: resp.headers().clone(),
-                body: String::new(),
-            }
-        } else {
-            browser.get(&url).await
-        };
+        let page = browser.get(&url).await;
         assert_eq!(page.status, 200, "{url} is broken");
         if !page.header("content-type").starts_with("text/html") {
             continue;
         }
         pages += 1;
+        let errors = parse_errors(&page.body);
+        assert!(errors.is_empty(), "{url}: {errors:?}");
         for link in links(&page.body) {
             let link = link.split('#').next().unwrap_or_default().to_string();
             if link.is_empty() {
                 continue;
             }
-            if link.starts_with('/') && !link.starts_with("//") || link.starts_with(&browser.base) {
+            if let Some(path) = link.strip_prefix(&browser.base) {
+                queue.push_back(path.to_string());
+            } else if link.starts_with('/') && !link.starts_with("//") {
                 queue.push_back(link);
             }
         }
     }
-    assert!(pages >= 5, "pages crawled: {pages}");
+    assert!(pages >= 4, "pages crawled: {pages}");
+    assert!(seen.iter().any(|u| u.contains("/blobs/")), "{seen:?}");
+    assert!(seen.iter().any(|u| u.contains("~assets/")), "{seen:?}");
 
     // A merge to main shows at once.
     write_main(
