@@ -120,3 +120,18 @@ pub fn search(
     all.sort_by(|a, b| b.title_match.cmp(&a.title_match).then(a.rank.cmp(&b.rank)));
     Ok(all)
 }
+
+/// Where a site's redirects send `path` (a path from the site's root, `/docs/old`), and
+/// whether permanently; None when no redirect matches (or its destination is gone).
+pub fn redirect(
+    c: &mut dyn Conn,
+    site: &crate::sites::Site,
+    path: &str,
+) -> StoreResult<Option<(crate::sites::redirects::Target, bool)>> {
+    let site = crate::sites::model::SiteFor::listed(site.clone(), crate::permissions::Standing::Outsider);
+    match crate::sites::redirects::resolve(c, &site, path) {
+        Ok((redirect, target)) => Ok(Some((target, redirect.permanent))),
+        Err(e) if e.kind == crate::error::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
+    }
+}

@@ -23,6 +23,7 @@ use quire_store::permissions::Standing;
 use quire_store::reader::SiteKey;
 use quire_store::sites::SiteVisibility;
 use quire_store::sites::published::{self, Published, Shown, Visitor};
+use quire_store::sites::redirects::Target as RedirectTarget;
 use sha2::{Digest, Sha256};
 
 use super::Target;
@@ -112,8 +113,12 @@ impl Answer {
     }
 
     fn redirect(to: String) -> Answer {
+        Answer::redirect_with(StatusCode::MOVED_PERMANENTLY, to)
+    }
+
+    fn redirect_with(status: StatusCode, to: String) -> Answer {
         Answer {
-            status: StatusCode::MOVED_PERMANENTLY,
+            status,
             content_type: "text/plain; charset=utf-8",
             body: Bytes::new(),
             etag: String::new(),
@@ -575,7 +580,7 @@ impl Rendering {
         }
         let placed = match self.layout.locate(path) {
             Located::Redirect(to) => return Ok(Answer::redirect(to)),
-            Located::Nothing => return self.in_home(What::NotFound).await,
+            Located::Nothing => return self.not_found(path).await,
             Located::Space(placed) => placed.clone(),
         };
         let base = placed.base.clone();
@@ -599,9 +604,45 @@ impl Rendering {
         } else if format!("{path}/") == base {
             return Ok(Answer::redirect(base));
         } else {
-            What::NotFound
+            return self.not_found(path).await;
         };
         self.render(Some(placed), Some((stored, nav)), what).await
+    }
+
+    /// A path that names nothing: where the site's redirects send it, else the not-found page.
+    async fn not_found(self, path: &str) -> Result<Answer, StoreError> {
+        let from_root = format!(
+            "/{}",
+            path.strip_prefix(self.layout.root.as_str())
+                .unwrap_or_default()
+                .trim_end_matches('/')
+        );
+        let site = self.p.site.clone();
+        let found = self
+            .app
+            .db
+            .read(move |c| quire_store::reader::redirect(c, &site, &from_root))
+            .await?;
+        match found {
+            Some((target, permanent)) => {
+                let to = match target {
+                    RedirectTarget::Url(url) => match quire_reader::safe_url(&url) {
+                        Some(_) => url,
+                        None => return self.in_home(What::NotFound).await,
+                    },
+                    RedirectTarget::SitePath(path) => {
+                        format!("{}{}", self.layout.root, path.trim_start_matches('/'))
+                    }
+                };
+                let status = if permanent {
+                    StatusCode::MOVED_PERMANENTLY
+                } else {
+                    StatusCode::FOUND
+                };
+                Ok(Answer::redirect_with(status, to))
+            }
+            None => self.in_home(What::NotFound).await,
+        }
     }
 
     /// Renders `what` in the site's home site space (or with no site space when it shows none).

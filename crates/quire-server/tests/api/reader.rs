@@ -332,6 +332,44 @@ async fn reader_serves_pages_navigation_and_machine_files() {
     assert_eq!(changed.status, 200, "the sidebar changed");
     assert!(changed.body.contains("href=\"/s/handbook/late-news\""));
 
+    // The site's redirects apply to paths that name nothing.
+    let ss_id = id(&listed[0]);
+    let redirects = format!("/v1/orgs/{org}/sites/{site}/redirects");
+    app.post(
+        &owner,
+        &redirects,
+        json!({"source": "/old/*", "destination": {"kind": "site-space", "siteSpaceId": ss_id},
+               "permanent": true, "captureWildcard": true}),
+    )
+    .await
+    .expect(201);
+    app.post(
+        &owner,
+        &redirects,
+        json!({"source": "/blog", "destination": {"kind": "external", "url": "https://blog.example.com/"},
+               "permanent": false, "captureWildcard": false}),
+    )
+    .await
+    .expect(201);
+    let old = browser.get("/s/handbook/old/guides/setup").await;
+    assert_eq!(old.status, 301);
+    let next = browser.get(old.header("location")).await;
+    assert_eq!(
+        next.status,
+        301,
+        "the site space's own URL: {}",
+        old.header("location")
+    );
+    assert_eq!(next.header("location"), "/s/handbook/guides/setup");
+    let blog = browser.get("/s/handbook/blog").await;
+    assert_eq!(blog.status, 302);
+    assert_eq!(blog.header("location"), "https://blog.example.com/");
+    assert_eq!(
+        browser.get("/s/handbook/guides/setup").await.status,
+        200,
+        "pages win"
+    );
+
     // Unpublished: gone.
     app.post(
         &owner,
