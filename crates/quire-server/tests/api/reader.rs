@@ -501,7 +501,25 @@ async fn reader_visibility_share_links_and_visitor_tokens() {
 async fn reader_adaptive_sections_and_hostnames() {
     let app = TestApp::start().await;
     let owner = app.user("Owner").await;
-    let (org, _, site) = handbook(&app, &owner).await;
+    let (org, guide, site) = handbook(&app, &owner).await;
+    let text = |t: &str| {
+        json!({"object": "block", "type": "paragraph", "nodes": [
+        {"object": "text", "leaves": [{"object": "leaf", "text": t, "marks": []}]}]})
+    };
+    write_main(
+        &app,
+        &owner,
+        &guide,
+        vec![
+            json!([{"operation": "insert_page", "title": "Flags", "document": {"document": {
+            "object": "document", "data": {}, "nodes": [
+                text("For everyone."),
+                {"object": "block", "type": "if", "data": {"expression": "visitor.claims.isBeta == true"},
+                 "nodes": [text("Only for beta visitors.")]}
+            ]}}}]),
+        ],
+    )
+    .await;
     let base = format!("/v1/orgs/{org}/sites/{site}");
     let browser = Browser::new(&app);
     let beta_space = new_space(&app, &owner, &org, "Beta docs").await;
@@ -609,6 +627,10 @@ async fn reader_adaptive_sections_and_hostnames() {
         .get_with("/s/handbook/sitemap.xml", &[("cookie", &cookie)])
         .await;
     assert!(sitemap.body.contains(&extra_url), "{}", sitemap.body);
+    let flags = browser
+        .get_with("/s/handbook/flags", &[("cookie", &cookie)])
+        .await;
+    assert!(flags.body.contains("Only for beta visitors."), "{}", flags.body);
     let not_beta = format!(
         "quire_visitor={}",
         visitor_token(&secret, &site, json!({"isBeta": false}))
