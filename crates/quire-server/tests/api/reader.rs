@@ -663,3 +663,40 @@ async fn reader_adaptive_sections_and_hostnames() {
     let other = browser.get_with("/", &[("host", "other.example.com")]).await;
     assert!(other.header("content-type").starts_with("application/json") || other.status == 200);
 }
+
+#[tokio::test]
+async fn reader_shows_a_merge_on_another_process_within_a_second() {
+    let app = TestApp::start().await;
+    let owner = app.user("Owner").await;
+    let (_, space, _) = handbook(&app, &owner).await;
+    let other = app.beside().await;
+    let browser = Browser::new(&other);
+    let before = browser.get("/s/handbook/").await;
+    assert_eq!(before.status, 200);
+    assert!(!before.body.contains("Late news"));
+    assert_eq!(browser.get("/s/handbook/late-news").await.status, 404);
+    write_main(
+        &app,
+        &owner,
+        &space,
+        vec![json!([{"operation": "insert_page", "title": "Late news",
+                     "document": {"markdown": "# Late news\n\nJust merged.\n"}}])],
+    )
+    .await;
+    let merged = std::time::Instant::now();
+    loop {
+        let page = browser.get("/s/handbook/late-news").await;
+        if page.status == 200 {
+            assert!(page.body.contains("Just merged."));
+            break;
+        }
+        assert!(
+            merged.elapsed() < std::time::Duration::from_secs(1),
+            "the other process still answers {}",
+            page.status
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let home = browser.get("/s/handbook/").await;
+    assert!(home.body.contains("href=\"/s/handbook/late-news\""));
+}
