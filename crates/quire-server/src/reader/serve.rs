@@ -200,17 +200,17 @@ pub(super) async fn serve(app: App, req: Request, target: Target) -> Response {
                 );
                 response
             }
-            None => not_found_plain(),
+            None => not_found_plain(&target.root),
         };
     }
     let site_ref = match app.reader_sites.find(&app.db, target.key.clone()).await {
         Ok(Some(found)) => found,
-        Ok(None) => return not_found_plain(),
-        Err(e) => return failure(e),
+        Ok(None) => return not_found_plain(&target.root),
+        Err(e) => return failure(e, &target.root),
     };
     let p = match app.published_sites.load(&app.db, &site_ref.0, &site_ref.1).await {
         Ok(p) => p,
-        Err(e) => return failure(e),
+        Err(e) => return failure(e, &target.root),
     };
 
     // Who reads: a key or token in the query wins over the cookie that keeps one.
@@ -240,9 +240,9 @@ pub(super) async fn serve(app: App, req: Request, target: Target) -> Response {
                 token = None;
                 claims
             }
-            Err(_) => return refused(&app, &p),
+            Err(_) => return refused(&app, &p, &target.root),
         },
-        Err(_) => return refused(&app, &p),
+        Err(_) => return refused(&app, &p, &target.root),
     };
     let private = !matches!(
         p.site.visibility,
@@ -328,7 +328,7 @@ pub(super) async fn serve(app: App, req: Request, target: Target) -> Response {
                     }
                     answer
                 }
-                Err(e) => return failure(e),
+                Err(e) => return failure(e, &target.root),
             }
         }
     };
@@ -423,8 +423,10 @@ fn plain(status: StatusCode, text: &'static str) -> Response {
 
 /// The answer for a site that does not exist or is hidden from this visitor: nothing tells
 /// one from the other.
-fn not_found_plain() -> Response {
-    let site = Site::new("Not found", "/");
+fn not_found_plain(root: &str) -> Response {
+    let mut site = Site::new("Not found", "/");
+    site.assets_url = format!("{root}~assets/");
+    site.indexable = false;
     let navigation = Navigation::default();
     let nav = NavTree::default();
     let resolver = NoReferences;
@@ -466,12 +468,13 @@ impl quire_reader::Resolver for NoReferences {
 
 /// A visitor the site does not admit: the sign-in page for a visitor-auth site (nothing of the
 /// content), the not-found page for any other.
-fn refused(app: &App, p: &Published) -> Response {
+fn refused(app: &App, p: &Published, root: &str) -> Response {
     if p.site.visibility != SiteVisibility::VisitorAuth {
-        return not_found_plain();
+        return not_found_plain(root);
     }
     let mut site = Site::new(&p.site.title, app.urls.base());
     site.indexable = false;
+    site.assets_url = format!("{root}~assets/");
     let mut response = html_response(
         StatusCode::UNAUTHORIZED,
         quire_reader::render_login_required(&site, None),
@@ -484,10 +487,10 @@ fn refused(app: &App, p: &Published) -> Response {
 
 /// A failure of the store: not found as the not-found page, anything else as a short page
 /// with its status (the cause is logged, never shown).
-fn failure(e: StoreError) -> Response {
+fn failure(e: StoreError, root: &str) -> Response {
     let error = ApiError::from(e);
     if error.status == StatusCode::NOT_FOUND {
-        return not_found_plain();
+        return not_found_plain(root);
     }
     tracing::error!(status = error.status.as_u16(), message = %error.message, "reader request failed");
     let mut response = html_response(
