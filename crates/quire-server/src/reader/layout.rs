@@ -150,6 +150,14 @@ impl Layout {
         }
     }
 
+    /// The site space whose URL `path` is under, aliases aside.
+    pub fn space_under(&self, path: &str) -> Option<&Placed> {
+        self.placed
+            .iter()
+            .filter(|x| path.starts_with(&x.base))
+            .max_by_key(|x| x.base.len())
+    }
+
     /// The site space at the root (the site's home), if any.
     pub fn home(&self) -> Option<&Placed> {
         self.placed

@@ -582,7 +582,20 @@ impl Rendering {
             return self.in_home(What::Search(results)).await;
         }
         let placed = match self.layout.locate(path) {
-            Located::Redirect(to) => return Ok(Answer::redirect(to)),
+            Located::Redirect(to) => {
+                // A page of a site space wins over another URL of a site space.
+                let page = match self.layout.space_under(path).cloned() {
+                    Some(placed) => {
+                        let (_, nav) = self.open(&placed).await?;
+                        nav.page_at(path).is_some().then_some(placed)
+                    }
+                    None => None,
+                };
+                match page {
+                    Some(placed) => placed,
+                    None => return Ok(Answer::redirect(to)),
+                }
+            }
             Located::Nothing => return self.not_found(path).await,
             Located::Space(placed) => placed.clone(),
         };

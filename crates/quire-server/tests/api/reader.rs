@@ -320,9 +320,19 @@ async fn reader_serves_pages_navigation_and_machine_files() {
         &owner,
         &space,
         vec![json!([{"operation": "insert_page", "title": "Late news",
-                     "document": {"markdown": "# Late news\n\nJust merged.\n"}}])],
+                     "document": {"markdown": "# Late news\n\nJust merged.\n"}},
+                    {"operation": "insert_page", "title": "Guide",
+                     "document": {"markdown": "# Guide\n\nA page at the path of the site space.\n"}}])],
     )
     .await;
+    // A page wins over the other URL of the site space (`ss_path`, redirected before).
+    let page = browser.get(ss_path).await;
+    assert_eq!(page.status, 200, "{ss_path}");
+    assert!(
+        page.body.contains("A page at the path of the site space."),
+        "{ss_path}: {}",
+        page.body.lines().find(|l| l.contains("<h1")).unwrap_or("")
+    );
     let late = browser.get("/s/handbook/late-news").await;
     assert_eq!(late.status, 200);
     assert!(late.body.contains("Just merged."));
