@@ -710,3 +710,75 @@ async fn reader_shows_a_merge_on_another_process_within_a_second() {
     let home = browser.get("/s/handbook/").await;
     assert!(home.body.contains("href=\"/s/handbook/late-news\""));
 }
+
+#[tokio::test]
+async fn reader_names_sites_by_id_then_the_oldest_basename() {
+    let app = TestApp::start().await;
+    let owner = app.user("Owner").await;
+    let (_, _, first) = handbook(&app, &owner).await;
+    // Another organization's site takes the same basename: the older one keeps it.
+    let other = app.user("Other").await;
+    let org = app.org(&other, "Elsewhere").await;
+    let space = new_space(&app, &other, &org, "Theirs").await;
+    write_main(
+        &app,
+        &other,
+        &space,
+        vec![json!([{"operation": "insert_page", "title": "Their home",
+                     "document": {"markdown": "# Their home\n\nNot the handbook.\n"}}])],
+    )
+    .await;
+    let second = id(&app
+        .post(
+            &other,
+            &format!("/v1/orgs/{org}/sites"),
+            json!({"title": "Theirs"}),
+        )
+        .await
+        .expect(201));
+    let base = format!("/v1/orgs/{org}/sites/{second}");
+    app.post(&other, &format!("{base}/site-spaces"), json!({"spaceId": space}))
+        .await
+        .expect(201);
+    app.patch(&other, &base, json!({"basename": "handbook"}))
+        .await
+        .expect(200);
+    app.post(&other, &format!("{base}/publish"), json!({}))
+        .await
+        .expect(200);
+    let browser = Browser::new(&app);
+    let page = browser.get("/s/handbook/").await;
+    assert!(
+        page.body.contains("Hello readers."),
+        "the older site keeps the basename"
+    );
+    let theirs = browser.get(&format!("/s/{second}/")).await;
+    assert!(
+        theirs.body.contains("Not the handbook."),
+        "an id always names its site"
+    );
+    assert!(
+        browser
+            .get(&format!("/s/{first}/"))
+            .await
+            .body
+            .contains("Hello readers.")
+    );
+
+    // Only GET and HEAD.
+    let head = browser
+        .client
+        .head(format!("{}/s/handbook/", browser.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(head.status(), 200);
+    let post = browser
+        .client
+        .post(format!("{}/s/handbook/", browser.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(post.status(), 405);
+    assert_eq!(post.headers()["allow"], "GET, HEAD");
+}
