@@ -358,10 +358,20 @@ fn cookie(name: &str, value: &str, path: &str, secure: bool) -> String {
 fn see_other(location: &str) -> Response {
     let mut response = Response::new(Body::empty());
     *response.status_mut() = StatusCode::SEE_OTHER;
-    if let Ok(value) = HeaderValue::from_str(location) {
+    if let Ok(value) = HeaderValue::from_str(&same_site(location)) {
         response.headers_mut().insert(header::LOCATION, value);
     }
     response
+}
+
+/// A path of this host stays one: `//host/x` (or `/\\host`) would send the browser to another
+/// host, so leading slashes collapse into one. Absolute URLs (a site's external redirects) are
+/// kept.
+fn same_site(location: &str) -> String {
+    match location.strip_prefix('/') {
+        Some(rest) => format!("/{}", rest.trim_start_matches(['/', '\\'])),
+        None => location.to_string(),
+    }
 }
 
 fn cache_control(response: &mut Response, private: bool) {

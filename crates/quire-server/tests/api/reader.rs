@@ -665,6 +665,24 @@ async fn reader_adaptive_sections_and_hostnames() {
     assert_eq!(page.status, 200, "{}", page.body);
     assert!(page.body.contains("zephyr tool"));
     assert!(page.body.contains("href=\"/guides\""), "links from the root");
+    // No redirect leaves the host: `/{section path}//x` (an alias) leads to `/x`.
+    let main_path = main["path"].as_str().unwrap();
+    let alias = browser
+        .get_with(
+            &format!("/{main_path}//evil.example/x"),
+            &[("host", "docs.example.com")],
+        )
+        .await;
+    assert_eq!(alias.status, 301);
+    assert_eq!(alias.header("location"), "/evil.example/x");
+    let entered = browser
+        .get_with("//evil.example/?share=anything", &[("host", "docs.example.com")])
+        .await;
+    assert!(
+        !entered.header("location").starts_with("//"),
+        "{}",
+        entered.header("location")
+    );
     let api = browser
         .get_with("/v1/user", &[("host", "docs.example.com")])
         .await;
