@@ -49,9 +49,34 @@ pub struct ReaderState {
     public_host: Option<String>,
     secure: bool,
     /// Page trees by (revision, base path): revisions never change.
-    nav_trees: quick_cache::sync::Cache<(String, String), Arc<NavTree>>,
-    /// Rendered answers (see [`AnswerKey`]).
-    answers: quick_cache::sync::Cache<AnswerKey, Arc<Answer>>,
+    nav_trees: quick_cache::sync::Cache<(String, String), Arc<NavTree>, NavWeight>,
+    /// Rendered answers (see [`AnswerKey`]), weighed by their bytes.
+    answers: quick_cache::sync::Cache<AnswerKey, Arc<Answer>, AnswerWeight>,
+}
+
+/// Page tree entries kept at most (a 10,000-page space is 10,000).
+const NAV_ENTRIES: u64 = 200_000;
+
+#[derive(Clone)]
+struct NavWeight;
+
+impl quick_cache::Weighter<(String, String), Arc<NavTree>> for NavWeight {
+    fn weight(&self, _: &(String, String), nav: &Arc<NavTree>) -> u64 {
+        1 + nav.nodes().len() as u64
+    }
+}
+
+/// Rendered answers kept at most (bytes of bodies and keys).
+const ANSWER_BYTES: u64 = 32 * 1024 * 1024;
+
+#[derive(Clone)]
+struct AnswerWeight;
+
+impl quick_cache::Weighter<AnswerKey, Arc<Answer>> for AnswerWeight {
+    fn weight(&self, key: &AnswerKey, answer: &Arc<Answer>) -> u64 {
+        (answer.body.len() + key.path.len() + key.shown.sections.len() + key.shown.site_spaces.len() + 128)
+            as u64
+    }
 }
 
 impl ReaderState {
@@ -63,8 +88,8 @@ impl ReaderState {
                 .and_then(|u| u.host_str())
                 .map(str::to_ascii_lowercase),
             secure: parsed.as_ref().is_some_and(|u| u.scheme() == "https"),
-            nav_trees: quick_cache::sync::Cache::new(1_000),
-            answers: quick_cache::sync::Cache::new(5_000),
+            nav_trees: quick_cache::sync::Cache::with_weighter(1_000, NAV_ENTRIES, NavWeight),
+            answers: quick_cache::sync::Cache::with_weighter(4_096, ANSWER_BYTES, AnswerWeight),
         }
     }
 
