@@ -61,6 +61,8 @@ pub struct AppInner {
     /// Rendered published sites, by the load they were rendered from (its `generation`) and
     /// what the visitor sees: a new load (after any change) has a new generation.
     pub published_bodies: crate::api::sites::published::Bodies,
+    /// The reader site's caches (rendered pages, page trees).
+    pub reader: crate::reader::ReaderState,
 }
 
 impl Deref for App {
@@ -89,6 +91,7 @@ impl App {
         App(Arc::new(AppInner {
             lists: quire_store::stamped::StampedCache::with_bytes(500, LISTS_BYTES),
             published_bodies: crate::api::sites::published::Bodies::default(),
+            reader: crate::reader::ReaderState::new(urls.base()),
             limiter,
             store,
             urls,
@@ -115,6 +118,11 @@ pub fn router(app: App) -> Router {
     let router = routes
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
+        // Published sites (`/s/...` and sites' hostnames): not API routes (see `reader`).
+        .layer(middleware::from_fn_with_state(
+            app.clone(),
+            crate::reader::dispatch,
+        ))
         .layer(DefaultBodyLimit::max(app.settings.max_body_bytes))
         .layer(CatchPanicLayer::custom(panic_response))
         .layer(middleware::from_fn_with_state(

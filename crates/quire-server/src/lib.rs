@@ -27,6 +27,7 @@ mod metrics;
 pub mod openapi;
 pub mod paths;
 pub mod ratelimit;
+pub mod reader;
 pub mod server;
 pub mod signing;
 pub mod urls;

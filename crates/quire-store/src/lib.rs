@@ -45,6 +45,7 @@ pub mod orgs;
 pub mod paging;
 pub mod patch;
 pub mod permissions;
+pub mod reader;
 pub mod reads;
 pub mod richtext;
 pub mod search;
@@ -121,6 +122,8 @@ pub struct StoreInner {
     pub spaces: SpaceCache,
     /// Published views of docs sites, likewise.
     pub published_sites: crate::sites::published::PublishedCache,
+    /// Which published site a reader request names, likewise.
+    pub reader_sites: crate::reader::ReaderCache,
 }
 
 impl Deref for Store {
@@ -142,6 +145,7 @@ impl Store {
             orgs: OrgCache::default(),
             spaces: SpaceCache::default(),
             published_sites: Default::default(),
+            reader_sites: Default::default(),
         }))
     }
 }

@@ -22,6 +22,7 @@ mod openapi;
 mod orgs;
 mod outsiders;
 mod processes;
+mod reader;
 mod refusals;
 mod search;
 mod sites;

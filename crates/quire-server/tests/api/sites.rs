@@ -1136,7 +1136,7 @@ async fn redirects_resolve_the_exact_source_then_the_longest_wildcard() {
         found["target"]
             .as_str()
             .unwrap()
-            .ends_with(&format!("/sites/{site}/alpha")),
+            .ends_with(&format!("/s/{site}/alpha")),
         "{found}"
     );
     let found = app.get(&reader, &resolve("/docs/guide/x")).await.expect(200);

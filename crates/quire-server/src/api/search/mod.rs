@@ -335,7 +335,7 @@ fn render_hit(app: &App, fts: &FtsQuery, m: PageMatch, shown: &HashMap<String, S
 
 /// About [`EXCERPT_CHARS`] characters of `body` starting a little before the first word that
 /// matches the query, with `…` where text was cut.
-fn excerpt(body: &str, words: &[String]) -> String {
+pub(crate) fn excerpt(body: &str, words: &[String]) -> String {
     let start = words.iter().find_map(|w| find_word(body, w)).unwrap_or(0);
     // Back up about a fifth of the excerpt, to the start of a word.
     let lead = EXCERPT_CHARS / 5;

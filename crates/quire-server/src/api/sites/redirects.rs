@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use super::wire::published_url;
+use super::wire::reader_url;
 use crate::app::App;
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult};
@@ -279,7 +279,7 @@ fn target_url(urls: &Urls, site: &Site, target: Target) -> String {
     match target {
         Target::Url(url) => url,
         Target::SitePath(path) => {
-            let base = published_url(urls, site).unwrap_or_else(|| urls.app(&format!("/sites/{}", site.id)));
+            let base = reader_url(urls, site);
             format!("{base}/{path}")
         }
     }

@@ -11,15 +11,18 @@ use serde::Serialize;
 use crate::api::spaces::wire::{SpaceJson, with_role};
 use crate::urls::Urls;
 
-/// Where a published site is read.
+/// Where a site is read once published: its hostname's root, else `/s/{basename or id}` on the
+/// public URL (both served by `reader`).
+pub fn reader_url(urls: &Urls, site: &Site) -> String {
+    match &site.hostname {
+        Some(h) => format!("https://{h}"),
+        None => urls.app(&format!("/s/{}", site.basename.as_deref().unwrap_or(&site.id))),
+    }
+}
+
+/// Where a published site is read (None while it is not).
 pub fn published_url(urls: &Urls, site: &Site) -> Option<String> {
-    site.published.then(|| match &site.hostname {
-        Some(h) => match &site.basename {
-            Some(b) => format!("https://{h}/{b}"),
-            None => format!("https://{h}"),
-        },
-        None => urls.app(&format!("/sites/{}", site.id)),
-    })
+    site.published.then(|| reader_url(urls, site))
 }
 
 /// The wire object of a site for a caller of `standing` in its organization.
@@ -35,9 +38,7 @@ pub fn site_json(urls: &Urls, site: &Site, standing: Standing) -> SiteJson {
         basename: site.basename.clone(),
         proxy: site.proxy.as_ref().map(|origin| SiteProxy {
             origin: origin.clone(),
-            target: published
-                .clone()
-                .unwrap_or_else(|| urls.app(&format!("/sites/{}", site.id))),
+            target: reader_url(urls, site),
         }),
         visibility: site.visibility,
         published: site.published,
@@ -502,7 +503,7 @@ pub fn share_link_json(
     site: &Site,
     link: &quire_store::sites::share_links::ShareLink,
 ) -> ShareLinkJson {
-    let base = published_url(urls, site).unwrap_or_else(|| urls.app(&format!("/sites/{}", site.id)));
+    let base = reader_url(urls, site);
     ShareLinkJson {
         object: "share-link",
         id: link.id.clone(),

@@ -1,0 +1,937 @@
+//! Answering one reader request: the visitor admitted (or not), then the file it asks for,
+//! from the cache or rendered.
+
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::extract::Request;
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::response::Response;
+use bytes::Bytes;
+use quire_adaptive::{Claims, Condition};
+use quire_content::search_text::query_words;
+use quire_content::tree::FileEntry;
+use quire_reader::{
+    Context, NavTree, Navigation, SearchHit, SearchResults, SearchSection, Site, SpaceResolver,
+};
+use quire_store::StoreError;
+use quire_store::content::store::{CachedDocument, StoredTree};
+use quire_store::db::fulltext::FtsQuery;
+use quire_store::permissions::Standing;
+use quire_store::reader::SiteKey;
+use quire_store::sites::SiteVisibility;
+use quire_store::sites::published::{self, Published, Shown, Visitor};
+use quire_store::sites::redirects::Target as RedirectTarget;
+use sha2::{Digest, Sha256};
+
+use super::Target;
+use super::layout::{Layout, Located, Placed};
+use crate::app::App;
+use crate::error::ApiError;
+
+/// The cookie that keeps a share key, and the one that keeps a visitor token.
+const SHARE_COOKIE: &str = "quire_share";
+const TOKEN_COOKIE: &str = "quire_visitor";
+/// Query parameters that give a share key or a visitor token (GitBook's and the API's names).
+const SHARE_PARAMS: &[&str] = &["share", "shareKey"];
+const TOKEN_PARAMS: &[&str] = &["jwt_token", "visitorAuthToken"];
+/// The longest search query, as the API's.
+const MAX_QUERY_CHARS: usize = 512;
+/// Search hits shown.
+const SEARCH_HITS: usize = 20;
+/// Entries of the Atom feed.
+const FEED_ENTRIES: usize = 20;
+
+/// The reader's caches and what it knows of the public URL.
+pub struct ReaderState {
+    public_host: Option<String>,
+    secure: bool,
+    /// Page trees by (revision, base path): revisions never change.
+    nav_trees: quick_cache::sync::Cache<(String, String), Arc<NavTree>, NavWeight>,
+    /// Rendered answers (see [`AnswerKey`]), weighed by their bytes.
+    answers: quick_cache::sync::Cache<AnswerKey, Arc<Answer>, AnswerWeight>,
+}
+
+/// Page tree entries kept at most (a 10,000-page space is 10,000).
+const NAV_ENTRIES: u64 = 200_000;
+
+#[derive(Clone)]
+struct NavWeight;
+
+impl quick_cache::Weighter<(String, String), Arc<NavTree>> for NavWeight {
+    fn weight(&self, _: &(String, String), nav: &Arc<NavTree>) -> u64 {
+        1 + nav.nodes().len() as u64
+    }
+}
+
+/// Rendered answers kept at most (bytes of bodies and keys).
+const ANSWER_BYTES: u64 = 32 * 1024 * 1024;
+
+#[derive(Clone)]
+struct AnswerWeight;
+
+impl quick_cache::Weighter<AnswerKey, Arc<Answer>> for AnswerWeight {
+    fn weight(&self, key: &AnswerKey, answer: &Arc<Answer>) -> u64 {
+        (answer.body.len() + key.path.len() + key.shown.sections.len() + key.shown.site_spaces.len() + 128)
+            as u64
+    }
+}
+
+impl ReaderState {
+    pub fn new(public_url: &str) -> ReaderState {
+        let parsed = url::Url::parse(public_url).ok();
+        ReaderState {
+            public_host: parsed
+                .as_ref()
+                .and_then(|u| u.host_str())
+                .map(str::to_ascii_lowercase),
+            secure: parsed.as_ref().is_some_and(|u| u.scheme() == "https"),
+            nav_trees: quick_cache::sync::Cache::with_weighter(1_000, NAV_ENTRIES, NavWeight),
+            answers: quick_cache::sync::Cache::with_weighter(4_096, ANSWER_BYTES, AnswerWeight),
+        }
+    }
+
+    /// Whether `host` is the host of the public URL (the API's own).
+    pub fn is_public_host(&self, host: &str) -> bool {
+        self.public_host.as_deref() == Some(host)
+    }
+}
+
+/// What a rendered answer depends on: the published load (new after any write), what the
+/// visitor sees, the visitor's token (`if` blocks read its claims), the hour (file URLs are
+/// signed for it) and the path.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct AnswerKey {
+    generation: u64,
+    shown: Shown,
+    visitor: u64,
+    hour: i64,
+    path: String,
+}
+
+/// An answer as kept: status, type, bytes and their `ETag`, or a redirect.
+struct Answer {
+    status: StatusCode,
+    content_type: &'static str,
+    body: Bytes,
+    etag: String,
+    location: Option<String>,
+}
+
+impl Answer {
+    fn new(status: StatusCode, content_type: &'static str, body: String) -> Answer {
+        let digest = Sha256::digest(body.as_bytes());
+        let hash: String = digest.iter().take(12).map(|b| format!("{b:02x}")).collect();
+        Answer {
+            status,
+            content_type,
+            body: Bytes::from(body),
+            etag: format!("\"{hash}\""),
+            location: None,
+        }
+    }
+
+    fn html(status: StatusCode, body: String) -> Answer {
+        Answer::new(status, "text/html; charset=utf-8", body)
+    }
+
+    fn redirect(to: String) -> Answer {
+        Answer::redirect_with(StatusCode::MOVED_PERMANENTLY, to)
+    }
+
+    fn redirect_with(status: StatusCode, to: String) -> Answer {
+        Answer {
+            status,
+            content_type: "text/plain; charset=utf-8",
+            body: Bytes::new(),
+            etag: String::new(),
+            location: Some(to),
+        }
+    }
+}
+
+/// The request as the reader reads it.
+struct Asked {
+    path: String,
+    query: Vec<(String, String)>,
+    cookies: HashMap<String, String>,
+    wants_json: bool,
+    if_none_match: Option<String>,
+}
+
+impl Asked {
+    fn param(&self, names: &[&str]) -> Option<String> {
+        self.query
+            .iter()
+            .find(|(k, v)| names.contains(&k.as_str()) && !v.is_empty())
+            .map(|(_, v)| v.clone())
+    }
+}
+
+fn read_request(req: &Request) -> Asked {
+    let headers = req.headers();
+    let text = |name: header::HeaderName| headers.get(name).and_then(|v| v.to_str().ok());
+    Asked {
+        path: req.uri().path().to_string(),
+        query: req
+            .uri()
+            .query()
+            .map(|q| url::form_urlencoded::parse(q.as_bytes()).into_owned().collect())
+            .unwrap_or_default(),
+        cookies: cookies(headers),
+        wants_json: text(header::ACCEPT).is_some_and(|a| a.contains("application/json")),
+        if_none_match: text(header::IF_NONE_MATCH).map(str::to_string),
+    }
+}
+
+fn cookies(headers: &HeaderMap) -> HashMap<String, String> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| {
+            let (name, value) = pair.trim().split_once('=')?;
+            Some((name.to_string(), value.to_string()))
+        })
+        .collect()
+}
+
+pub(super) async fn serve(app: App, req: Request, target: Target) -> Response {
+    if req.method() != Method::GET && req.method() != Method::HEAD {
+        let mut response = plain(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "Only GET and HEAD are served here.",
+        );
+        response
+            .headers_mut()
+            .insert(header::ALLOW, HeaderValue::from_static("GET, HEAD"));
+        return response;
+    }
+    let asked = read_request(&req);
+    drop(req);
+    // The stylesheet, script and icon: the same for every site, named by their hash.
+    if let Some(name) = asked.path.strip_prefix(&format!("{}~assets/", target.root)) {
+        return match quire_reader::asset(name) {
+            Some(asset) => {
+                let mut response = Response::new(Body::from(Bytes::from_static(asset.bytes)));
+                let headers = response.headers_mut();
+                headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(asset.content_type));
+                headers.insert(
+                    header::CACHE_CONTROL,
+                    HeaderValue::from_static("public, max-age=31536000, immutable"),
+                );
+                response
+            }
+            None => not_found_plain(&target.root),
+        };
+    }
+    let site_ref = match app.reader_sites.find(&app.db, target.key.clone()).await {
+        Ok(Some(found)) => found,
+        Ok(None) => return not_found_plain(&target.root),
+        Err(e) => return failure(e, &target.root),
+    };
+    let p = match app.published_sites.load(&app.db, &site_ref.0, &site_ref.1).await {
+        Ok(p) => p,
+        Err(e) => return failure(e, &target.root),
+    };
+
+    // Who reads: a key or token in the query wins over the cookie that keeps one.
+    let given_share = asked.param(SHARE_PARAMS);
+    let given_token = asked.param(TOKEN_PARAMS);
+    let share = given_share
+        .clone()
+        .or_else(|| asked.cookies.get(SHARE_COOKIE).cloned());
+    let mut token = given_token
+        .clone()
+        .or_else(|| asked.cookies.get(TOKEN_COOKIE).cloned());
+    let admit = |token: Option<&str>| {
+        published::admit(
+            &p,
+            &Visitor {
+                share_key: share.as_deref(),
+                token,
+                standing: Standing::Outsider,
+            },
+        )
+    };
+    let claims = match admit(token.as_deref()) {
+        Ok(claims) => claims,
+        // A site that needs no token reads a bad one as none.
+        Err(_) if token.is_some() && p.site.visibility != SiteVisibility::VisitorAuth => match admit(None) {
+            Ok(claims) => {
+                token = None;
+                claims
+            }
+            Err(_) => return refused(&app, &p, &target.root),
+        },
+        Err(_) => return refused(&app, &p, &target.root),
+    };
+    let private = !matches!(
+        p.site.visibility,
+        SiteVisibility::Public | SiteVisibility::Unlisted
+    );
+    if given_share.is_some() || given_token.is_some() {
+        // Kept in cookies of the site's path; the visitor goes on at the clean URL.
+        let mut set = Vec::new();
+        if let Some(key) = &given_share {
+            set.push(cookie(SHARE_COOKIE, key, &target.root, app.reader.secure));
+        }
+        if let (Some(given), Some(kept)) = (&given_token, &token)
+            && given == kept
+        {
+            set.push(cookie(TOKEN_COOKIE, given, &target.root, app.reader.secure));
+        }
+        let rest: Vec<&(String, String)> = asked
+            .query
+            .iter()
+            .filter(|(k, _)| !SHARE_PARAMS.contains(&k.as_str()) && !TOKEN_PARAMS.contains(&k.as_str()))
+            .collect();
+        let mut location = asked.path.clone();
+        if !rest.is_empty() {
+            let mut query = url::form_urlencoded::Serializer::new(String::new());
+            for (k, v) in rest {
+                query.append_pair(k, v);
+            }
+            location.push('?');
+            location.push_str(&query.finish());
+        }
+        let mut response = see_other(&location);
+        for value in set {
+            if let Ok(value) = HeaderValue::from_str(&value) {
+                response.headers_mut().append(header::SET_COOKIE, value);
+            }
+        }
+        cache_control(&mut response, true);
+        return response;
+    }
+    if target.bare_root {
+        let mut response = see_other(&target.root);
+        *response.status_mut() = StatusCode::MOVED_PERMANENTLY;
+        return response;
+    }
+
+    let shown = published::shown(&p, &claims);
+    let layout = Layout::new(&p, &shown, &target.root);
+    let absolute_root = match &target.key {
+        SiteKey::Path(_) => format!("{}{}", app.urls.base(), target.root),
+        SiteKey::Host(host) => {
+            let scheme = if app.reader.secure { "https" } else { "http" };
+            format!("{scheme}://{host}/")
+        }
+    };
+    let is_search = asked.path == format!("{}~search", target.root);
+    let key = AnswerKey {
+        generation: p.generation,
+        shown: shown.clone(),
+        visitor: token.as_deref().map_or(0, hash_of),
+        hour: quire_store::clock::now_ms() / 3_600_000,
+        path: asked.path.clone(),
+    };
+    let cached = if is_search {
+        None
+    } else {
+        app.reader.answers.get(&key)
+    };
+    let answer = match cached {
+        Some(answer) => answer,
+        None => {
+            let request = Rendering {
+                app: app.clone(),
+                p: p.clone(),
+                claims,
+                layout,
+                absolute_root,
+            };
+            match request.answer(&asked).await {
+                Ok(answer) => {
+                    let answer = Arc::new(answer);
+                    if !is_search {
+                        app.reader.answers.insert(key, answer.clone());
+                    }
+                    answer
+                }
+                Err(e) => return failure(e, &target.root),
+            }
+        }
+    };
+    respond(
+        &answer,
+        &asked,
+        private,
+        p.site.visibility != SiteVisibility::Public,
+    )
+}
+
+fn hash_of(text: &str) -> u64 {
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    text.hash(&mut hasher);
+    hasher.finish()
+}
+
+fn cookie(name: &str, value: &str, path: &str, secure: bool) -> String {
+    let value: String = value
+        .chars()
+        .filter(|c| c.is_ascii_graphic() && *c != ';' && *c != ',')
+        .collect();
+    let secure = if secure { "; Secure" } else { "" };
+    format!("{name}={value}; Path={path}; HttpOnly; SameSite=Lax{secure}")
+}
+
+fn see_other(location: &str) -> Response {
+    let mut response = Response::new(Body::empty());
+    *response.status_mut() = StatusCode::SEE_OTHER;
+    if let Ok(value) = HeaderValue::from_str(&same_site(location)) {
+        response.headers_mut().insert(header::LOCATION, value);
+    }
+    response
+}
+
+/// A path of this host stays one: `//host/x` (or `/\\host`) would send the browser to another
+/// host, so leading slashes collapse into one. Absolute URLs (a site's external redirects) are
+/// kept.
+fn same_site(location: &str) -> String {
+    match location.strip_prefix('/') {
+        Some(rest) => format!("/{}", rest.trim_start_matches(['/', '\\'])),
+        None => location.to_string(),
+    }
+}
+
+fn cache_control(response: &mut Response, private: bool) {
+    let value = if private {
+        "private, max-age=0, must-revalidate"
+    } else {
+        "public, max-age=0, must-revalidate"
+    };
+    response
+        .headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static(value));
+}
+
+fn respond(answer: &Answer, asked: &Asked, private: bool, noindex: bool) -> Response {
+    if let Some(location) = &answer.location {
+        let mut response = see_other(location);
+        *response.status_mut() = answer.status;
+        cache_control(&mut response, private);
+        return response;
+    }
+    let matches = asked.if_none_match.as_deref().is_some_and(|tags| {
+        tags.split(',')
+            .any(|tag| tag.trim().trim_start_matches("W/") == answer.etag || tag.trim() == "*")
+    });
+    let mut response = if matches && answer.status == StatusCode::OK {
+        let mut response = Response::new(Body::empty());
+        *response.status_mut() = StatusCode::NOT_MODIFIED;
+        response
+    } else {
+        let mut response = Response::new(Body::from(answer.body.clone()));
+        *response.status_mut() = answer.status;
+        response.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static(answer.content_type),
+        );
+        response
+    };
+    let headers = response.headers_mut();
+    if let Ok(etag) = HeaderValue::from_str(&answer.etag) {
+        headers.insert(header::ETAG, etag);
+    }
+    headers.insert(header::VARY, HeaderValue::from_static("Accept, Cookie"));
+    if noindex {
+        headers.insert("x-robots-tag", HeaderValue::from_static("noindex"));
+    }
+    cache_control(&mut response, private);
+    response
+}
+
+fn plain(status: StatusCode, text: &'static str) -> Response {
+    let mut response = Response::new(Body::from(text));
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    response
+}
+
+/// The answer for a site that does not exist or is hidden from this visitor: nothing tells
+/// one from the other.
+fn not_found_plain(root: &str) -> Response {
+    let mut site = Site::new("Not found", "/");
+    site.assets_url = format!("{root}~assets/");
+    site.indexable = false;
+    let navigation = Navigation::default();
+    let nav = NavTree::default();
+    let resolver = NoReferences;
+    let context = Context {
+        site: &site,
+        navigation: &navigation,
+        tree: &nav,
+        resolver: &resolver,
+    };
+    let mut response = html_response(StatusCode::NOT_FOUND, quire_reader::render_not_found(&context));
+    response
+        .headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
+}
+
+fn html_response(status: StatusCode, body: String) -> Response {
+    let mut response = Response::new(Body::from(body));
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/html; charset=utf-8"),
+    );
+    response
+}
+
+/// A resolver that resolves nothing (pages with no content).
+struct NoReferences;
+
+impl quire_reader::Resolver for NoReferences {
+    fn page(&self, _: &str, _: Option<&str>) -> Option<quire_reader::PageTarget> {
+        None
+    }
+
+    fn file(&self, _: &str, _: Option<&str>) -> Option<quire_reader::FileTarget> {
+        None
+    }
+}
+
+/// A visitor the site does not admit: the sign-in page for a visitor-auth site (nothing of the
+/// content), the not-found page for any other.
+fn refused(app: &App, p: &Published, root: &str) -> Response {
+    if p.site.visibility != SiteVisibility::VisitorAuth {
+        return not_found_plain(root);
+    }
+    let mut site = Site::new(&p.site.title, app.urls.base());
+    site.indexable = false;
+    site.assets_url = format!("{root}~assets/");
+    let mut response = html_response(
+        StatusCode::UNAUTHORIZED,
+        quire_reader::render_login_required(&site, None),
+    );
+    response
+        .headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
+}
+
+/// A failure of the store: not found as the not-found page, anything else as a short page
+/// with its status (the cause is logged, never shown).
+fn failure(e: StoreError, root: &str) -> Response {
+    let error = ApiError::from(e);
+    if error.status == StatusCode::NOT_FOUND {
+        return not_found_plain(root);
+    }
+    tracing::error!(status = error.status.as_u16(), message = %error.message, "reader request failed");
+    let mut response = html_response(
+        error.status,
+        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Unavailable</title></head>\
+         <body><h1>This page cannot be shown right now</h1><p>Try again in a moment.</p></body></html>"
+            .to_string(),
+    );
+    response
+        .headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
+}
+
+/// What one answer is rendered from.
+struct Rendering {
+    app: App,
+    p: Arc<Published>,
+    claims: Claims,
+    layout: Layout,
+    absolute_root: String,
+}
+
+/// What is rendered in a site space (off the async runtime).
+enum What {
+    Page(String, Option<Arc<CachedDocument>>),
+    Markdown(String, Option<Arc<CachedDocument>>),
+    Fragment(String),
+    Feed,
+    Llms,
+    NotFound,
+    Search(SearchResults),
+}
+
+impl Rendering {
+    /// The reader's `Site` for a site space at `base` (the root when None).
+    fn site(&self, base: Option<&str>) -> Site {
+        let root = &self.layout.root;
+        let mut site = Site::new(&self.p.site.title, &self.absolute_root);
+        site.customization = self
+            .p
+            .customization
+            .clone()
+            .and_then(|v| serde_json::from_value(v).ok())
+            .unwrap_or_default();
+        site.indexable = self.p.site.visibility == SiteVisibility::Public;
+        site.assets_url = format!("{root}~assets/");
+        site.search_url = Some(format!("{root}~search"));
+        site.search_page_url = Some(format!("{root}~search"));
+        if let Some(base) = base {
+            site.nav_url = Some(format!("{base}~nav/"));
+            site.feed_url = Some(format!("{base}~feed.xml"));
+        }
+        site
+    }
+
+    async fn answer(self, asked: &Asked) -> Result<Answer, StoreError> {
+        let root = self.layout.root.clone();
+        let path = asked.path.as_str();
+        let text = |body: String| Answer::new(StatusCode::OK, "text/plain; charset=utf-8", body);
+        if path == format!("{root}robots.txt") {
+            let site = self.site(None);
+            return Ok(text(quire_reader::robots_txt(
+                &site,
+                Some(&format!("{root}sitemap.xml")),
+            )));
+        }
+        if path == format!("{root}sitemap.xml") {
+            let site = self.site(None);
+            let mut entries = Vec::new();
+            for placed in &self.layout.placed {
+                let (_, nav) = self.open(placed).await?;
+                entries.extend(quire_reader::sitemap_entries(&site, &nav));
+            }
+            return Ok(Answer::new(
+                StatusCode::OK,
+                "application/xml; charset=utf-8",
+                quire_reader::sitemap_xml(&entries),
+            ));
+        }
+        if path == format!("{root}llms.txt") {
+            return self.in_home(What::Llms).await;
+        }
+        if path == format!("{root}~search") {
+            let results = self.search(asked).await?;
+            if asked.wants_json {
+                return Ok(Answer::new(StatusCode::OK, "application/json", results.to_json()));
+            }
+            return self.in_home(What::Search(results)).await;
+        }
+        let placed = match self.layout.locate(path) {
+            Located::Redirect(to) => {
+                // A page of a site space wins over another URL of a site space.
+                let page = match self.layout.space_under(path).cloned() {
+                    Some(placed) => {
+                        let (_, nav) = self.open(&placed).await?;
+                        nav.page_at(path).is_some().then_some(placed)
+                    }
+                    None => None,
+                };
+                match page {
+                    Some(placed) => placed,
+                    None => return Ok(Answer::redirect(to)),
+                }
+            }
+            Located::Nothing => return self.not_found(path).await,
+            Located::Space(placed) => placed.clone(),
+        };
+        let base = placed.base.clone();
+        let (stored, nav) = self.open(&placed).await?;
+        let what = if path == format!("{base}~feed.xml") {
+            What::Feed
+        } else if let Some(id) = path.strip_prefix(&format!("{base}~nav/")) {
+            What::Fragment(id.to_string())
+        } else if let Some(node) = nav.page_at(path) {
+            let id = node.id.clone();
+            let document = self.document(&placed, &stored, &id).await?;
+            What::Page(id, document)
+        } else if let Some(node) = path
+            .ends_with(".md")
+            .then(|| quire_reader::page_for_markdown_url(&nav, path))
+            .flatten()
+        {
+            let id = node.id.clone();
+            let document = self.document(&placed, &stored, &id).await?;
+            What::Markdown(id, document)
+        } else if format!("{path}/") == base {
+            return Ok(Answer::redirect(base));
+        } else {
+            return self.not_found(path).await;
+        };
+        self.render(Some(placed), Some((stored, nav)), what).await
+    }
+
+    /// A path that names nothing: where the site's redirects send it, else the not-found page.
+    async fn not_found(self, path: &str) -> Result<Answer, StoreError> {
+        let from_root = format!(
+            "/{}",
+            path.strip_prefix(self.layout.root.as_str())
+                .unwrap_or_default()
+                .trim_end_matches('/')
+        );
+        let site = self.p.site.clone();
+        let found = self
+            .app
+            .db
+            .read(move |c| quire_store::reader::redirect(c, &site, &from_root))
+            .await?;
+        match found {
+            Some((target, permanent)) => {
+                let to = match target {
+                    RedirectTarget::Url(url) => match quire_reader::safe_url(&url) {
+                        Some(_) => url,
+                        None => return self.in_home(What::NotFound).await,
+                    },
+                    RedirectTarget::SitePath(path) => {
+                        format!("{}{}", self.layout.root, path.trim_start_matches('/'))
+                    }
+                };
+                let status = if permanent {
+                    StatusCode::MOVED_PERMANENTLY
+                } else {
+                    StatusCode::FOUND
+                };
+                Ok(Answer::redirect_with(status, to))
+            }
+            None => self.in_home(What::NotFound).await,
+        }
+    }
+
+    /// Renders `what` in the site's home site space (or with no site space when it shows none).
+    async fn in_home(self, what: What) -> Result<Answer, StoreError> {
+        let Some(placed) = self.layout.home().cloned() else {
+            return self.render(None, None, what).await;
+        };
+        let opened = self.open(&placed).await?;
+        self.render(Some(placed), Some(opened), what).await
+    }
+
+    /// The current revision of a site space's space, and its page tree at the site space's URL.
+    async fn open(&self, placed: &Placed) -> Result<(Arc<StoredTree>, Arc<NavTree>), StoreError> {
+        let space = self
+            .p
+            .spaces
+            .get(&placed.space_id)
+            .ok_or_else(|| StoreError::not_found("no such space"))?;
+        let revision = space
+            .revision
+            .clone()
+            .ok_or_else(|| StoreError::internal("space without revision"))?;
+        let store = self.app.store.clone();
+        let (space_id, rev) = (placed.space_id.clone(), revision.clone());
+        let stored = self
+            .app
+            .db
+            .read(move |c| quire_store::reader::load_tree(c, &store.content, &space_id, &rev))
+            .await?;
+        let key = (revision, placed.base.clone());
+        let nav = match self.app.reader.nav_trees.get(&key) {
+            Some(nav) => nav,
+            None => {
+                let base = placed.base.clone();
+                let tree = stored.clone();
+                let nav = tokio::task::spawn_blocking(move || {
+                    Arc::new(NavTree::build(&tree.tree, tree.index(), &base))
+                })
+                .await
+                .map_err(|e| StoreError::internal(format!("building a page tree: {e}")))?;
+                self.app.reader.nav_trees.insert(key, nav.clone());
+                nav
+            }
+        };
+        Ok((stored, nav))
+    }
+
+    async fn document(
+        &self,
+        placed: &Placed,
+        stored: &StoredTree,
+        page_id: &str,
+    ) -> Result<Option<Arc<CachedDocument>>, StoreError> {
+        let Some(hash) = stored
+            .tree
+            .pages
+            .get(page_id)
+            .and_then(|page| page.document.clone())
+        else {
+            return Ok(None);
+        };
+        let store = self.app.store.clone();
+        let space_id = placed.space_id.clone();
+        let document = self
+            .app
+            .db
+            .read(move |c| quire_store::reader::load_document(c, &store.content, &space_id, &hash))
+            .await?;
+        Ok(Some(document))
+    }
+
+    /// Search over the site spaces the visitor sees, without `noIndex` pages.
+    async fn search(&self, asked: &Asked) -> Result<SearchResults, StoreError> {
+        let query: String = asked
+            .param(&["q"])
+            .unwrap_or_default()
+            .chars()
+            .take(MAX_QUERY_CHARS)
+            .collect();
+        let words = query_words(&query);
+        let prefix_last = words.last().is_some_and(|w| w.chars().count() >= 2);
+        let fts = FtsQuery { words, prefix_last };
+        let mut spaces: Vec<String> = self.layout.placed.iter().map(|x| x.space_id.clone()).collect();
+        spaces.dedup();
+        let words = fts.words.clone();
+        let matches = self
+            .app
+            .db
+            .read(move |c| quire_store::reader::search(c, &fts, &spaces, SEARCH_HITS as i64))
+            .await?;
+        let mut opened: HashMap<String, Arc<NavTree>> = HashMap::new();
+        let mut items = Vec::new();
+        for m in matches {
+            if items.len() >= SEARCH_HITS {
+                break;
+            }
+            let Some(placed) = self.layout.placed.iter().find(|x| x.space_id == m.space_id) else {
+                continue;
+            };
+            let nav = match opened.get(&placed.site_space_id) {
+                Some(nav) => nav.clone(),
+                None => {
+                    let (_, nav) = self.open(placed).await?;
+                    opened.insert(placed.site_space_id.clone(), nav.clone());
+                    nav
+                }
+            };
+            let Some(node) = nav.get(&m.page_id) else {
+                continue;
+            };
+            let Some(url) = node.url.clone() else {
+                continue;
+            };
+            if node.no_index {
+                continue;
+            }
+            let sections = m
+                .sections
+                .iter()
+                .map(|s| SearchSection {
+                    title: if s.title.is_empty() {
+                        node.title.clone()
+                    } else {
+                        s.title.clone()
+                    },
+                    url: if s.anchor.is_empty() {
+                        url.clone()
+                    } else {
+                        format!("{url}#{}", s.anchor)
+                    },
+                    body: crate::api::search::excerpt(&s.body, &words),
+                })
+                .collect();
+            items.push(SearchHit {
+                title: node.title.clone(),
+                url,
+                sections,
+            });
+        }
+        Ok(SearchResults { query, items })
+    }
+
+    /// Renders off the async runtime (templates, highlighting, math).
+    async fn render(
+        self,
+        placed: Option<Placed>,
+        opened: Option<(Arc<StoredTree>, Arc<NavTree>)>,
+        what: What,
+    ) -> Result<Answer, StoreError> {
+        tokio::task::spawn_blocking(move || self.render_now(placed, opened, what))
+            .await
+            .map_err(|e| StoreError::internal(format!("rendering a page: {e}")))
+    }
+
+    fn render_now(
+        &self,
+        placed: Option<Placed>,
+        opened: Option<(Arc<StoredTree>, Arc<NavTree>)>,
+        what: What,
+    ) -> Answer {
+        let site = self.site(placed.as_ref().map(|x| x.base.as_str()));
+        let navigation = self.layout.navigation(&self.p, placed.as_ref());
+        let (stored, nav) = match opened {
+            Some((stored, nav)) => (Some(stored), nav),
+            None => (None, Arc::new(NavTree::default())),
+        };
+        let empty = quire_content::tree::Tree::default();
+        let tree = stored.as_ref().map_or(&empty, |s| &s.tree);
+        let urls = &self.app.urls;
+        let key = &self.app.signing_key;
+        let space_id = placed.as_ref().map(|x| x.space_id.clone()).unwrap_or_default();
+        let file_url = |file: &FileEntry| {
+            crate::files::download_url(urls, key, &space_id, &file.blob, &file.name, &file.content_type)
+        };
+        let claims = &self.claims;
+        let condition = |expression: &str| {
+            Condition::parse(expression)
+                .map(|c| c.evaluate(claims))
+                .unwrap_or(false)
+        };
+        let mut resolver = SpaceResolver::new(&nav, tree, &file_url);
+        resolver.condition = Some(&condition);
+        let context = Context {
+            site: &site,
+            navigation: &navigation,
+            tree: &nav,
+            resolver: &resolver,
+        };
+        let not_found = || Answer::html(StatusCode::NOT_FOUND, quire_reader::render_not_found(&context));
+        let empty_document = quire_content::Document::default();
+        match what {
+            What::Page(id, document) => match tree.pages.get(id.as_str()) {
+                Some(page) => {
+                    let document = document.as_ref().map_or(&empty_document, |d| &d.document);
+                    Answer::html(
+                        StatusCode::OK,
+                        quire_reader::render_page(&context, page, document),
+                    )
+                }
+                None => not_found(),
+            },
+            What::Markdown(id, document) => match tree.pages.get(id.as_str()) {
+                Some(page) => {
+                    let document = document.as_ref().map_or(&empty_document, |d| &d.document);
+                    Answer::new(
+                        StatusCode::OK,
+                        "text/markdown; charset=utf-8",
+                        quire_reader::page_markdown(&context, page, document),
+                    )
+                }
+                None => not_found(),
+            },
+            What::Fragment(id) => match quire_reader::render_navigation_fragment(&context, &id) {
+                Some(fragment) => Answer::html(StatusCode::OK, fragment),
+                None => Answer::new(
+                    StatusCode::NOT_FOUND,
+                    "text/plain; charset=utf-8",
+                    "no such page".to_string(),
+                ),
+            },
+            What::Feed => {
+                let feed_url = site.feed_url.clone().unwrap_or_default();
+                Answer::new(
+                    StatusCode::OK,
+                    "application/atom+xml; charset=utf-8",
+                    quire_reader::atom_feed(&context, &feed_url, FEED_ENTRIES),
+                )
+            }
+            What::Llms => Answer::new(
+                StatusCode::OK,
+                "text/plain; charset=utf-8",
+                quire_reader::llms_txt(&context),
+            ),
+            What::Search(results) => Answer::html(
+                StatusCode::OK,
+                quire_reader::render_search_page(&context, &results),
+            ),
+            What::NotFound => not_found(),
+        }
+    }
+}

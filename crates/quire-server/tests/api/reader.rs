@@ -1,0 +1,802 @@
+//! The reader site: published sites served as HTML at `/s/{basename or id}/` and on their
+//! hostnames, with visibility (share links, visitor tokens), adaptive sections, the machine
+//! files, caching, and every internal link of a rendered site answering.
+
+use std::collections::{BTreeSet, VecDeque};
+
+use reqwest::header::HeaderMap;
+use serde_json::{Value, json};
+
+use crate::content::PNG;
+use crate::search::{new_space, write_main};
+use crate::support::{TestApp, TestUser};
+
+/// A visitor's browser: no token, no redirects followed, cookies given by hand.
+struct Browser {
+    client: reqwest::Client,
+    base: String,
+}
+
+struct Page {
+    status: u16,
+    headers: HeaderMap,
+    body: String,
+}
+
+impl Page {
+    fn header(&self, name: &str) -> &str {
+        self.headers.get(name).and_then(|v| v.to_str().ok()).unwrap_or("")
+    }
+}
+
+impl Browser {
+    fn new(app: &TestApp) -> Browser {
+        Browser {
+            client: reqwest::Client::builder()
+                .redirect(reqwest::redirect::Policy::none())
+                .build()
+                .unwrap(),
+            base: format!("http://{}", app.addr()),
+        }
+    }
+
+    async fn get_with(&self, path: &str, headers: &[(&str, &str)]) -> Page {
+        let mut req = self.client.get(format!("{}{path}", self.base));
+        for (name, value) in headers {
+            req = req.header(*name, *value);
+        }
+        let resp = req.send().await.unwrap();
+        let status = resp.status().as_u16();
+        let headers = resp.headers().clone();
+        let body = resp.text().await.unwrap();
+        Page {
+            status,
+            headers,
+            body,
+        }
+    }
+
+    async fn get(&self, path: &str) -> Page {
+        self.get_with(path, &[]).await
+    }
+}
+
+fn id(v: &Value) -> String {
+    v["id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no id in {v}"))
+        .to_string()
+}
+
+/// A visitor token for `site`, signed with `key`.
+fn visitor_token(key: &str, aud: &str, claims: Value) -> String {
+    let mut payload = claims;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
+    payload["aud"] = json!(aud);
+    payload["exp"] = json!(now + 600);
+    jsonwebtoken::encode(
+        &jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256),
+        &payload,
+        &jsonwebtoken::EncodingKey::from_secret(key.as_bytes()),
+    )
+    .unwrap()
+}
+
+/// The `href` and `src` values of a page, unescaped.
+fn links(html: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for attr in ["href=\"", "src=\""] {
+        for (at, _) in html.match_indices(attr) {
+            let rest = &html[at + attr.len()..];
+            if let Some(end) = rest.find('"') {
+                out.push(rest[..end].replace("&amp;", "&"));
+            }
+        }
+    }
+    out
+}
+
+/// The HTML parse errors of a page (html5ever, as browsers parse).
+fn parse_errors(html: &str) -> Vec<String> {
+    use html5ever::tendril::TendrilSink;
+    let options = html5ever::ParseOpts {
+        tree_builder: html5ever::tree_builder::TreeBuilderOpts {
+            exact_errors: true,
+            scripting_enabled: true,
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let dom = html5ever::parse_document(markup5ever_rcdom::RcDom::default(), options).one(html);
+    let errors = dom.errors.borrow().iter().map(|e| e.to_string()).collect();
+    errors
+}
+
+/// A space with a home page (an image and a code block), a group of nested pages, a hidden
+/// page and a page left out of search; a site showing it at its root, published as
+/// `handbook`. Answers (org, space, site).
+async fn handbook(app: &TestApp, owner: &TestUser) -> (String, String, String) {
+    let org = app.org(owner, "Docs").await;
+    let space = new_space(app, owner, &org, "Guide").await;
+    write_main(
+        app,
+        owner,
+        &space,
+        vec![json!([
+            {"operation": "insert_files", "files": [{"ref": "logo", "name": "logo.png", "contentType": "image/png", "base64": PNG}]},
+            {"operation": "insert_page", "title": "Welcome",
+             "document": {"markdown": "# Welcome\n\nHello readers.\n\n![The logo](./logo)\n\n```rust\nfn main() {}\n```\n\nSee [setup](./setup.md).\n"}},
+            {"operation": "insert_page", "ref": "guides", "title": "Guides",
+             "document": {"markdown": "# Guides\n\nAll the guides.\n"}},
+            {"operation": "insert_page", "ref": "setup", "title": "Setup", "into": "guides",
+             "document": {"markdown": "# Setup\n\nInstall it with the zephyr tool.\n\n## Configure\n\nThen configure.\n"}},
+            {"operation": "insert_page", "title": "Secret notes", "hidden": true,
+             "document": {"markdown": "# Secret notes\n\nThe quokka hides here.\n"}},
+            {"operation": "insert_page", "title": "Quiet", "noIndex": true,
+             "document": {"markdown": "# Quiet\n\nThe wombat is not searched.\n"}}
+        ])],
+    )
+    .await;
+    let site = id(&app
+        .post(
+            owner,
+            &format!("/v1/orgs/{org}/sites"),
+            json!({"title": "Handbook"}),
+        )
+        .await
+        .expect(201));
+    let base = format!("/v1/orgs/{org}/sites/{site}");
+    app.post(owner, &format!("{base}/site-spaces"), json!({"spaceId": space}))
+        .await
+        .expect(201);
+    app.patch(owner, &base, json!({"basename": "handbook"}))
+        .await
+        .expect(200);
+    app.post(owner, &format!("{base}/publish"), json!({}))
+        .await
+        .expect(200);
+    (org, space, site)
+}
+
+#[tokio::test]
+async fn reader_serves_pages_navigation_and_machine_files() {
+    let app = TestApp::start().await;
+    let owner = app.user("Owner").await;
+    let (org, space, site) = handbook(&app, &owner).await;
+    let browser = Browser::new(&app);
+
+    // The API points at the reader.
+    let json = app
+        .get(&owner, &format!("/v1/orgs/{org}/sites/{site}"))
+        .await
+        .expect(200);
+    let published = json["urls"]["published"].as_str().unwrap().to_string();
+    assert!(published.ends_with("/s/handbook"), "{published}");
+
+    // The root without its slash goes to the root; the home page is the first page.
+    let bare = browser.get("/s/handbook").await;
+    assert_eq!(bare.status, 301);
+    assert_eq!(bare.header("location"), "/s/handbook/");
+    let home = browser.get("/s/handbook/").await;
+    assert_eq!(home.status, 200, "{}", home.body);
+    assert!(home.header("content-type").starts_with("text/html"));
+    assert_eq!(home.header("cache-control"), "public, max-age=0, must-revalidate");
+    assert!(home.body.contains("<h1>Welcome</h1>"), "{}", home.body);
+    assert!(home.body.contains("Hello readers."));
+    assert!(home.body.contains("<figure class=\"code"), "a code block");
+    assert!(
+        home.body.contains("href=\"/s/handbook/guides/setup\""),
+        "nested page in the sidebar"
+    );
+    assert!(
+        !home.body.contains(">Secret notes<"),
+        "hidden pages are not in the navigation"
+    );
+    // By id too.
+    assert_eq!(browser.get(&format!("/s/{site}/")).await.status, 200);
+    // The API's URL of the site space leads to it.
+    let listed = app
+        .walk(&owner, &format!("/v1/orgs/{org}/sites/{site}/site-spaces"), 10)
+        .await;
+    let ss_url = listed[0]["urls"]["published"].as_str().unwrap().to_string();
+    let ss_path = ss_url.strip_prefix(&browser.base).expect("on the public URL");
+    let moved = browser.get(ss_path).await;
+    assert_eq!(moved.status, 301, "{ss_path}");
+    assert_eq!(moved.header("location"), "/s/handbook/");
+
+    // The image loads.
+    let image = links(&home.body)
+        .into_iter()
+        .find(|l| l.contains("/blobs/") && l.contains("logo.png"))
+        .expect("the image's URL");
+    let resp = reqwest::get(image.clone()).await.unwrap();
+    assert_eq!(resp.status(), 200, "{image}");
+    assert_eq!(resp.headers()["content-type"], "image/png");
+
+    // Nested, hidden, unknown pages.
+    let setup = browser.get("/s/handbook/guides/setup").await;
+    assert_eq!(setup.status, 200);
+    assert!(setup.body.contains("zephyr tool"));
+    let hidden = browser.get("/s/handbook/secret-notes").await;
+    assert_eq!(hidden.status, 200, "hidden pages are served");
+    assert!(hidden.body.contains("quokka"));
+    let missing = browser.get("/s/handbook/no-such-page").await;
+    assert_eq!(missing.status, 404);
+    assert!(missing.body.contains("Page not found"), "{}", missing.body);
+    assert_eq!(browser.get("/s/no-such-site/").await.status, 404);
+
+    // Markdown, machine files.
+    let md = browser.get("/s/handbook/guides/setup.md").await;
+    assert_eq!(md.status, 200);
+    assert!(md.header("content-type").starts_with("text/markdown"));
+    assert!(md.body.starts_with("# Setup"), "{}", md.body);
+    let sitemap = browser.get("/s/handbook/sitemap.xml").await;
+    assert_eq!(sitemap.status, 200);
+    assert!(
+        sitemap.body.contains("/s/handbook/guides/setup</loc>"),
+        "{}",
+        sitemap.body
+    );
+    assert!(!sitemap.body.contains("secret-notes"));
+    let robots = browser.get("/s/handbook/robots.txt").await;
+    assert!(robots.body.contains("Allow: /"), "{}", robots.body);
+    assert!(robots.body.contains("/s/handbook/sitemap.xml"));
+    let llms = browser.get("/s/handbook/llms.txt").await;
+    assert_eq!(llms.status, 200);
+    assert!(llms.body.contains("Setup"), "{}", llms.body);
+    let feed = browser.get("/s/handbook/~feed.xml").await;
+    assert_eq!(feed.status, 200);
+    assert!(feed.body.contains("<feed"));
+
+    // Search: the visible site spaces, without noIndex pages.
+    let found = browser
+        .get_with("/s/handbook/~search?q=zephyr", &[("accept", "application/json")])
+        .await;
+    assert_eq!(found.status, 200, "{}", found.body);
+    let results: Value = serde_json::from_str(&found.body).unwrap();
+    assert_eq!(results["items"][0]["title"], "Setup", "{results}");
+    assert!(
+        results["items"][0]["url"]
+            .as_str()
+            .unwrap()
+            .starts_with("/s/handbook/guides/setup"),
+        "{results}"
+    );
+    let quiet = browser
+        .get_with("/s/handbook/~search?q=wombat", &[("accept", "application/json")])
+        .await;
+    let results: Value = serde_json::from_str(&quiet.body).unwrap();
+    assert_eq!(results["items"], json!([]), "noIndex pages are not searched");
+    let page = browser.get("/s/handbook/~search?q=zephyr").await;
+    assert_eq!(page.status, 200);
+    assert!(page.body.contains("/s/handbook/guides/setup"));
+
+    // ETag: an unchanged page answers 304.
+    let etag = home.header("etag").to_string();
+    assert!(!etag.is_empty());
+    let again = browser
+        .get_with("/s/handbook/", &[("if-none-match", &etag)])
+        .await;
+    assert_eq!(again.status, 304);
+
+    // Every internal link of the site answers.
+    let mut seen = BTreeSet::new();
+    let mut queue = VecDeque::from(["/s/handbook/".to_string()]);
+    let mut pages = 0;
+    while let Some(url) = queue.pop_front() {
+        if !seen.insert(url.clone()) {
+            continue;
+        }
+        let page = browser.get(&url).await;
+        assert_eq!(page.status, 200, "{url} is broken");
+        if !page.header("content-type").starts_with("text/html") {
+            continue;
+        }
+        pages += 1;
+        let errors = parse_errors(&page.body);
+        assert!(errors.is_empty(), "{url}: {errors:?}");
+        for link in links(&page.body) {
+            let link = link.split('#').next().unwrap_or_default().to_string();
+            if link.is_empty() {
+                continue;
+            }
+            if let Some(path) = link.strip_prefix(&browser.base) {
+                queue.push_back(path.to_string());
+            } else if link.starts_with('/') && !link.starts_with("//") {
+                queue.push_back(link);
+            }
+        }
+    }
+    assert!(pages >= 4, "pages crawled: {pages}");
+    assert!(seen.iter().any(|u| u.contains("/blobs/")), "{seen:?}");
+    assert!(seen.iter().any(|u| u.contains("~assets/")), "{seen:?}");
+
+    // A merge to main shows at once.
+    write_main(
+        &app,
+        &owner,
+        &space,
+        vec![json!([{"operation": "insert_page", "title": "Late news",
+                     "document": {"markdown": "# Late news\n\nJust merged.\n"}},
+                    {"operation": "insert_page", "title": "Guide",
+                     "document": {"markdown": "# Guide\n\nA page at the path of the site space.\n"}}])],
+    )
+    .await;
+    // A page wins over the other URL of the site space (`ss_path`, redirected before).
+    let page = browser.get(ss_path).await;
+    assert_eq!(page.status, 200, "{ss_path}");
+    assert!(
+        page.body.contains("A page at the path of the site space."),
+        "{ss_path}: {}",
+        page.body.lines().find(|l| l.contains("<h1")).unwrap_or("")
+    );
+    let late = browser.get("/s/handbook/late-news").await;
+    assert_eq!(late.status, 200);
+    assert!(late.body.contains("Just merged."));
+    let changed = browser
+        .get_with("/s/handbook/", &[("if-none-match", &etag)])
+        .await;
+    assert_eq!(changed.status, 200, "the sidebar changed");
+    assert!(changed.body.contains("href=\"/s/handbook/late-news\""));
+
+    // The site's redirects apply to paths that name nothing.
+    let ss_id = id(&listed[0]);
+    let redirects = format!("/v1/orgs/{org}/sites/{site}/redirects");
+    app.post(
+        &owner,
+        &redirects,
+        json!({"source": "/old/*", "destination": {"kind": "site-space", "siteSpaceId": ss_id},
+               "permanent": true, "captureWildcard": true}),
+    )
+    .await
+    .expect(201);
+    app.post(
+        &owner,
+        &redirects,
+        json!({"source": "/blog", "destination": {"kind": "external", "url": "https://blog.example.com/"},
+               "permanent": false, "captureWildcard": false}),
+    )
+    .await
+    .expect(201);
+    let old = browser.get("/s/handbook/old/guides/setup").await;
+    assert_eq!(old.status, 301);
+    let next = browser.get(old.header("location")).await;
+    assert_eq!(
+        next.status,
+        301,
+        "the site space's own URL: {}",
+        old.header("location")
+    );
+    assert_eq!(next.header("location"), "/s/handbook/guides/setup");
+    let blog = browser.get("/s/handbook/blog").await;
+    assert_eq!(blog.status, 302);
+    assert_eq!(blog.header("location"), "https://blog.example.com/");
+    assert_eq!(
+        browser.get("/s/handbook/guides/setup").await.status,
+        200,
+        "pages win"
+    );
+
+    // Unpublished: gone.
+    app.post(
+        &owner,
+        &format!("/v1/orgs/{org}/sites/{site}/unpublish"),
+        json!({}),
+    )
+    .await
+    .expect(200);
+    assert_eq!(browser.get("/s/handbook/").await.status, 404);
+}
+
+#[tokio::test]
+async fn reader_visibility_share_links_and_visitor_tokens() {
+    let app = TestApp::start().await;
+    let owner = app.user("Owner").await;
+    let (org, _, site) = handbook(&app, &owner).await;
+    let base = format!("/v1/orgs/{org}/sites/{site}");
+    let browser = Browser::new(&app);
+
+    // Unlisted: served, but not for robots.
+    app.patch(&owner, &base, json!({"visibility": "unlisted"}))
+        .await
+        .expect(200);
+    let page = browser.get("/s/handbook/").await;
+    assert_eq!(page.status, 200);
+    assert!(
+        page.body.contains("noindex"),
+        "{:?} {}",
+        page.headers,
+        &page.body[..300]
+    );
+    assert_eq!(page.header("x-robots-tag"), "noindex");
+    let robots = browser.get("/s/handbook/robots.txt").await;
+    assert!(robots.body.contains("Disallow: /"), "{}", robots.body);
+    assert!(
+        !browser
+            .get("/s/handbook/sitemap.xml")
+            .await
+            .body
+            .contains("<loc>")
+    );
+
+    // Share link: refused without a key; the key sets a cookie and leads to the clean URL.
+    app.patch(&owner, &base, json!({"visibility": "share-link"}))
+        .await
+        .expect(200);
+    assert_eq!(browser.get("/s/handbook/").await.status, 404);
+    let link = app
+        .post(
+            &owner,
+            &format!("{base}/share-links"),
+            json!({"name": "Reviewers"}),
+        )
+        .await
+        .expect(201);
+    let key = link["key"].as_str().unwrap().to_string();
+    let wrong = browser
+        .get(&format!("/s/handbook/guides/setup?share=x{key}"))
+        .await;
+    assert_eq!(wrong.status, 404);
+    let entered = browser
+        .get(&format!("/s/handbook/guides/setup?share={key}"))
+        .await;
+    assert_eq!(entered.status, 303);
+    assert_eq!(entered.header("location"), "/s/handbook/guides/setup");
+    let set = entered.header("set-cookie").to_string();
+    assert!(set.starts_with(&format!("quire_share={key};")), "{set}");
+    assert!(
+        set.contains("Path=/s/handbook/") && set.contains("HttpOnly"),
+        "{set}"
+    );
+    let cookie = format!("quire_share={key}");
+    let page = browser
+        .get_with("/s/handbook/guides/setup", &[("cookie", &cookie)])
+        .await;
+    assert_eq!(page.status, 200);
+    assert!(page.body.contains("zephyr tool"));
+    assert_eq!(
+        page.header("cache-control"),
+        "private, max-age=0, must-revalidate"
+    );
+    app.delete(&owner, &format!("{base}/share-links/{}", id(&link)))
+        .await
+        .expect(204);
+    let revoked = browser
+        .get_with("/s/handbook/guides/setup", &[("cookie", &cookie)])
+        .await;
+    assert_eq!(revoked.status, 404, "a revoked key is refused at once");
+
+    // Visitor tokens: 401 without, admitted through `?jwt_token=`, refused when signed with
+    // another key.
+    app.patch(&owner, &base, json!({"visibility": "visitor-auth"}))
+        .await
+        .expect(200);
+    let signin = browser.get("/s/handbook/").await;
+    assert_eq!(signin.status, 401);
+    assert!(!signin.body.contains("Hello readers."), "nothing of the content");
+    let secret = app
+        .get(&owner, &format!("{base}/publishing/auth"))
+        .await
+        .expect(200)["privateKey"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let token = visitor_token(&secret, &site, json!({}));
+    let entered = browser.get(&format!("/s/handbook/?jwt_token={token}")).await;
+    assert_eq!(entered.status, 303);
+    assert_eq!(entered.header("location"), "/s/handbook/");
+    assert!(
+        entered
+            .header("set-cookie")
+            .starts_with(&format!("quire_visitor={token};"))
+    );
+    let cookie = format!("quire_visitor={token}");
+    let page = browser.get_with("/s/handbook/", &[("cookie", &cookie)]).await;
+    assert_eq!(page.status, 200);
+    assert!(page.body.contains("Hello readers."));
+    let forged = visitor_token("another-key", &site, json!({}));
+    let refused = browser.get(&format!("/s/handbook/?jwt_token={forged}")).await;
+    assert_eq!(refused.status, 401);
+    assert!(refused.header("set-cookie").is_empty());
+    let refused = browser
+        .get_with("/s/handbook/", &[("cookie", &format!("quire_visitor={forged}"))])
+        .await;
+    assert_eq!(refused.status, 401);
+}
+
+#[tokio::test]
+async fn reader_adaptive_sections_and_hostnames() {
+    let app = TestApp::start().await;
+    let owner = app.user("Owner").await;
+    let (org, guide, site) = handbook(&app, &owner).await;
+    let text = |t: &str| {
+        json!({"object": "block", "type": "paragraph", "nodes": [
+        {"object": "text", "leaves": [{"object": "leaf", "text": t, "marks": []}]}]})
+    };
+    write_main(
+        &app,
+        &owner,
+        &guide,
+        vec![
+            json!([{"operation": "insert_page", "title": "Flags", "document": {"document": {
+            "object": "document", "data": {}, "nodes": [
+                text("For everyone."),
+                {"object": "block", "type": "if", "data": {"expression": "visitor.claims.isBeta == true"},
+                 "nodes": [text("Only for beta visitors.")]}
+            ]}}}]),
+        ],
+    )
+    .await;
+    let base = format!("/v1/orgs/{org}/sites/{site}");
+    let browser = Browser::new(&app);
+    let beta_space = new_space(&app, &owner, &org, "Beta docs").await;
+    write_main(
+        &app,
+        &owner,
+        &beta_space,
+        vec![json!([{"operation": "insert_page", "title": "Preview",
+                     "document": {"markdown": "# Preview\n\nThe beta feature.\n"}}])],
+    )
+    .await;
+    app.put(
+        &owner,
+        &format!("{base}/adaptive-schema"),
+        json!({"jsonSchema": {"type": "object", "properties": {"isBeta": {"type": "boolean"}}, "additionalProperties": false}}),
+    )
+    .await
+    .expect(200);
+    // A first section takes the root's site space, and gets one of the beta space, shown to
+    // beta visitors only; a second section of the beta space is for beta visitors too.
+    let main = app
+        .post(
+            &owner,
+            &format!("{base}/sections"),
+            json!({"spaceId": beta_space, "title": "Main"}),
+        )
+        .await
+        .expect(201);
+    let in_main = main["siteSpaces"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|ss| ss["space"]["id"] == beta_space.as_str())
+        .expect("the beta space's site space")
+        .clone();
+    assert_eq!(in_main["default"], false, "{main}");
+    app.patch(
+        &owner,
+        &format!("{base}/site-spaces/{}", id(&in_main)),
+        json!({"condition": "visitor.claims.isBeta == true"}),
+    )
+    .await
+    .expect(200);
+    let extra = app
+        .post(
+            &owner,
+            &format!("{base}/sections"),
+            json!({"spaceId": beta_space, "title": "Extra"}),
+        )
+        .await
+        .expect(201);
+    app.patch(
+        &owner,
+        &format!("{base}/sections/{}", id(&extra)),
+        json!({"condition": "visitor.claims.isBeta == true"}),
+    )
+    .await
+    .expect(200);
+    app.patch(&owner, &base, json!({"adaptiveContent": {"enabled": true}}))
+        .await
+        .expect(200);
+    let variant_url = format!("/s/handbook/{}/", in_main["path"].as_str().unwrap());
+    let extra_url = format!("/s/handbook/{}/", extra["path"].as_str().unwrap());
+
+    let home = browser.get("/s/handbook/").await;
+    assert_eq!(home.status, 200, "{}", home.body);
+    for url in [&variant_url, &extra_url] {
+        assert!(
+            !home.body.contains(url.as_str()),
+            "{url} is not in the navigation"
+        );
+        assert_eq!(browser.get(url).await.status, 404, "{url}");
+    }
+    assert!(
+        !browser
+            .get("/s/handbook/sitemap.xml")
+            .await
+            .body
+            .contains("preview")
+    );
+
+    let secret = app
+        .get(&owner, &format!("{base}/publishing/auth"))
+        .await
+        .expect(200)["privateKey"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let cookie = format!(
+        "quire_visitor={}",
+        visitor_token(&secret, &site, json!({"isBeta": true}))
+    );
+    let home = browser.get_with("/s/handbook/", &[("cookie", &cookie)]).await;
+    for url in [&variant_url, &extra_url] {
+        assert!(
+            home.body.contains(&format!("href=\"{url}\"")),
+            "{url}: {}",
+            home.body
+        );
+        let preview = browser.get_with(url, &[("cookie", &cookie)]).await;
+        assert_eq!(preview.status, 200, "{url}");
+        assert!(preview.body.contains("The beta feature."));
+    }
+    let sitemap = browser
+        .get_with("/s/handbook/sitemap.xml", &[("cookie", &cookie)])
+        .await;
+    assert!(sitemap.body.contains(&extra_url), "{}", sitemap.body);
+    let flags = browser
+        .get_with("/s/handbook/flags", &[("cookie", &cookie)])
+        .await;
+    assert!(flags.body.contains("Only for beta visitors."), "{}", flags.body);
+    let not_beta = format!(
+        "quire_visitor={}",
+        visitor_token(&secret, &site, json!({"isBeta": false}))
+    );
+    assert_eq!(
+        browser
+            .get_with(&extra_url, &[("cookie", &not_beta)])
+            .await
+            .status,
+        404
+    );
+
+    // A custom hostname serves the site at its root; the API's paths stay the API's.
+    app.patch(&owner, &base, json!({"hostname": "docs.example.com"}))
+        .await
+        .expect(200);
+    let json = app.get(&owner, &base).await.expect(200);
+    assert_eq!(json["urls"]["published"], "https://docs.example.com");
+    let page = browser
+        .get_with("/guides/setup", &[("host", "docs.example.com")])
+        .await;
+    assert_eq!(page.status, 200, "{}", page.body);
+    assert!(page.body.contains("zephyr tool"));
+    assert!(page.body.contains("href=\"/guides\""), "links from the root");
+    // No redirect leaves the host: `/{section path}//x` (an alias) leads to `/x`.
+    let main_path = main["path"].as_str().unwrap();
+    let alias = browser
+        .get_with(
+            &format!("/{main_path}//evil.example/x"),
+            &[("host", "docs.example.com")],
+        )
+        .await;
+    assert_eq!(alias.status, 301);
+    assert_eq!(alias.header("location"), "/evil.example/x");
+    let entered = browser
+        .get_with("//evil.example/?share=anything", &[("host", "docs.example.com")])
+        .await;
+    assert!(
+        !entered.header("location").starts_with("//"),
+        "{}",
+        entered.header("location")
+    );
+    let api = browser
+        .get_with("/v1/user", &[("host", "docs.example.com")])
+        .await;
+    assert_eq!(api.status, 401, "{}", api.body);
+    assert!(api.header("content-type").starts_with("application/json"));
+    let other = browser.get_with("/", &[("host", "other.example.com")]).await;
+    assert!(other.header("content-type").starts_with("application/json") || other.status == 200);
+}
+
+#[tokio::test]
+async fn reader_shows_a_merge_on_another_process_within_a_second() {
+    let app = TestApp::start().await;
+    let owner = app.user("Owner").await;
+    let (_, space, _) = handbook(&app, &owner).await;
+    let other = app.beside().await;
+    let browser = Browser::new(&other);
+    let before = browser.get("/s/handbook/").await;
+    assert_eq!(before.status, 200);
+    assert!(!before.body.contains("Late news"));
+    assert_eq!(browser.get("/s/handbook/late-news").await.status, 404);
+    write_main(
+        &app,
+        &owner,
+        &space,
+        vec![json!([{"operation": "insert_page", "title": "Late news",
+                     "document": {"markdown": "# Late news\n\nJust merged.\n"}}])],
+    )
+    .await;
+    let merged = std::time::Instant::now();
+    loop {
+        let page = browser.get("/s/handbook/late-news").await;
+        if page.status == 200 {
+            assert!(page.body.contains("Just merged."));
+            break;
+        }
+        assert!(
+            merged.elapsed() < std::time::Duration::from_secs(1),
+            "the other process still answers {}",
+            page.status
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let home = browser.get("/s/handbook/").await;
+    assert!(home.body.contains("href=\"/s/handbook/late-news\""));
+}
+
+#[tokio::test]
+async fn reader_names_sites_by_id_then_the_oldest_basename() {
+    let app = TestApp::start().await;
+    let owner = app.user("Owner").await;
+    let (_, _, first) = handbook(&app, &owner).await;
+    // Another organization's site takes the same basename: the older one keeps it.
+    let other = app.user("Other").await;
+    let org = app.org(&other, "Elsewhere").await;
+    let space = new_space(&app, &other, &org, "Theirs").await;
+    write_main(
+        &app,
+        &other,
+        &space,
+        vec![json!([{"operation": "insert_page", "title": "Their home",
+                     "document": {"markdown": "# Their home\n\nNot the handbook.\n"}}])],
+    )
+    .await;
+    let second = id(&app
+        .post(
+            &other,
+            &format!("/v1/orgs/{org}/sites"),
+            json!({"title": "Theirs"}),
+        )
+        .await
+        .expect(201));
+    let base = format!("/v1/orgs/{org}/sites/{second}");
+    app.post(&other, &format!("{base}/site-spaces"), json!({"spaceId": space}))
+        .await
+        .expect(201);
+    app.patch(&other, &base, json!({"basename": "handbook"}))
+        .await
+        .expect(200);
+    app.post(&other, &format!("{base}/publish"), json!({}))
+        .await
+        .expect(200);
+    let browser = Browser::new(&app);
+    let page = browser.get("/s/handbook/").await;
+    assert!(
+        page.body.contains("Hello readers."),
+        "the older site keeps the basename"
+    );
+    let theirs = browser.get(&format!("/s/{second}/")).await;
+    assert!(
+        theirs.body.contains("Not the handbook."),
+        "an id always names its site"
+    );
+    assert!(
+        browser
+            .get(&format!("/s/{first}/"))
+            .await
+            .body
+            .contains("Hello readers.")
+    );
+
+    // Only GET and HEAD.
+    let head = browser
+        .client
+        .head(format!("{}/s/handbook/", browser.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(head.status(), 200);
+    let post = browser
+        .client
+        .post(format!("{}/s/handbook/", browser.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(post.status(), 405);
+    assert_eq!(post.headers()["allow"], "GET, HEAD");
+}
