@@ -111,8 +111,7 @@ fn parse_errors(html: &str) -> Vec<String> {
         ..Default::default()
     };
     let dom = html5ever::parse_document(markup5ever_rcdom::RcDom::default(), options).one(html);
-    let errors = dom.errors.borrow().iter().map(|e| e.to_string()).collect();
-    errors
+    dom.errors.take().iter().map(|e| e.to_string()).collect()
 }
 
 /// A space with a home page (an image and a code block), a group of nested pages, a hidden
