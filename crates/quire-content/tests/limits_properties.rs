@@ -830,3 +830,13 @@ fn merges_of_documents_within_the_limits_are_within_them() {
     assert_eq!(outcome.conflicts.len(), 1);
     assert_eq!(outcome.conflicts[0].page, "p");
 }
+
+/// Found by `hostile_markdown_is_accepted_or_refused` in CI: a code span holding a run of 81
+/// backticks was written back with an 82-backtick fence, which comrak never reads as a fence
+/// (its limit is 80), so the span's text was parsed as 62 nested images, over the nesting limit.
+#[test]
+fn a_code_span_holding_81_backticks_reads_back() {
+    let markdown = format!(">`{}{}{}`>", "![".repeat(62), "`".repeat(81), "](x)".repeat(62));
+    let document = markdown_to_document(&markdown).expect("accepted");
+    check_accepted(&document, 0).expect("reads back, merges");
+}

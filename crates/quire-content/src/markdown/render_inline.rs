@@ -627,20 +627,38 @@ fn right_flanking(before: Option<char>, after: Option<char>) -> bool {
             || is_markdown_punctuation(after))
 }
 
+/// The longest backtick run comrak reads as a code span's fence (its `MAXBACKTICKS`).
+const MAX_FENCE: usize = 80;
+
 /// A code span holding `text` exactly.
-fn code_span(text: &str, mode: InlineMode) -> String {
+fn code_span(original: &str, mode: InlineMode) -> String {
     let text = if mode == InlineMode::TableCell {
-        text.replace('|', "\\|")
+        original.replace('|', "\\|")
     } else {
-        text.to_owned()
+        original.to_owned()
     };
-    let mut longest = 0;
+    // A span closes at the first run of exactly its fence's length, and comrak (like cmark)
+    // never closes a span opened by more than MAX_FENCE backticks: the fence is the shortest
+    // length no run inside has, at most MAX_FENCE. (A fence longer than every run read back as
+    // text past 80 backticks, its content parsed as markdown.)
+    let mut runs = [false; MAX_FENCE + 1];
     let mut current = 0;
-    for character in text.chars() {
-        current = if character == '`' { current + 1 } else { 0 };
-        longest = longest.max(current);
+    for character in text.chars().chain(std::iter::once(' ')) {
+        if character == '`' {
+            current += 1;
+        } else {
+            if current <= MAX_FENCE {
+                runs[current] = true;
+            }
+            current = 0;
+        }
     }
-    let fence = "`".repeat(longest + 1);
+    let Some(length) = (1..=MAX_FENCE).find(|n| !runs[*n]) else {
+        // Every length up to the limit occurs (3,240 backticks at least): no span can hold
+        // the text; it is kept as literal text instead.
+        return escape_text(original, mode);
+    };
+    let fence = "`".repeat(length);
     let pad = text.starts_with('`')
         || text.ends_with('`')
         || (text.starts_with(' ') && text.ends_with(' ') && !text.chars().all(|c| c == ' '));
@@ -907,6 +925,10 @@ mod tests {
         assert_eq!(code_span("`x", InlineMode::Normal), "`` `x ``");
         assert_eq!(code_span(" x ", InlineMode::Normal), "`  x  `");
         assert_eq!(code_span("a|b", InlineMode::TableCell), "`a\\|b`");
+        assert_eq!(code_span("a`b``c", InlineMode::Normal), "```a`b``c```");
+        assert_eq!(code_span("``", InlineMode::Normal), "` `` `");
+        let long = format!("a{}b", "`".repeat(81));
+        assert_eq!(code_span(&long, InlineMode::Normal), format!("`{long}`"));
     }
 
     #[test]
