@@ -35,8 +35,8 @@ pub mod site;
 pub use assets::{Asset, asset, assets};
 pub use content::{OutlineEntry, RenderedDocument, render_document};
 pub use machine::{
-    SitemapEntry, atom_feed, llms_txt, markdown_url, page_for_markdown_url, page_markdown, robots_txt,
-    sitemap_entries, sitemap_xml,
+    SitemapEntry, atom_feed, llms_txt, llms_txt_of_spaces, markdown_url, page_for_markdown_url,
+    page_markdown, robots_txt, sitemap_entries, sitemap_xml,
 };
 pub use nav::{NavKind, NavNode, NavTree, PageLink, SidebarItem};
 pub use render::{

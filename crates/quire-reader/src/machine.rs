@@ -92,6 +92,8 @@ pub fn page_for_markdown_url<'t>(tree: &'t NavTree, url: &str) -> Option<&'t Nav
 
 #[derive(Serialize)]
 struct LlmsSection {
+    /// `##`, or `###` for a group inside a site space of a site with several.
+    heading: &'static str,
     title: String,
     pages: Vec<LlmsPage>,
 }
@@ -103,47 +105,38 @@ struct LlmsPage {
     description: Option<String>,
 }
 
-/// `llms.txt` (llmstxt.org): the site's title and description, then its pages as links to
-/// their markdown, by group.
+/// `llms.txt` (llmstxt.org) of one site space: the site's title and description, then its
+/// pages as links to their markdown, by group.
 pub fn llms_txt(context: &Context<'_>) -> String {
-    let site = context.site;
-    let tree = context.tree;
+    llms_txt_of_spaces(context.site, &[("", context.tree)])
+}
+
+/// `llms.txt` of a site with several site spaces, each `(title, pages)`: one section per site
+/// space, its groups below it. With one site space, as [`llms_txt`].
+pub fn llms_txt_of_spaces(site: &Site, spaces: &[(&str, &NavTree)]) -> String {
+    let several = spaces.len() > 1;
     let mut sections: Vec<LlmsSection> = Vec::new();
-    let page = |node: &NavNode| -> Option<LlmsPage> {
-        Some(LlmsPage {
-            title: node.title.clone(),
-            url: site.absolute(&markdown_url(node.url.as_deref()?)),
-            description: node.description.clone().filter(|text| !text.trim().is_empty()),
-        })
-    };
-    let mut loose = Vec::new();
-    for node in tree.reading_order().filter(|node| indexable(node)) {
-        // The group a page is under, if any: the top-level ancestor.
-        let mut top = node;
-        while let Some(parent) = top.parent {
-            top = &tree.nodes()[parent];
-        }
-        let Some(entry) = page(node) else { continue };
-        if top.kind == NavKind::Group {
-            match sections.last_mut() {
-                Some(section) if section.title == top.title => section.pages.push(entry),
-                _ => sections.push(LlmsSection {
-                    title: top.title.clone(),
-                    pages: vec![entry],
-                }),
-            }
-        } else {
-            loose.push(entry);
-        }
-    }
-    if !loose.is_empty() {
-        sections.insert(
-            0,
-            LlmsSection {
+    for (title, tree) in spaces {
+        let (loose, groups) = llms_pages(site, tree);
+        let group_heading = if several { "###" } else { "##" };
+        if several {
+            sections.push(LlmsSection {
+                heading: "##",
+                title: (*title).to_owned(),
+                pages: loose,
+            });
+        } else if !loose.is_empty() {
+            sections.push(LlmsSection {
+                heading: "##",
                 title: "Pages".to_owned(),
                 pages: loose,
-            },
-        );
+            });
+        }
+        sections.extend(groups.into_iter().map(|(title, pages)| LlmsSection {
+            heading: group_heading,
+            title,
+            pages,
+        }));
     }
     render_template(
         "llms.txt",
@@ -153,6 +146,36 @@ pub fn llms_txt(context: &Context<'_>) -> String {
             sections => Value::from_serialize(&sections),
         },
     )
+}
+
+/// A site space's indexable pages: those outside any group, and each group's, in reading order.
+fn llms_pages(site: &Site, tree: &NavTree) -> (Vec<LlmsPage>, Vec<(String, Vec<LlmsPage>)>) {
+    let page = |node: &NavNode| -> Option<LlmsPage> {
+        Some(LlmsPage {
+            title: node.title.clone(),
+            url: site.absolute(&markdown_url(node.url.as_deref()?)),
+            description: node.description.clone().filter(|text| !text.trim().is_empty()),
+        })
+    };
+    let mut loose = Vec::new();
+    let mut groups: Vec<(String, Vec<LlmsPage>)> = Vec::new();
+    for node in tree.reading_order().filter(|node| indexable(node)) {
+        // The group a page is under, if any: the top-level ancestor.
+        let mut top = node;
+        while let Some(parent) = top.parent {
+            top = &tree.nodes()[parent];
+        }
+        let Some(entry) = page(node) else { continue };
+        if top.kind == NavKind::Group {
+            match groups.last_mut() {
+                Some((title, pages)) if *title == top.title => pages.push(entry),
+                _ => groups.push((top.title.clone(), vec![entry])),
+            }
+        } else {
+            loose.push(entry);
+        }
+    }
+    (loose, groups)
 }
 
 #[derive(Serialize)]

@@ -19,6 +19,9 @@ pub enum SiteKey {
     Path(String),
     /// A request whose `Host` is the site's custom hostname.
     Host(String),
+    /// `/s/{space id}/...`, the API's `urls.published` of a space and its pages: the oldest
+    /// published site showing that space.
+    Space(String),
 }
 
 /// (organization id, site id).
@@ -52,7 +55,8 @@ impl ReaderCache {
 
 /// The published site a key names: by id first, else the site with that `basename` (the
 /// oldest published one when several organizations use the same basename); by hostname, the
-/// published site with that hostname (hostnames are unique).
+/// published site with that hostname (hostnames are unique); by space, the oldest published
+/// site with a site space of it.
 pub fn find(c: &mut dyn Conn, key: &SiteKey) -> StoreResult<Option<SiteRef>> {
     let row = match key {
         SiteKey::Path(name) => {
@@ -73,6 +77,12 @@ pub fn find(c: &mut dyn Conn, key: &SiteKey) -> StoreResult<Option<SiteRef>> {
             "SELECT organization_id, id FROM sites WHERE hostname = ?1 AND published = 1
              ORDER BY created_at, id LIMIT 1",
             crate::params![host.as_str()],
+        )?,
+        SiteKey::Space(space) => c.query_opt(
+            "SELECT s.organization_id, s.id FROM site_spaces ss JOIN sites s ON s.id = ss.site_id
+             WHERE ss.space_id = ?1 AND s.published = 1
+             ORDER BY s.created_at, s.id LIMIT 1",
+            crate::params![space.as_str()],
         )?,
     };
     match row {

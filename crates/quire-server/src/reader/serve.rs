@@ -230,7 +230,7 @@ pub(super) async fn serve(app: App, req: Request, target: Target) -> Response {
     }
     let site_ref = match app.reader_sites.find(&app.db, target.key.clone()).await {
         Ok(Some(found)) => found,
-        Ok(None) => return not_found_plain(&target.root),
+        Ok(None) => return space_redirect(&app, &target, &asked.path).await,
         Err(e) => return failure(e, &target.root),
     };
     let p = match app.published_sites.load(&app.db, &site_ref.0, &site_ref.1).await {
@@ -265,9 +265,9 @@ pub(super) async fn serve(app: App, req: Request, target: Target) -> Response {
                 token = None;
                 claims
             }
-            Err(_) => return refused(&app, &p, &target.root),
+            Err(_) => return refused(&app, &p, &target.root, &asked.path),
         },
-        Err(_) => return refused(&app, &p, &target.root),
+        Err(_) => return refused(&app, &p, &target.root, &asked.path),
     };
     let private = !matches!(
         p.site.visibility,
@@ -316,7 +316,7 @@ pub(super) async fn serve(app: App, req: Request, target: Target) -> Response {
     let shown = published::shown(&p, &claims);
     let layout = Layout::new(&p, &shown, &target.root);
     let absolute_root = match &target.key {
-        SiteKey::Path(_) => format!("{}{}", app.urls.base(), target.root),
+        SiteKey::Path(_) | SiteKey::Space(_) => format!("{}{}", app.urls.base(), target.root),
         SiteKey::Host(host) => {
             let scheme = if app.reader.secure { "https" } else { "http" };
             format!("{scheme}://{host}/")
@@ -363,6 +363,50 @@ pub(super) async fn serve(app: App, req: Request, target: Target) -> Response {
         private,
         p.site.visibility != SiteVisibility::Public,
     )
+}
+
+/// `/s/{space id}/...` (the API's `urls.published` of a space and of its pages, which know no
+/// site): a redirect to the same path in the space's place in the oldest published site that
+/// shows it; not found when none does. The site then admits or refuses the visitor itself.
+async fn space_redirect(app: &App, target: &Target, path: &str) -> Response {
+    let SiteKey::Path(name) = &target.key else {
+        return not_found_plain(&target.root);
+    };
+    let found = match app.reader_sites.find(&app.db, SiteKey::Space(name.clone())).await {
+        Ok(Some(found)) => found,
+        Ok(None) => return not_found_plain(&target.root),
+        Err(e) => return failure(e, &target.root),
+    };
+    let p = match app.published_sites.load(&app.db, &found.0, &found.1).await {
+        Ok(p) => p,
+        Err(e) => return failure(e, &target.root),
+    };
+    // Where the space is placed, whoever reads: the visitor's own view is the site's to decide.
+    let everything = published::Shown {
+        sections: vec![true; p.tree.sections.len()],
+        site_spaces: vec![true; p.tree.site_spaces.len()],
+    };
+    let (origin, root) = match &p.site.hostname {
+        Some(host) => {
+            let scheme = if app.reader.secure { "https" } else { "http" };
+            (format!("{scheme}://{host}"), "/".to_string())
+        }
+        None => (
+            String::new(),
+            format!("/s/{}/", p.site.basename.as_deref().unwrap_or(&p.site.id)),
+        ),
+    };
+    let layout = Layout::new(&p, &everything, &root);
+    let Some(placed) = layout.placed.iter().find(|placed| placed.space_id == *name) else {
+        return not_found_plain(&target.root);
+    };
+    let rest = path.strip_prefix(&target.root).unwrap_or_default();
+    let mut response = see_other(&format!("{origin}{}{rest}", placed.base));
+    *response.status_mut() = StatusCode::FOUND;
+    response
+        .headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
 }
 
 fn hash_of(text: &str) -> u64 {
@@ -501,19 +545,33 @@ impl quire_reader::Resolver for NoReferences {
     }
 }
 
-/// A visitor the site does not admit: the sign-in page for a visitor-auth site (nothing of the
-/// content), the not-found page for any other.
-fn refused(app: &App, p: &Published, root: &str) -> Response {
+/// A visitor the site does not admit: for a visitor-auth site, a redirect to its sign-in URL
+/// with the page asked for as `location`, or without one the sign-in page (nothing of the
+/// content); the not-found page for any other.
+fn refused(app: &App, p: &Published, root: &str, asked_path: &str) -> Response {
     if p.site.visibility != SiteVisibility::VisitorAuth {
         return not_found_plain(root);
     }
+    let login = p.site.visitor_fallback_url.as_deref().and_then(|fallback| {
+        let mut url = url::Url::parse(fallback).ok()?;
+        url.query_pairs_mut().append_pair("location", asked_path);
+        Some(url)
+    });
     let mut site = Site::new(&p.site.title, app.urls.base());
     site.indexable = false;
     site.assets_url = format!("{root}~assets/");
-    let mut response = html_response(
-        StatusCode::UNAUTHORIZED,
-        quire_reader::render_login_required(&site, None),
-    );
+    let page = quire_reader::render_login_required(&site, login.as_ref().map(url::Url::as_str));
+    let mut response = match &login {
+        Some(url) => match HeaderValue::from_str(url.as_str()) {
+            Ok(location) => {
+                let mut response = html_response(StatusCode::FOUND, page);
+                response.headers_mut().insert(header::LOCATION, location);
+                response
+            }
+            Err(_) => html_response(StatusCode::UNAUTHORIZED, page),
+        },
+        None => html_response(StatusCode::UNAUTHORIZED, page),
+    };
     response
         .headers_mut()
         .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
@@ -555,7 +613,6 @@ enum What {
     Markdown(String, Option<Arc<CachedDocument>>),
     Fragment(String),
     Feed,
-    Llms,
     NotFound,
     Search(SearchResults),
 }
@@ -607,7 +664,15 @@ impl Rendering {
             ));
         }
         if path == format!("{root}llms.txt") {
-            return self.in_home(What::Llms).await;
+            // Every site space the visitor sees, each under its title when there are several.
+            let site = self.site(None);
+            let mut trees = Vec::with_capacity(self.layout.placed.len());
+            for placed in &self.layout.placed {
+                let (_, nav) = self.open(placed).await?;
+                trees.push((placed.title.as_str(), nav));
+            }
+            let spaces: Vec<(&str, &NavTree)> = trees.iter().map(|(title, nav)| (*title, &**nav)).collect();
+            return Ok(text(quire_reader::llms_txt_of_spaces(&site, &spaces)));
         }
         if path == format!("{root}~search") {
             let results = self.search(asked).await?;
@@ -922,11 +987,6 @@ impl Rendering {
                     quire_reader::atom_feed(&context, &feed_url, FEED_ENTRIES),
                 )
             }
-            What::Llms => Answer::new(
-                StatusCode::OK,
-                "text/plain; charset=utf-8",
-                quire_reader::llms_txt(&context),
-            ),
             What::Search(results) => Answer::html(
                 StatusCode::OK,
                 quire_reader::render_search_page(&context, &results),

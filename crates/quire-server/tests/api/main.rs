@@ -4,6 +4,7 @@
 
 mod support;
 
+mod browser;
 mod change_requests;
 mod comments;
 mod content;

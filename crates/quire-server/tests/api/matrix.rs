@@ -412,6 +412,12 @@ impl World {
                 let path = format!("/v1/orgs/{org}/sites/{site}/publishing/auth");
                 self.call(caller, "GET", &path, None).await
             }
+            "PATCH site publishing auth" => {
+                let site = &self.site;
+                let path = format!("/v1/orgs/{org}/sites/{site}/publishing/auth");
+                let body = Some(json!({"fallbackURL": "https://login.example.com/"}));
+                self.call(caller, "PATCH", &path, body).await
+            }
             "DELETE site" => {
                 let fresh = self.fresh_site().await;
                 self.call(caller, "DELETE", &format!("/v1/orgs/{org}/sites/{fresh}"), None)
@@ -487,6 +493,10 @@ const MATRIX: &[(&str, [u16; 9])] = &[
     ),
     (
         "GET site publishing auth",
+        [200, 403, 403, 403, 403, 403, 404, 404, 401],
+    ),
+    (
+        "PATCH site publishing auth",
         [200, 403, 403, 403, 403, 403, 404, 404, 401],
     ),
     ("DELETE site", [204, 204, 403, 403, 403, 403, 404, 404, 401]),

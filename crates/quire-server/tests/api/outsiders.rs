@@ -471,6 +471,11 @@ const SWEEP: &[(&str, &str, Expect)] = &[
         Hidden,
     ),
     (
+        "PATCH",
+        "/v1/orgs/{organizationId}/sites/{siteId}/publishing/auth",
+        Hidden,
+    ),
+    (
         "POST",
         "/v1/orgs/{organizationId}/sites/{siteId}/publishing/auth/regenerate",
         Hidden,

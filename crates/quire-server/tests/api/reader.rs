@@ -61,7 +61,7 @@ impl Browser {
     }
 }
 
-fn id(v: &Value) -> String {
+pub(crate) fn id(v: &Value) -> String {
     v["id"]
         .as_str()
         .unwrap_or_else(|| panic!("no id in {v}"))
@@ -69,7 +69,7 @@ fn id(v: &Value) -> String {
 }
 
 /// A visitor token for `site`, signed with `key`.
-fn visitor_token(key: &str, aud: &str, claims: Value) -> String {
+pub(crate) fn visitor_token(key: &str, aud: &str, claims: Value) -> String {
     let mut payload = claims;
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -196,6 +196,18 @@ async fn reader_serves_pages_navigation_and_machine_files() {
     );
     // By id too.
     assert_eq!(browser.get(&format!("/s/{site}/")).await.status, 200);
+    // The API's URLs of the space and its pages (`/s/{space id}/...`) lead into the site.
+    for (asked, lands) in [
+        (format!("/s/{space}"), "/s/handbook/"),
+        (format!("/s/{space}/"), "/s/handbook/"),
+        (format!("/s/{space}/guides/setup"), "/s/handbook/guides/setup"),
+    ] {
+        let moved = browser.get(&asked).await;
+        assert_eq!(moved.status, 302, "{asked}");
+        assert_eq!(moved.header("location"), lands, "{asked}");
+    }
+    let elsewhere = new_space(&app, &owner, &org, "Not on a site").await;
+    assert_eq!(browser.get(&format!("/s/{elsewhere}/")).await.status, 404);
     // The API's URL of the site space leads to it.
     let listed = app
         .walk(&owner, &format!("/v1/orgs/{org}/sites/{site}/site-spaces"), 10)
@@ -504,6 +516,60 @@ async fn reader_visibility_share_links_and_visitor_tokens() {
         .get_with("/s/handbook/", &[("cookie", &format!("quire_visitor={forged}"))])
         .await;
     assert_eq!(refused.status, 401);
+
+    // A sign-in URL: visitors without a valid token are sent there, with where they were going.
+    let auth = format!("{base}/publishing/auth");
+    for bad in [json!("ftp://login.example.com/"), json!("/relative"), json!(7)] {
+        let error = app
+            .patch(&owner, &auth, json!({"fallbackURL": bad}))
+            .await
+            .expect_error(400);
+        assert!(error.contains("fallbackURL"), "{error}");
+    }
+    let reader = app.user("Reader").await;
+    app.add_member(&owner, &org, &reader, Some("read")).await;
+    app.patch(
+        &reader,
+        &auth,
+        json!({"fallbackURL": "https://login.example.com/"}),
+    )
+    .await
+    .expect_error(403);
+    let set = app
+        .patch(
+            &owner,
+            &auth,
+            json!({"fallbackURL": "https://login.example.com/sign-in?from=docs"}),
+        )
+        .await
+        .expect(200);
+    assert_eq!(set["fallbackURL"], "https://login.example.com/sign-in?from=docs");
+    assert_eq!(set["privateKey"], secret.as_str(), "the key stays");
+    assert_eq!(
+        app.get(&owner, &auth).await.expect(200)["fallbackURL"],
+        "https://login.example.com/sign-in?from=docs"
+    );
+    let sent = "https://login.example.com/sign-in?from=docs&location=%2Fs%2Fhandbook%2Fguides%2Fsetup";
+    let away = browser.get("/s/handbook/guides/setup").await;
+    assert_eq!(away.status, 302);
+    assert_eq!(away.header("location"), sent);
+    assert_eq!(away.header("cache-control"), "no-store");
+    assert!(!away.body.contains("zephyr"), "nothing of the content");
+    let forged_away = browser
+        .get(&format!("/s/handbook/guides/setup?jwt_token={forged}"))
+        .await;
+    assert_eq!(forged_away.status, 302);
+    assert_eq!(forged_away.header("location"), sent, "the token is not passed on");
+    let page = browser
+        .get_with("/s/handbook/guides/setup", &[("cookie", &cookie)])
+        .await;
+    assert_eq!(page.status, 200, "a valid token still reads");
+    let cleared = app
+        .patch(&owner, &auth, json!({"fallbackURL": null}))
+        .await
+        .expect(200);
+    assert!(cleared.get("fallbackURL").is_none(), "{cleared}");
+    assert_eq!(browser.get("/s/handbook/").await.status, 401);
 }
 
 #[tokio::test]
@@ -636,6 +702,20 @@ async fn reader_adaptive_sections_and_hostnames() {
         .get_with("/s/handbook/sitemap.xml", &[("cookie", &cookie)])
         .await;
     assert!(sitemap.body.contains(&extra_url), "{}", sitemap.body);
+    // llms.txt: every site space the visitor sees, each under its title.
+    let llms = browser
+        .get_with("/s/handbook/llms.txt", &[("cookie", &cookie)])
+        .await;
+    assert!(llms.body.contains("\n## Beta docs\n"), "{}", llms.body);
+    assert!(llms.body.contains("[Preview]("), "{}", llms.body);
+    assert!(llms.body.contains("\n## Guide\n"), "{}", llms.body);
+    let plain = browser.get("/s/handbook/llms.txt").await;
+    assert!(!plain.body.contains("Preview"), "{}", plain.body);
+    assert!(
+        plain.body.contains("\n## Pages\n"),
+        "one site space: {}",
+        plain.body
+    );
     let flags = browser
         .get_with("/s/handbook/flags", &[("cookie", &cookie)])
         .await;

@@ -102,6 +102,12 @@ const MIGRATIONS: &[Migration] = &[
         sqlite: include_str!("../../migrations/0015_sites.sql"),
         postgres: include_str!("../../migrations/0015_sites.sql"),
     },
+    Migration {
+        version: 16,
+        name: "visitor-auth sign-in URL of sites",
+        sqlite: include_str!("../../migrations/0016_site_fallback_url.sql"),
+        postgres: include_str!("../../migrations/0016_site_fallback_url.sql"),
+    },
 ];
 
 /// An arbitrary constant that names quire's migration lock among PostgreSQL advisory locks.

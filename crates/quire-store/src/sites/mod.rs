@@ -392,22 +392,55 @@ pub fn template_conditions(site: &SiteFor) -> StoreResult<Vec<quire_adaptive::Te
     Ok(quire_adaptive::template_conditions(&site.site.schema()?))
 }
 
-/// The key visitor tokens of the site are signed with (HS256).
-pub fn visitor_key(site: &Authorized<SiteFor, site::Admin>) -> String {
-    site.site.visitor_key.clone()
+/// A site's visitor-auth settings: the key visitor tokens are signed with (HS256), and where a
+/// visitor without a valid token is sent to sign in.
+#[derive(Debug, Clone)]
+pub struct PublishingAuth {
+    pub key: String,
+    pub fallback_url: Option<String>,
+}
+
+pub fn publishing_auth(site: &Authorized<SiteFor, site::Admin>) -> PublishingAuth {
+    PublishingAuth {
+        key: site.site.visitor_key.clone(),
+        fallback_url: site.site.visitor_fallback_url.clone(),
+    }
 }
 
 /// Replaces the visitor-auth signing key: tokens signed with the old one are refused at once.
 pub fn regenerate_visitor_key(
     c: &mut dyn Conn,
     site: &Authorized<SiteFor, site::Admin>,
-) -> StoreResult<String> {
+) -> StoreResult<PublishingAuth> {
     let key = ids::random_base62(VISITOR_KEY_CHARS);
     c.execute(
         "UPDATE sites SET visitor_key = ?2, updated_at = ?3 WHERE id = ?1",
         params![site.site.id.clone(), key.clone(), clock::now_ms()],
     )?;
-    Ok(key)
+    Ok(PublishingAuth {
+        key,
+        fallback_url: site.site.visitor_fallback_url.clone(),
+    })
+}
+
+/// Sets (or, with None, clears) the URL a visitor-auth site sends visitors to sign in at: an
+/// absolute http(s) URL.
+pub fn set_visitor_fallback_url(
+    c: &mut dyn Conn,
+    site: &Authorized<SiteFor, site::Admin>,
+    url: Option<&str>,
+) -> StoreResult<PublishingAuth> {
+    if let Some(url) = url {
+        crate::validate::url("fallbackURL", url)?;
+    }
+    c.execute(
+        "UPDATE sites SET visitor_fallback_url = ?2, updated_at = ?3 WHERE id = ?1",
+        params![site.site.id.clone(), url.map(str::to_string), clock::now_ms()],
+    )?;
+    Ok(PublishingAuth {
+        key: site.site.visitor_key.clone(),
+        fallback_url: url.map(str::to_string),
+    })
 }
 
 /// A custom hostname: the spec's pattern `^([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?[.]){2,}[a-z0-9][a-z0-9-]{0,61}[a-z0-9]$`

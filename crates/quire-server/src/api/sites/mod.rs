@@ -37,7 +37,7 @@ pub fn routes() -> OpenApiRouter<App> {
         .routes(routes!(unpublish_site))
         .routes(routes!(get_adaptive_schema, put_adaptive_schema))
         .routes(routes!(get_template_conditions))
-        .routes(routes!(get_publishing_auth))
+        .routes(routes!(get_publishing_auth, update_publishing_auth))
         .routes(routes!(regenerate_publishing_auth))
         .merge(structure::routes())
         .merge(published::routes())
@@ -451,11 +451,12 @@ async fn get_template_conditions(
     }))
 }
 
-fn publishing_auth(key: String) -> PublishingAuthJson {
+fn publishing_auth(auth: sites::PublishingAuth) -> PublishingAuthJson {
     PublishingAuthJson {
         object: "publishing-auth",
         backend: "custom",
-        private_key: key,
+        private_key: auth.key,
+        fallback_url: auth.fallback_url,
     }
 }
 
@@ -478,10 +479,50 @@ async fn get_publishing_auth(
         .read(move |c| {
             let site = sites::load_visible(c, &path.organization_id, &path.site_id, &caller.user_id)?
                 .authorize::<site::Admin>()?;
-            Ok::<_, quire_store::StoreError>(sites::visitor_key(&site))
+            Ok::<_, quire_store::StoreError>(sites::publishing_auth(&site))
         })
         .await?;
     Ok(axum::Json(publishing_auth(key)))
+}
+
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+struct UpdatePublishingAuth {
+    /// An absolute http(s) URL, or null to show quire's sign-in page.
+    #[serde(default, rename = "fallbackURL")]
+    #[schema(value_type = Option<String>)]
+    fallback_url: Patch<String>,
+}
+
+#[utoipa::path(
+    patch,
+    path = "/v1/orgs/{organizationId}/sites/{siteId}/publishing/auth",
+    tag = "Docs sites",
+    summary = "Set where visitors of a visitor-auth site sign in",
+    params(SitePath),
+    request_body = UpdatePublishingAuth,
+    responses((status = 200, description = "The settings as updated.", body = PublishingAuthJson)),
+    security(("token" = ["site:metadata:write"]))
+)]
+async fn update_publishing_auth(
+    caller: Caller,
+    State(app): State<App>,
+    Path(path): Path<SitePath>,
+    Json(body): Json<UpdatePublishingAuth>,
+) -> ApiResult<axum::Json<PublishingAuthJson>> {
+    let auth = app
+        .db
+        .write(move |c| {
+            let site = sites::load_visible(c, &path.organization_id, &path.site_id, &caller.user_id)?
+                .authorize::<site::Admin>()?;
+            match &body.fallback_url {
+                Patch::Absent => Ok(sites::publishing_auth(&site)),
+                Patch::Null => sites::set_visitor_fallback_url(c, &site, None),
+                Patch::Value(url) => sites::set_visitor_fallback_url(c, &site, Some(url)),
+            }
+        })
+        .await?;
+    Ok(axum::Json(publishing_auth(auth)))
 }
 
 #[utoipa::path(

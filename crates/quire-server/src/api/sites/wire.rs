@@ -481,6 +481,10 @@ pub struct PublishingAuthJson {
     pub object: &'static str,
     pub backend: &'static str,
     pub private_key: String,
+    /// Where the published site sends a visitor without a valid token, with the page they asked
+    /// for as `location`; absent: quire's own sign-in page (401).
+    #[serde(rename = "fallbackURL", skip_serializing_if = "Option::is_none")]
+    pub fallback_url: Option<String>,
 }
 
 #[derive(Serialize, Debug, Clone, utoipa::ToSchema)]
