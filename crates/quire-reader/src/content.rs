@@ -20,7 +20,7 @@ use serde_json::Value;
 
 use crate::escape::Escaped;
 use crate::highlight;
-use crate::resolve::{FileTarget, Resolver, safe_image_url, safe_url};
+use crate::resolve::{FileTarget, MAX_INCLUDE_DEPTH, Resolver, safe_image_url, safe_url};
 
 /// A heading of the page, for its outline.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -65,9 +65,6 @@ pub fn render_document(document: &Document, resolver: &dyn Resolver) -> Rendered
         outline: renderer.outline,
     }
 }
-
-/// Reusable contents may include others; deeper than this they are left out (a cycle).
-const MAX_INCLUDE_DEPTH: usize = 4;
 
 struct Renderer<'a> {
     resolver: &'a dyn Resolver,

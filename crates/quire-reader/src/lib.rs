@@ -43,7 +43,9 @@ pub use render::{
     Context, SearchHit, SearchResults, SearchSection, render_login_required, render_navigation_fragment,
     render_not_found, render_page, render_search_page,
 };
-pub use resolve::{FileTarget, PageTarget, Resolver, SpaceResolver, safe_url};
+pub use resolve::{
+    FileTarget, MAX_INCLUDE_DEPTH, PageTarget, Resolver, SpaceResolver, reusable_contents_used, safe_url,
+};
 pub use site::{
     Announcement, ContentLink, Customization, FooterGroup, HeaderLink, NavLink, Navigation, SectionItem,
     Site, ThemedColor, ThemedUrl,

@@ -83,6 +83,32 @@ pub trait Resolver {
 /// Gives the document of a reusable content by id.
 pub type ReusableContents<'a> = &'a dyn Fn(&str) -> Option<Document>;
 
+/// The reusable contents of the same space that `nodes` include (`reusable-content` blocks
+/// without another `space`), in order, each once: what a server loads before rendering a
+/// page, then again for what those include, up to [`MAX_INCLUDE_DEPTH`] levels.
+pub fn reusable_contents_used(nodes: &[quire_content::Node]) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut stack: Vec<&quire_content::Node> = nodes.iter().rev().collect();
+    while let Some(node) = stack.pop() {
+        if node.node_type() == "reusable-content"
+            && let Some(quire_content::ContentRef::ReusableContent {
+                reusable_content,
+                space: None,
+            }) = node
+                .data_value("ref")
+                .and_then(quire_content::ContentRef::from_value)
+            && !found.contains(&reusable_content)
+        {
+            found.push(reusable_content);
+        }
+        stack.extend(node.children().iter().rev());
+    }
+    found
+}
+
+/// Reusable contents may include others; deeper than this they are left out (a cycle).
+pub const MAX_INCLUDE_DEPTH: usize = 4;
+
 /// A [`Resolver`] over one revision of a site space: pages from its [`NavTree`], files from its
 /// tree with URLs from `file_url`, reusable contents from `reusable` when given. References to
 /// other spaces lead nowhere (a server that serves several spaces wraps it).

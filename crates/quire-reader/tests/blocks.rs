@@ -398,6 +398,29 @@ fn reusable_content_openapi_and_prompts() {
 }
 
 #[test]
+fn a_server_finds_the_reusable_contents_a_page_includes() {
+    let include = |id: &str, space: Option<&str>| {
+        let mut reference = json!({"kind": "reusable-content", "reusableContent": id});
+        if let Some(space) = space {
+            reference["space"] = json!(space);
+        }
+        json!({"object": "block", "type": "reusable-content", "isVoid": true, "data": {"ref": reference}})
+    };
+    let document: Document = serde_json::from_value(json!({"object": "document", "data": {}, "nodes": [
+        include("r1", None),
+        {"object": "block", "type": "hint", "data": {"style": "info"}, "nodes": [include("r2", None)]},
+        include("r1", None),
+        include("r3", Some("another-space"))
+    ]}))
+    .unwrap();
+    assert_eq!(
+        quire_reader::reusable_contents_used(&document.nodes),
+        vec!["r1".to_string(), "r2".to_string()],
+        "in order, each once, nested ones too, none of another space"
+    );
+}
+
+#[test]
 fn inlines_emoji_mentions_buttons_annotations() {
     let html = from_json(json!([paragraph(json!([
         {"object": "inline", "type": "emoji", "isVoid": true, "data": {"code": "1f600"}},

@@ -607,10 +607,20 @@ struct Rendering {
     absolute_root: String,
 }
 
+/// A page's document and the reusable contents of its space it includes (and those include),
+/// loaded before rendering, which does no I/O.
+struct Loaded {
+    document: Option<Arc<CachedDocument>>,
+    reusable: HashMap<String, Arc<CachedDocument>>,
+}
+
+/// At most this many reusable contents are included in one page; more are left out.
+const MAX_REUSABLE_PER_PAGE: usize = 64;
+
 /// What is rendered in a site space (off the async runtime).
 enum What {
-    Page(String, Option<Arc<CachedDocument>>),
-    Markdown(String, Option<Arc<CachedDocument>>),
+    Page(String, Loaded),
+    Markdown(String, Loaded),
     Fragment(String),
     Feed,
     NotFound,
@@ -707,16 +717,16 @@ impl Rendering {
             What::Fragment(id.to_string())
         } else if let Some(node) = nav.page_at(path) {
             let id = node.id.clone();
-            let document = self.document(&placed, &stored, &id).await?;
-            What::Page(id, document)
+            let loaded = self.loaded(&placed, &stored, &id).await?;
+            What::Page(id, loaded)
         } else if let Some(node) = path
             .ends_with(".md")
             .then(|| quire_reader::page_for_markdown_url(&nav, path))
             .flatten()
         {
             let id = node.id.clone();
-            let document = self.document(&placed, &stored, &id).await?;
-            What::Markdown(id, document)
+            let loaded = self.loaded(&placed, &stored, &id).await?;
+            What::Markdown(id, loaded)
         } else if format!("{path}/") == base {
             return Ok(Answer::redirect(base));
         } else {
@@ -806,28 +816,54 @@ impl Rendering {
         Ok((stored, nav))
     }
 
-    async fn document(
+    async fn loaded(
         &self,
         placed: &Placed,
         stored: &StoredTree,
         page_id: &str,
-    ) -> Result<Option<Arc<CachedDocument>>, StoreError> {
-        let Some(hash) = stored
+    ) -> Result<Loaded, StoreError> {
+        let document = match stored
             .tree
             .pages
             .get(page_id)
             .and_then(|page| page.document.clone())
-        else {
-            return Ok(None);
+        {
+            Some(hash) => Some(self.load_document(placed, hash).await?),
+            None => None,
         };
+        let mut reusable: HashMap<String, Arc<CachedDocument>> = HashMap::new();
+        let mut wanted = document
+            .as_ref()
+            .map(|d| quire_reader::reusable_contents_used(&d.document.nodes))
+            .unwrap_or_default();
+        for _ in 0..quire_reader::MAX_INCLUDE_DEPTH {
+            let mut next = Vec::new();
+            for id in wanted {
+                if reusable.contains_key(&id) || reusable.len() >= MAX_REUSABLE_PER_PAGE {
+                    continue;
+                }
+                let Some(hash) = stored.tree.reusable.get(&id).and_then(|r| r.document.clone()) else {
+                    continue;
+                };
+                let included = self.load_document(placed, hash).await?;
+                next.extend(quire_reader::reusable_contents_used(&included.document.nodes));
+                reusable.insert(id, included);
+            }
+            if next.is_empty() {
+                break;
+            }
+            wanted = next;
+        }
+        Ok(Loaded { document, reusable })
+    }
+
+    async fn load_document(&self, placed: &Placed, hash: String) -> Result<Arc<CachedDocument>, StoreError> {
         let store = self.app.store.clone();
         let space_id = placed.space_id.clone();
-        let document = self
-            .app
+        self.app
             .db
             .read(move |c| quire_store::reader::load_document(c, &store.content, &space_id, &hash))
-            .await?;
-        Ok(Some(document))
+            .await
     }
 
     /// Search over the site spaces the visitor sees, without `noIndex` pages.
@@ -939,8 +975,18 @@ impl Rendering {
                 .map(|c| c.evaluate(claims))
                 .unwrap_or(false)
         };
+        let included = match &what {
+            What::Page(_, loaded) | What::Markdown(_, loaded) => Some(&loaded.reusable),
+            _ => None,
+        };
+        let reusable = |id: &str| {
+            included
+                .and_then(|docs| docs.get(id))
+                .map(|doc| doc.document.clone())
+        };
         let mut resolver = SpaceResolver::new(&nav, tree, &file_url);
         resolver.condition = Some(&condition);
+        resolver.reusable = Some(&reusable);
         let context = Context {
             site: &site,
             navigation: &navigation,
@@ -949,10 +995,10 @@ impl Rendering {
         };
         let not_found = || Answer::html(StatusCode::NOT_FOUND, quire_reader::render_not_found(&context));
         let empty_document = quire_content::Document::default();
-        match what {
-            What::Page(id, document) => match tree.pages.get(id.as_str()) {
+        match &what {
+            What::Page(id, loaded) => match tree.pages.get(id.as_str()) {
                 Some(page) => {
-                    let document = document.as_ref().map_or(&empty_document, |d| &d.document);
+                    let document = loaded.document.as_ref().map_or(&empty_document, |d| &d.document);
                     Answer::html(
                         StatusCode::OK,
                         quire_reader::render_page(&context, page, document),
@@ -960,9 +1006,9 @@ impl Rendering {
                 }
                 None => not_found(),
             },
-            What::Markdown(id, document) => match tree.pages.get(id.as_str()) {
+            What::Markdown(id, loaded) => match tree.pages.get(id.as_str()) {
                 Some(page) => {
-                    let document = document.as_ref().map_or(&empty_document, |d| &d.document);
+                    let document = loaded.document.as_ref().map_or(&empty_document, |d| &d.document);
                     Answer::new(
                         StatusCode::OK,
                         "text/markdown; charset=utf-8",
@@ -971,7 +1017,7 @@ impl Rendering {
                 }
                 None => not_found(),
             },
-            What::Fragment(id) => match quire_reader::render_navigation_fragment(&context, &id) {
+            What::Fragment(id) => match quire_reader::render_navigation_fragment(&context, id) {
                 Some(fragment) => Answer::html(StatusCode::OK, fragment),
                 None => Answer::new(
                     StatusCode::NOT_FOUND,
@@ -989,7 +1035,7 @@ impl Rendering {
             }
             What::Search(results) => Answer::html(
                 StatusCode::OK,
-                quire_reader::render_search_page(&context, &results),
+                quire_reader::render_search_page(&context, results),
             ),
             What::NotFound => not_found(),
         }
