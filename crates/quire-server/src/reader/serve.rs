@@ -409,6 +409,24 @@ async fn space_redirect(app: &App, target: &Target, path: &str) -> Response {
     response
 }
 
+/// Lays `over` onto `base`: objects merge key by key (recursively), anything else replaces.
+/// A site space's customization changes what it sets and keeps the site's for the rest.
+fn overlay(base: &mut serde_json::Value, over: &serde_json::Value) {
+    match (base, over) {
+        (serde_json::Value::Object(base), serde_json::Value::Object(over)) => {
+            for (key, value) in over {
+                match base.get_mut(key) {
+                    Some(slot) => overlay(slot, value),
+                    None => {
+                        base.insert(key.clone(), value.clone());
+                    }
+                }
+            }
+        }
+        (base, over) => *base = over.clone(),
+    }
+}
+
 fn hash_of(text: &str) -> u64 {
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
     text.hash(&mut hasher);
@@ -628,23 +646,30 @@ enum What {
 }
 
 impl Rendering {
-    /// The reader's `Site` for a site space at `base` (the root when None).
-    fn site(&self, base: Option<&str>) -> Site {
+    /// The reader's `Site` for a site space (the root when None): the site's customization,
+    /// with the site space's own laid over it.
+    fn site(&self, placed: Option<&Placed>) -> Site {
         let root = &self.layout.root;
         let mut site = Site::new(&self.p.site.title, &self.absolute_root);
-        site.customization = self
-            .p
-            .customization
-            .clone()
+        let own = placed.and_then(|placed| self.p.site_space_customizations.get(&placed.site_space_id));
+        let customization = match (self.p.customization.clone(), own) {
+            (Some(mut merged), Some(own)) => {
+                overlay(&mut merged, own);
+                Some(merged)
+            }
+            (None, Some(own)) => Some(own.clone()),
+            (site_wide, None) => site_wide,
+        };
+        site.customization = customization
             .and_then(|v| serde_json::from_value(v).ok())
             .unwrap_or_default();
         site.indexable = self.p.site.visibility == SiteVisibility::Public;
         site.assets_url = format!("{root}~assets/");
         site.search_url = Some(format!("{root}~search"));
         site.search_page_url = Some(format!("{root}~search"));
-        if let Some(base) = base {
-            site.nav_url = Some(format!("{base}~nav/"));
-            site.feed_url = Some(format!("{base}~feed.xml"));
+        if let Some(placed) = placed {
+            site.nav_url = Some(format!("{}~nav/", placed.base));
+            site.feed_url = Some(format!("{}~feed.xml", placed.base));
         }
         site
     }
@@ -955,7 +980,7 @@ impl Rendering {
         opened: Option<(Arc<StoredTree>, Arc<NavTree>)>,
         what: What,
     ) -> Answer {
-        let site = self.site(placed.as_ref().map(|x| x.base.as_str()));
+        let site = self.site(placed.as_ref());
         let navigation = self.layout.navigation(&self.p, placed.as_ref());
         let (stored, nav) = match opened {
             Some((stored, nav)) => (Some(stored), nav),

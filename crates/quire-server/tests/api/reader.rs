@@ -879,3 +879,58 @@ async fn reader_names_sites_by_id_then_the_oldest_basename() {
     assert_eq!(post.status(), 405);
     assert_eq!(post.headers()["allow"], "GET, HEAD");
 }
+
+#[tokio::test]
+async fn reader_lays_a_site_space_customization_over_the_site_one() {
+    let app = TestApp::start().await;
+    let owner = app.user("Owner").await;
+    let (org, _, site) = handbook(&app, &owner).await;
+    let base = format!("/v1/orgs/{org}/sites/{site}");
+    let other = new_space(&app, &owner, &org, "Version two").await;
+    write_main(
+        &app,
+        &owner,
+        &other,
+        vec![json!([{"operation": "insert_page", "title": "Changes",
+                     "document": {"markdown": "# Changes\n\nWhat changed.\n"}}])],
+    )
+    .await;
+    let second = app
+        .post(&owner, &format!("{base}/site-spaces"), json!({"spaceId": other}))
+        .await
+        .expect(201);
+    app.put(
+        &owner,
+        &format!("{base}/customization"),
+        json!({"title": "Team handbook", "styling": {"primaryColor": {"light": "#123456", "dark": "#abcdef"}}}),
+    )
+    .await
+    .expect(200);
+    app.put(
+        &owner,
+        &format!("{base}/site-spaces/{}/customization", id(&second)),
+        json!({"styling": {"primaryColor": {"light": "#654321", "dark": "#fedcba"}},
+               "announcement": {"enabled": true, "message": "Version two is new.", "style": "info"}}),
+    )
+    .await
+    .expect(200);
+    let browser = Browser::new(&app);
+
+    let home = browser.get("/s/handbook/").await;
+    assert_eq!(home.status, 200);
+    assert!(home.body.contains("Team handbook"), "the site's title");
+    assert!(home.body.to_lowercase().contains("#123456"), "the site's color");
+    assert!(!home.body.contains("Version two is new."));
+
+    let path = second["path"].as_str().unwrap();
+    let page = browser.get(&format!("/s/handbook/{path}/")).await;
+    assert_eq!(page.status, 200, "{}", page.body);
+    assert!(page.body.contains("What changed."));
+    assert!(page.body.contains("Team handbook"), "the site's title stays");
+    assert!(page.body.to_lowercase().contains("#654321"), "its own color");
+    assert!(
+        !page.body.to_lowercase().contains("#123456"),
+        "instead of the site's"
+    );
+    assert!(page.body.contains("Version two is new."), "its own announcement");
+}
