@@ -81,8 +81,19 @@ fn chromedriver() -> Option<Chromedriver> {
     })
 }
 
-/// Chromium's options: headless, at a desktop size, or as a 360 px wide phone.
-fn capabilities(phone: bool) -> serde_json::Map<String, Value> {
+/// The browsers a test opens.
+#[derive(Clone, Copy, PartialEq)]
+enum Kind {
+    /// 1280 x 900.
+    Desktop,
+    /// A 360 x 740 phone (Chromium's mobile emulation: touch, device pixel ratio 2).
+    Phone,
+    /// A desktop browser with JavaScript turned off.
+    NoScript,
+}
+
+/// Chromium's options for a kind of browser, headless.
+fn capabilities(kind: Kind) -> serde_json::Map<String, Value> {
     let mut args = vec![
         "--headless=new",
         "--no-sandbox",
@@ -94,14 +105,20 @@ fn capabilities(phone: bool) -> serde_json::Map<String, Value> {
         "--disable-background-networking",
         "--force-device-scale-factor=1",
     ];
-    if !phone {
+    if kind != Kind::Phone {
         args.push("--window-size=1280,900");
     }
     let mut options = json!({"args": args});
-    if phone {
-        options["mobileEmulation"] = json!({
-            "deviceMetrics": {"width": 360, "height": 740, "pixelRatio": 2.0, "touch": true}
-        });
+    match kind {
+        Kind::Desktop => {}
+        Kind::Phone => {
+            options["mobileEmulation"] = json!({
+                "deviceMetrics": {"width": 360, "height": 740, "pixelRatio": 2.0, "touch": true}
+            });
+        }
+        Kind::NoScript => {
+            options["prefs"] = json!({"profile.managed_default_content_settings.javascript": 2});
+        }
     }
     if let Ok(binary) = std::env::var("QUIRE_TEST_CHROMIUM") {
         options["binary"] = json!(binary);
@@ -111,48 +128,52 @@ fn capabilities(phone: bool) -> serde_json::Map<String, Value> {
     caps
 }
 
-/// A browser session on `driver`.
-async fn open(driver: &Chromedriver, phone: bool) -> Client {
+/// A browser session on the chromedriver at `url`.
+async fn open(url: &str, kind: Kind) -> Client {
     ClientBuilder::rustls()
         .expect("rustls")
-        .capabilities(capabilities(phone))
-        .connect(&driver.url)
+        .capabilities(capabilities(kind))
+        .connect(url)
         .await
         .expect("a Chromium session")
 }
 
-/// Runs `body` with a desktop browser session, then ends the session (also when `body`
-/// panics, so that no Chromium outlives the test) and passes the panic on.
+/// Runs `body` with a desktop browser session, then ends every session it opened (also when
+/// `body` panics, so that no Chromium outlives the test) and passes the panic on.
 async fn with_browser<F, Fut>(body: F)
 where
-    F: FnOnce(Client, Shots) -> Fut,
+    F: FnOnce(Client, Browsers) -> Fut,
     Fut: Future<Output = ()> + Send + 'static,
 {
     let Some(driver) = chromedriver() else {
         return;
     };
-    let client = open(&driver, false).await;
-    let outcome = tokio::spawn(body(
-        client.clone(),
-        Shots {
-            driver_url: driver.url.clone(),
-        },
-    ))
-    .await;
+    let client = open(&driver.url, Kind::Desktop).await;
+    let browsers = Browsers {
+        driver_url: driver.url.clone(),
+        opened: Default::default(),
+    };
+    let opened = browsers.opened.clone();
+    let outcome = tokio::spawn(body(client.clone(), browsers)).await;
     let _ = client.close().await;
+    let others: Vec<Client> = std::mem::take(&mut *opened.lock().expect("the sessions"));
+    for other in others {
+        let _ = other.close().await;
+    }
     drop(driver);
     if let Err(e) = outcome {
         std::panic::resume_unwind(e.into_panic());
     }
 }
 
-/// Where a test keeps its screenshots, and the chromedriver a phone session opens on.
-struct Shots {
+/// What a test's body may open besides its first browser, and where it keeps screenshots.
+struct Browsers {
     driver_url: String,
+    opened: std::sync::Arc<std::sync::Mutex<Vec<Client>>>,
 }
 
-impl Shots {
-    async fn take(&self, client: &Client, name: &str) {
+impl Browsers {
+    async fn shot(&self, client: &Client, name: &str) {
         let png = client.screenshot().await.expect("a screenshot");
         assert!(png.starts_with(b"\x89PNG"), "{name}: not a PNG");
         let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("browser");
@@ -160,14 +181,11 @@ impl Shots {
         std::fs::write(dir.join(format!("{name}.png")), png).expect("a screenshot file");
     }
 
-    /// A second session, as a 360 px phone.
-    async fn phone(&self) -> Client {
-        ClientBuilder::rustls()
-            .expect("rustls")
-            .capabilities(capabilities(true))
-            .connect(&self.driver_url)
-            .await
-            .expect("a phone session")
+    /// Another session, closed with the test's.
+    async fn open(&self, kind: Kind) -> Client {
+        let client = open(&self.driver_url, kind).await;
+        self.opened.lock().expect("the sessions").push(client.clone());
+        client
     }
 }
 
@@ -314,7 +332,7 @@ async fn browser_reads_a_site_follows_navigation_searches_and_switches_theme() {
     let root = format!("http://{}/s/handbook/", app.addr());
     let prefix = format!("reads-{}", engine(&app));
     let name = move |step: &str| format!("{prefix}-{step}");
-    with_browser(move |client, shots| async move {
+    with_browser(move |client, browsers| async move {
         // Open the site: the home page, its title, its image, nothing from another host.
         client.goto(&root).await.expect("the site");
         assert_eq!(text_of(&client, "main h1").await, "Welcome");
@@ -329,7 +347,7 @@ async fn browser_reads_a_site_follows_navigation_searches_and_switches_theme() {
             highlighted.as_u64().unwrap_or(0) > 0,
             "the code block is highlighted"
         );
-        shots.take(&client, &name("home")).await;
+        browsers.shot(&client, &name("home")).await;
 
         // Keyboard: the first Tab reaches the skip link.
         client
@@ -371,7 +389,7 @@ async fn browser_reads_a_site_follows_navigation_searches_and_switches_theme() {
         );
         let current = text_of(&client, "#q-sidebar [aria-current='page']").await;
         assert_eq!(current, "Setup");
-        shots.take(&client, &name("setup")).await;
+        browsers.shot(&client, &name("setup")).await;
         follow(&client, "nav.pagination a.next", "/s/handbook/reference").await;
         assert_eq!(text_of(&client, "main h1").await, "Reference");
         follow(&client, "nav.pagination a.previous", "/s/handbook/guides/setup").await;
@@ -382,7 +400,7 @@ async fn browser_reads_a_site_follows_navigation_searches_and_switches_theme() {
         input.send_keys("zephyr").await.expect("typing");
         let hit = wait_for(&client, "#q-search-results:not([hidden]) a.page").await;
         assert!(hit.text().await.expect("text").contains("Setup"));
-        shots.take(&client, &name("search")).await;
+        browsers.shot(&client, &name("search")).await;
         follow(&client, "#q-search-results a.page", "/s/handbook/guides/setup").await;
 
         // Switch the site space with the variant menu.
@@ -400,7 +418,7 @@ async fn browser_reads_a_site_follows_navigation_searches_and_switches_theme() {
         assert_eq!(text_of(&client, "main h1").await, "What is new");
         let variant = text_of(&client, "details.variants summary").await;
         assert!(variant.ends_with("Version 2"), "{variant}");
-        shots.take(&client, &name("variant")).await;
+        browsers.shot(&client, &name("variant")).await;
 
         // Dark mode: the toggle darkens the page, and the choice outlasts a reload.
         client.goto(&root).await.expect("the site");
@@ -423,10 +441,10 @@ async fn browser_reads_a_site_follows_navigation_searches_and_switches_theme() {
             "html[data-theme='dark'] .theme-toggle[aria-pressed='true']",
         )
         .await;
-        shots.take(&client, &name("dark")).await;
+        browsers.shot(&client, &name("dark")).await;
 
         // A 360 px phone: nothing wider than the screen, the menu opens the page tree.
-        let phone = shots.phone().await;
+        let phone = browsers.open(Kind::Phone).await;
         phone
             .goto(&format!("{root}guides/setup"))
             .await
@@ -442,7 +460,7 @@ async fn browser_reads_a_site_follows_navigation_searches_and_switches_theme() {
             widths[1].as_u64() <= widths[0].as_u64(),
             "no sideways scrolling: {widths}"
         );
-        shots.take(&phone, &name("phone")).await;
+        browsers.shot(&phone, &name("phone")).await;
         wait_for(&phone, "a.menu-button")
             .await
             .click()
@@ -458,8 +476,36 @@ async fn browser_reads_a_site_follows_navigation_searches_and_switches_theme() {
             shown.as_f64().unwrap_or(0.0) > 200.0,
             "the page tree shows: {shown}"
         );
-        shots.take(&phone, &name("phone-menu")).await;
-        let _ = phone.close().await;
+        browsers.shot(&phone, &name("phone-menu")).await;
+
+        // Without JavaScript: pages, the page tree (a level opens on its page) and the theme of
+        // the system still work; the search box is a form that leads to a results page.
+        let plain = browsers.open(Kind::NoScript).await;
+        plain.goto(&root).await.expect("the site");
+        assert_eq!(text_of(&plain, "main h1").await, "Welcome");
+        follow(
+            &plain,
+            "#q-sidebar a[href='/s/handbook/guides']",
+            "/s/handbook/guides",
+        )
+        .await;
+        follow(
+            &plain,
+            "#q-sidebar a[href='/s/handbook/guides/setup']",
+            "/s/handbook/guides/setup",
+        )
+        .await;
+        assert_eq!(text_of(&plain, "main h1").await, "Setup");
+        let input = wait_for(&plain, "#q-search").await;
+        input.send_keys("zephyr\n").await.expect("a search");
+        plain
+            .wait()
+            .at_most(PATIENCE)
+            .for_element(Locator::Css("main a[href^='/s/handbook/guides/setup']"))
+            .await
+            .expect("the results page links to the page");
+        assert!(path_of(&plain).await.starts_with("/s/handbook/~search?q=zephyr"));
+        browsers.shot(&plain, &name("no-script-search")).await;
     })
     .await;
 }
@@ -540,13 +586,13 @@ async fn browser_sees_an_adaptive_section_only_with_the_claim() {
     let root = format!("http://{}/s/handbook/", app.addr());
     let prefix = format!("adaptive-{}", engine(&app));
     let name = move |step: &str| format!("{prefix}-{step}");
-    with_browser(move |client, shots| async move {
+    with_browser(move |client, browsers| async move {
         // One section shown: no tabs at all.
         let tabs = "return document.querySelector('nav.sections') ? document.querySelector('nav.sections').innerText : '';";
         client.goto(&root).await.expect("the site");
         assert_eq!(text_of(&client, "main h1").await, "Welcome");
         assert_eq!(script(&client, tabs).await, "", "hidden without the claim");
-        shots.take(&client, &name("without")).await;
+        browsers.shot(&client, &name("without")).await;
 
         client.goto(&format!("{root}?jwt_token={plain_token}")).await.expect("the site");
         assert_eq!(path_of(&client).await, "/s/handbook/", "the token leaves the URL");
@@ -560,7 +606,7 @@ async fn browser_sees_an_adaptive_section_only_with_the_claim() {
         follow(&client, &format!("nav.sections a[href='{section_path}']"), &section_path).await;
         assert_eq!(text_of(&client, "main h1").await, "Preview");
         assert!(text_of(&client, "main").await.contains("The beta feature."));
-        shots.take(&client, &name("with")).await;
+        browsers.shot(&client, &name("with")).await;
     })
     .await;
 }
@@ -588,7 +634,7 @@ async fn browser_is_refused_a_share_link_site_without_its_key_and_let_in_with_it
     let root = format!("http://{}/s/handbook/", app.addr());
     let prefix = format!("share-{}", engine(&app));
     let name = move |step: &str| format!("{prefix}-{step}");
-    with_browser(move |client, shots| async move {
+    with_browser(move |client, browsers| async move {
         client
             .goto(&format!("{root}guides/setup"))
             .await
@@ -607,7 +653,7 @@ async fn browser_is_refused_a_share_link_site_without_its_key_and_let_in_with_it
             .await
             .expect("the site");
         assert!(text_of(&client, "main").await.contains("not found"));
-        shots.take(&client, &name("refused")).await;
+        browsers.shot(&client, &name("refused")).await;
 
         client
             .goto(&format!("{root}guides/setup?share={key}"))
@@ -618,7 +664,7 @@ async fn browser_is_refused_a_share_link_site_without_its_key_and_let_in_with_it
         // The cookie carries the key from page to page.
         follow(&client, "nav.breadcrumbs a", "/s/handbook/guides").await;
         assert_eq!(text_of(&client, "main h1").await, "Guides");
-        shots.take(&client, &name("admitted")).await;
+        browsers.shot(&client, &name("admitted")).await;
     })
     .await;
 }
