@@ -668,3 +668,71 @@ async fn browser_is_refused_a_share_link_site_without_its_key_and_let_in_with_it
     })
     .await;
 }
+
+#[tokio::test]
+async fn browser_is_sent_to_sign_in_on_a_visitor_auth_site_and_let_in_with_a_token() {
+    let app = TestApp::start().await;
+    let owner = app.user("Owner").await;
+    let (org, site) = handbook(&app, &owner).await;
+    let base = format!("/v1/orgs/{org}/sites/{site}");
+    app.patch(&owner, &base, json!({"visibility": "visitor-auth"}))
+        .await
+        .expect(200);
+    let secret = app
+        .get(&owner, &format!("{base}/publishing/auth"))
+        .await
+        .expect(200)["privateKey"]
+        .as_str()
+        .expect("a key")
+        .to_string();
+    let token = crate::reader::visitor_token(&secret, &site, json!({}));
+    let forged = crate::reader::visitor_token("another-key", &site, json!({}));
+    // The sign-in backend: here the server's own health check stands for it.
+    let login = format!("http://{}/healthz", app.addr());
+    let root = format!("http://{}/s/handbook/", app.addr());
+    let prefix = format!("visitor-auth-{}", engine(&app));
+    let name = move |step: &str| format!("{prefix}-{step}");
+    let auth = format!("{base}/publishing/auth");
+    let app = std::sync::Arc::new(app);
+    let api = app.clone();
+    with_browser(move |client, browsers| async move {
+        // No sign-in URL: the sign-in page, nothing of the content.
+        client
+            .goto(&format!("{root}guides/setup"))
+            .await
+            .expect("the site");
+        assert_eq!(text_of(&client, "main h1").await, "Sign in to read this site");
+        let page = script(&client, "return document.body.innerText;").await;
+        assert!(!page.as_str().unwrap_or_default().contains("zephyr"), "{page}");
+        browsers.shot(&client, &name("sign-in-page")).await;
+        client
+            .goto(&format!("{root}guides/setup?jwt_token={forged}"))
+            .await
+            .expect("the site");
+        assert_eq!(text_of(&client, "main h1").await, "Sign in to read this site");
+
+        // With one: sent there, with where the visitor was going.
+        api.patch(&owner, &auth, json!({"fallbackURL": login}))
+            .await
+            .expect(200);
+        client
+            .goto(&format!("{root}guides/setup"))
+            .await
+            .expect("the site");
+        let url = client.current_url().await.expect("the URL");
+        assert_eq!(url.path(), "/healthz", "{url}");
+        assert_eq!(url.query(), Some("location=%2Fs%2Fhandbook%2Fguides%2Fsetup"));
+
+        // Back with a token: in, at the clean URL, and the cookie keeps it.
+        client
+            .goto(&format!("{root}guides/setup?jwt_token={token}"))
+            .await
+            .expect("the site");
+        assert_eq!(path_of(&client).await, "/s/handbook/guides/setup");
+        assert!(text_of(&client, "main").await.contains("zephyr tool"));
+        follow(&client, "nav.pagination a.next", "/s/handbook/reference").await;
+        assert_eq!(text_of(&client, "main h1").await, "Reference");
+        browsers.shot(&client, &name("signed-in")).await;
+    })
+    .await;
+}
