@@ -44,7 +44,8 @@ pub use render::{
     render_not_found, render_page, render_search_page,
 };
 pub use resolve::{
-    FileTarget, MAX_INCLUDE_DEPTH, PageTarget, Resolver, SpaceResolver, reusable_contents_used, safe_url,
+    FileTarget, MAX_INCLUDE_DEPTH, OtherSpace, PageTarget, Resolver, SpaceResolver, reusable_contents_used,
+    safe_url,
 };
 pub use site::{
     Announcement, ContentLink, Customization, FooterGroup, HeaderLink, NavLink, Navigation, SectionItem,

@@ -109,9 +109,19 @@ pub fn reusable_contents_used(nodes: &[quire_content::Node]) -> Vec<String> {
 /// Reusable contents may include others; deeper than this they are left out (a cycle).
 pub const MAX_INCLUDE_DEPTH: usize = 4;
 
+/// Another site space of the same site, as a link into it sees it.
+pub struct OtherSpace<'a> {
+    pub title: String,
+    /// Its URL: the site space's base.
+    pub url: String,
+    /// Its pages, when the server loaded them (links to pages of a space it did not load lead
+    /// nowhere; links to the space itself still do).
+    pub nav: Option<&'a NavTree>,
+}
+
 /// A [`Resolver`] over one revision of a site space: pages from its [`NavTree`], files from its
-/// tree with URLs from `file_url`, reusable contents from `reusable` when given. References to
-/// other spaces lead nowhere (a server that serves several spaces wraps it).
+/// tree with URLs from `file_url`, reusable contents from `reusable` when given, pages of the
+/// site's other site spaces from `others`.
 pub struct SpaceResolver<'a> {
     nav: &'a NavTree,
     files: HashMap<&'a str, &'a FileEntry>,
@@ -120,6 +130,10 @@ pub struct SpaceResolver<'a> {
     pub reusable: Option<ReusableContents<'a>>,
     /// Evaluates `if` conditions for the visitor.
     pub condition: Option<&'a dyn Fn(&str) -> bool>,
+    /// The id of the space rendered: a reference naming it is a reference to the same space.
+    pub space_id: Option<&'a str>,
+    /// The site's other site spaces the visitor sees, by space id.
+    pub others: HashMap<String, OtherSpace<'a>>,
 }
 
 impl<'a> SpaceResolver<'a> {
@@ -134,25 +148,45 @@ impl<'a> SpaceResolver<'a> {
             file_url,
             reusable: None,
             condition: None,
+            space_id: None,
+            others: HashMap::new(),
         }
     }
+
+    /// `space` unless it names the space rendered.
+    fn other<'s>(&self, space: Option<&'s str>) -> Option<&'s str> {
+        space.filter(|space| Some(*space) != self.space_id)
+    }
+}
+
+fn page_target(nav: &NavTree, page: &str) -> Option<PageTarget> {
+    let node = nav.get(page)?;
+    Some(PageTarget {
+        url: node.url.clone()?,
+        title: node.title.clone(),
+        emoji: node.emoji.clone(),
+    })
 }
 
 impl Resolver for SpaceResolver<'_> {
     fn page(&self, page: &str, space: Option<&str>) -> Option<PageTarget> {
-        if space.is_some() {
-            return None;
+        match self.other(space) {
+            None => page_target(self.nav, page),
+            Some(space) => page_target(self.others.get(space)?.nav?, page),
         }
-        let node = self.nav.get(page)?;
+    }
+
+    fn space(&self, space: &str) -> Option<PageTarget> {
+        let other = self.others.get(self.other(Some(space))?)?;
         Some(PageTarget {
-            url: node.url.clone()?,
-            title: node.title.clone(),
-            emoji: node.emoji.clone(),
+            url: other.url.clone(),
+            title: other.title.clone(),
+            emoji: None,
         })
     }
 
     fn file(&self, file: &str, space: Option<&str>) -> Option<FileTarget> {
-        if space.is_some() {
+        if self.other(space).is_some() {
             return None;
         }
         let entry = self.files.get(file)?;
@@ -168,7 +202,7 @@ impl Resolver for SpaceResolver<'_> {
     }
 
     fn reusable_content(&self, id: &str, space: Option<&str>) -> Option<Document> {
-        if space.is_some() {
+        if self.other(space).is_some() {
             return None;
         }
         (self.reusable?)(id)

@@ -630,10 +630,15 @@ struct Rendering {
 struct Loaded {
     document: Option<Arc<CachedDocument>>,
     reusable: HashMap<String, Arc<CachedDocument>>,
+    /// The pages of the other site spaces it links to, by space id.
+    linked: HashMap<String, Arc<NavTree>>,
 }
 
 /// At most this many reusable contents are included in one page; more are left out.
 const MAX_REUSABLE_PER_PAGE: usize = 64;
+
+/// Links of one page into at most this many other site spaces resolve; more render as text.
+const MAX_LINKED_SPACES_PER_PAGE: usize = 16;
 
 /// What is rendered in a site space (off the async runtime).
 enum What {
@@ -879,7 +884,51 @@ impl Rendering {
             }
             wanted = next;
         }
-        Ok(Loaded { document, reusable })
+        let linked = self
+            .linked_spaces(placed, document.iter().chain(reusable.values()))
+            .await?;
+        Ok(Loaded {
+            document,
+            reusable,
+            linked,
+        })
+    }
+
+    /// The page trees of the other site spaces the visitor sees that `documents` link to.
+    async fn linked_spaces(
+        &self,
+        placed: &Placed,
+        documents: impl Iterator<Item = &Arc<CachedDocument>>,
+    ) -> Result<HashMap<String, Arc<NavTree>>, StoreError> {
+        let mut wanted: Vec<String> = Vec::new();
+        for document in documents {
+            quire_content::for_each_ref(&document.document, &mut |target, _| {
+                let space = match target {
+                    quire_content::ContentRef::Page {
+                        space: Some(space), ..
+                    }
+                    | quire_content::ContentRef::Anchor {
+                        space: Some(space), ..
+                    } => space,
+                    _ => return,
+                };
+                if *space != placed.space_id && !wanted.contains(space) {
+                    wanted.push(space.clone());
+                }
+            });
+        }
+        let mut linked = HashMap::new();
+        for space in wanted {
+            if linked.len() >= MAX_LINKED_SPACES_PER_PAGE {
+                break;
+            }
+            let Some(other) = self.layout.placed.iter().find(|p| p.space_id == space) else {
+                continue;
+            };
+            let (_, nav) = self.open(other).await?;
+            linked.insert(space, nav);
+        }
+        Ok(linked)
     }
 
     async fn load_document(&self, placed: &Placed, hash: String) -> Result<Arc<CachedDocument>, StoreError> {
@@ -1009,9 +1058,27 @@ impl Rendering {
                 .and_then(|docs| docs.get(id))
                 .map(|doc| doc.document.clone())
         };
+        let linked = match &what {
+            What::Page(_, loaded) | What::Markdown(_, loaded) => Some(&loaded.linked),
+            _ => None,
+        };
         let mut resolver = SpaceResolver::new(&nav, tree, &file_url);
         resolver.condition = Some(&condition);
         resolver.reusable = Some(&reusable);
+        resolver.space_id = Some(&space_id);
+        for other in &self.layout.placed {
+            if other.space_id == space_id || resolver.others.contains_key(&other.space_id) {
+                continue;
+            }
+            resolver.others.insert(
+                other.space_id.clone(),
+                quire_reader::OtherSpace {
+                    title: other.title.clone(),
+                    url: other.base.clone(),
+                    nav: linked.and_then(|l| l.get(&other.space_id)).map(|nav| &**nav),
+                },
+            );
+        }
         let context = Context {
             site: &site,
             navigation: &navigation,

@@ -881,10 +881,10 @@ async fn reader_names_sites_by_id_then_the_oldest_basename() {
 }
 
 #[tokio::test]
-async fn reader_lays_a_site_space_customization_over_the_site_one() {
+async fn reader_site_spaces_own_customization_and_links_between_them() {
     let app = TestApp::start().await;
     let owner = app.user("Owner").await;
-    let (org, _, site) = handbook(&app, &owner).await;
+    let (org, guide, site) = handbook(&app, &owner).await;
     let base = format!("/v1/orgs/{org}/sites/{site}");
     let other = new_space(&app, &owner, &org, "Version two").await;
     write_main(
@@ -914,7 +914,49 @@ async fn reader_lays_a_site_space_customization_over_the_site_one() {
     )
     .await
     .expect(200);
+    // A page of the first space links to a page of the second, and to the second space.
+    let changes = app
+        .get(&owner, &format!("/v1/spaces/{other}/content/path/changes"))
+        .await
+        .expect(200);
+    let link = |target: Value, label: &str| {
+        json!({"object": "inline", "type": "link", "data": {"ref": target},
+               "nodes": [{"object": "text", "leaves": [{"object": "leaf", "text": label, "marks": []}]}]})
+    };
+    write_main(
+        &app,
+        &owner,
+        &guide,
+        vec![
+            json!([{"operation": "insert_page", "title": "Links", "document": {"document": {
+                "object": "document", "data": {}, "nodes": [
+                {"object": "block", "type": "paragraph", "nodes": [
+                    link(json!({"kind": "page", "page": id(&changes), "space": other}), "the changes"),
+                    link(json!({"kind": "space", "space": other}), "version two"),
+                    link(json!({"kind": "page", "page": "nope", "space": "nowhere"}), "a lost page")
+                ]}
+            ]}}}]),
+        ],
+    )
+    .await;
     let browser = Browser::new(&app);
+
+    let path = second["path"].as_str().unwrap();
+    let links = browser.get("/s/handbook/links").await;
+    assert_eq!(links.status, 200, "{}", links.body);
+    assert!(
+        links
+            .body
+            .contains(&format!("href=\"/s/handbook/{path}/\">the changes</a>")),
+        "the first page of the other site space is at its root: {}",
+        links.body
+    );
+    assert!(
+        links
+            .body
+            .contains(&format!("href=\"/s/handbook/{path}/\">version two</a>"))
+    );
+    assert!(links.body.contains("a lost page") && !links.body.contains("nowhere"));
 
     let home = browser.get("/s/handbook/").await;
     assert_eq!(home.status, 200);
@@ -922,7 +964,6 @@ async fn reader_lays_a_site_space_customization_over_the_site_one() {
     assert!(home.body.to_lowercase().contains("#123456"), "the site's color");
     assert!(!home.body.contains("Version two is new."));
 
-    let path = second["path"].as_str().unwrap();
     let page = browser.get(&format!("/s/handbook/{path}/")).await;
     assert_eq!(page.status, 200, "{}", page.body);
     assert!(page.body.contains("What changed."));
