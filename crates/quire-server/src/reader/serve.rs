@@ -1023,3 +1023,27 @@ impl Rendering {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn large_answers_are_kept_compressed_and_inflate_back() {
+        let page = format!("<!DOCTYPE html><p>{}</p>", "a reader page ".repeat(200));
+        let answer = Answer::html(StatusCode::OK, page.clone());
+        assert!(answer.gzipped);
+        assert!(answer.body.len() < page.len() / 4, "{} bytes", answer.body.len());
+        assert_eq!(gunzip(&answer.body).unwrap(), page.as_bytes());
+        assert_ne!(answer.gzip_etag(), answer.etag);
+        assert!(answer.gzip_etag().starts_with('"') && answer.gzip_etag().ends_with("-gzip\""));
+        // Small answers are kept as they are: compressing them gains nothing worth the work.
+        let small = Answer::new(
+            StatusCode::OK,
+            "text/plain; charset=utf-8",
+            "User-agent: *\n".into(),
+        );
+        assert!(!small.gzipped);
+        assert_eq!(&small.body[..], b"User-agent: *\n");
+    }
+}

@@ -932,6 +932,29 @@ async fn reader_pages_of_a_large_deep_space_stay_light() {
     );
     assert!(weight < 100_000, "the page weighs {weight} bytes");
 
+    // Browsers take gzip: the page comes compressed, the same bytes once inflated, under a tag
+    // of its own, which revalidates.
+    let resp = browser
+        .client
+        .get(format!("{}{url}", browser.base))
+        .header("accept-encoding", "gzip")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.headers()["content-encoding"], "gzip");
+    let etag = resp.headers()["etag"].to_str().unwrap().to_string();
+    assert_ne!(etag, page.header("etag"));
+    let packed = resp.bytes().await.unwrap();
+    let mut html = String::new();
+    std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(&packed[..]), &mut html).unwrap();
+    assert_eq!(html, page.body);
+    println!("the same page gzip-compressed: {} bytes", packed.len());
+    assert!(packed.len() * 2 < html.len(), "{} bytes", packed.len());
+    let again = browser
+        .get_with(&url, &[("accept-encoding", "gzip"), ("if-none-match", &etag)])
+        .await;
+    assert_eq!(again.status, 304);
+
     // Its branch is open; the other chapters are collapsed, their levels served apart.
     assert!(page.body.contains(">Section 0 of chapter 9.7</a>"));
     assert!(page.body.contains(">Chapter 0 of part 0</a>"), "groups are open");
