@@ -233,11 +233,14 @@ impl Published {
     }
 }
 
+/// The last load of each site, by (organization, site): the stamp it was read at, its
+/// fingerprint, its generation.
+type LastLoads = Arc<std::sync::Mutex<HashMap<(String, String), (Stamp, u64, u64)>>>;
+
 /// Published views kept while the database has not changed, by (organization, site).
 pub struct PublishedCache {
     entries: StampedCache<(String, String), Arc<Published>>,
-    /// The last load of each site: the stamp it was read at, its fingerprint, its generation.
-    last: Arc<std::sync::Mutex<HashMap<(String, String), (Stamp, u64, u64)>>>,
+    last: LastLoads,
 }
 
 impl Default for PublishedCache {
