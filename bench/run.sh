@@ -3,6 +3,7 @@
 # PostgreSQL too when QUIRE_DATABASE_URL is set) and writes bench/REPORT.md.
 #   bench/run.sh                       # full scale, 20 s phases
 #   bench/run.sh --scale small --duration 3s --latency-duration 1s   # smoke run
+#   bench/run.sh --mix sites --duration 5s --latency-duration 0      # docs sites and reader pages only
 # Extra arguments go to `quire-bench run` (see `quire-bench run --help`).
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -96,7 +96,7 @@ impl Conn {
     }
 
     /// Sends one request and reads the whole answer. A broken connection is dropped and the
-    /// next request opens a new one.
+    /// next request opens a new one. An empty `token` sends no `Authorization` header.
     pub async fn send(
         &mut self,
         method: Method,
@@ -108,11 +108,14 @@ impl Conn {
             .method(method)
             .uri(path)
             .header(header::HOST, self.host.clone())
-            .header(header::AUTHORIZATION, format!("Bearer {token}"))
             // As browsers and HTTP libraries do. The driver reads compressed answers as they
             // come, without inflating them: that is the client's work, not the server's, and
             // here it would take the server's CPU.
             .header(header::ACCEPT_ENCODING, "gzip");
+        // No token: a visitor of a published site, who has none.
+        if !token.is_empty() {
+            builder = builder.header(header::AUTHORIZATION, format!("Bearer {token}"));
+        }
         let body = match body {
             Some(b) => {
                 builder = builder.header(header::CONTENT_TYPE, "application/json");

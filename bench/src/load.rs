@@ -56,6 +56,9 @@ pub enum Family {
     SitePublished,
     /// The same view of the `sites` phase's public site without conditions, without a token.
     SitePublishedPlain,
+    /// GET /s/{site}/{page path}: a page of the big space as a visitor's browser reads it on
+    /// the `sites` phase's public site (HTML, no token), one of a few thousand pages at random.
+    ReaderPage,
     /// Builds two docs sites, then measures `site-published` and `site-published-plain` (see
     /// `crate::sites`; the sites are made by the phase, not by the driver's workers).
     Sites,
@@ -112,6 +115,7 @@ impl Family {
             Family::Merge => "merge",
             Family::SitePublished => crate::sites::SITE_PUBLISHED,
             Family::SitePublishedPlain => crate::sites::SITE_PUBLISHED_PLAIN,
+            Family::ReaderPage => crate::sites::READER_PAGE,
             Family::Sites => "sites",
             Family::Writers => "writers",
             Family::Pathological => "pathological",
@@ -416,6 +420,11 @@ impl Driver {
                 .sites
                 .as_ref()
                 .map_or_else(|| "no site made".into(), |s| s.plain_detail.clone()),
+            Family::ReaderPage => self
+                .shared
+                .sites
+                .as_ref()
+                .map_or_else(|| "no site made".into(), |s| s.pages_detail.clone()),
             Family::Sites => "two docs sites built, their published views read".into(),
             Family::Writers => "comment bursts on one space and on 16, search before and after".into(),
             Family::Pathological => "merges of a page at the content limits".into(),
@@ -764,6 +773,13 @@ impl Worker {
                     sites.plain_path()
                 };
                 self.timed(get, &path, &token, None).await
+            }
+            Family::ReaderPage => {
+                let Some(url) = d.sites.as_ref().and_then(|s| self.rng.pick(&s.pages)).cloned() else {
+                    return setup_failed("no reader page: the sites phase finds them");
+                };
+                // A visitor's browser: no token.
+                self.timed(get, &url, "", None).await
             }
             Family::GetSpace => {
                 let space = self.rng.pick(&data.spaces).cloned().unwrap_or_default();

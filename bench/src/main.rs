@@ -218,7 +218,7 @@ async fn dispatch(command: Command) -> Result<(), String> {
                     if families == [load::Family::Sites] {
                         eprintln!("phase: sites");
                         let (r, loaded, _) =
-                            sites::run(&driver, conns, warmup, duration, Duration::ZERO).await;
+                            sites::run(&driver, None, conns, warmup, duration, Duration::ZERO).await;
                         eprint!("{}", sites::table(&r));
                         results.extend(loaded);
                         sites = Some(r);

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use crate::load::{Family, FamilyResult};
 use crate::pathological::{self as patho, PathologicalResult};
 use crate::run::{EngineReport, RunReport};
-use crate::sites::{self as si, SitesResult};
+use crate::sites::{self as si, ReaderResult, SitesResult};
 use crate::writers::{self as wr, WritersResult};
 
 /// A budget's outcome.
@@ -542,6 +542,167 @@ pub fn sites_budget(e: &EngineReport) -> Budget {
     }
 }
 
+/// The reader pages of the `sites` phase (issue 21): a page of the 10,000-page space as HTML
+/// at 64 connections, p99 under the limit and requests per second at least a share of the
+/// reference server's measured in alternating slices with it; and a typical page's HTML,
+/// stylesheet and script under the weight limit, uncompressed.
+pub fn reader_budgets(e: &EngineReport) -> Vec<Budget> {
+    let latency_target = format!(
+        "p99 < {} ms at {} conns",
+        si::READER_P99_MS,
+        si::BUDGET_CONNECTIONS
+    );
+    let ratio_target = format!(
+        "≥ {} of the reference's rps (measured alongside)",
+        percent(si::READER_MIN_RATIO)
+    );
+    let weight_target = format!(
+        "HTML + CSS + JS < {} KB uncompressed, images excluded",
+        si::PAGE_WEIGHT_LIMIT / 1000
+    );
+    let names = [
+        "reader page of the 10,000-page space: latency",
+        "reader page of the 10,000-page space: throughput",
+        "reader page weight (a typical page of the 10,000-page space)",
+    ];
+    let targets = [latency_target, ratio_target, weight_target];
+    let all = |measured: String, verdict: Verdict| -> Vec<Budget> {
+        names
+            .iter()
+            .zip(&targets)
+            .map(|(name, target)| Budget {
+                name: (*name).into(),
+                target: target.clone(),
+                measured: measured.clone(),
+                unloaded: String::new(),
+                verdict: verdict.clone(),
+            })
+            .collect()
+    };
+    let reader = match &e.sites {
+        None => return all("-".into(), Verdict::NotRun),
+        Some(x) if x.sites_missing => return all("-".into(), Verdict::Missing),
+        Some(x) => match (&x.reader, &x.failure) {
+            (Some(r), _) => r,
+            (None, failure) => {
+                return all(
+                    format!(
+                        "not measured: the phase failed{}",
+                        failure
+                            .as_ref()
+                            .map(|f| format!(": {}", f.replace('|', "/")))
+                            .unwrap_or_default()
+                    ),
+                    Verdict::Fail,
+                );
+            }
+        },
+    };
+    let unloaded = e
+        .single(Family::ReaderPage)
+        .filter(|r| !r.missing && r.requests > 0)
+        .map(|r| format!("{} at 1 conn", ms(r.p99_ms)))
+        .unwrap_or_default();
+    let failed = reader
+        .failure
+        .as_ref()
+        .map(|f| format!("not measured: the reader pages failed: {}", f.replace('|', "/")));
+    let mut out = Vec::new();
+    match (e.result(Family::ReaderPage), &failed) {
+        (Some(r), _) if r.requests > 0 => {
+            out.push(Budget {
+                name: names[0].into(),
+                target: targets[0].clone(),
+                measured: format!(
+                    "{} at {} conns (p50 {}){}",
+                    ms(r.p99_ms),
+                    r.connections,
+                    ms(r.p50_ms),
+                    errors_note(&[r])
+                ),
+                unloaded,
+                verdict: if r.p99_ms < si::READER_P99_MS && r.errors == 0 {
+                    Verdict::Pass
+                } else {
+                    Verdict::Fail
+                },
+            });
+            let (reference, beside) = match &reader.reference {
+                Some(b) if b.rps > 0.0 => (b.rps, " measured alongside"),
+                _ => (e.reference_rps(), " before and after"),
+            };
+            let ratio = r.rps / reference.max(1e-9);
+            out.push(Budget {
+                name: names[1].into(),
+                target: targets[1].clone(),
+                measured: format!(
+                    "{} ({:.0} of {:.0} rps{beside})",
+                    percent(ratio),
+                    r.rps,
+                    reference
+                ),
+                unloaded: String::new(),
+                verdict: if ratio >= si::READER_MIN_RATIO && r.errors == 0 {
+                    Verdict::Pass
+                } else {
+                    Verdict::Fail
+                },
+            });
+        }
+        (r, failed) => {
+            let measured = match (r, failed) {
+                (_, Some(f)) => f.clone(),
+                (Some(r), None) => format!("no successful request ({} errors)", r.errors),
+                (None, None) => "not measured".into(),
+            };
+            for (name, target) in names.iter().zip(&targets).take(2) {
+                out.push(Budget {
+                    name: (*name).into(),
+                    target: target.clone(),
+                    measured: measured.clone(),
+                    unloaded: String::new(),
+                    verdict: Verdict::Fail,
+                });
+            }
+        }
+    }
+    let (measured, verdict) = match &reader.weight {
+        Some(w) => (
+            format!(
+                "{} bytes: HTML {} ({} gzip{}), CSS {} ({} gzip), JS {} ({} gzip); {} bytes gzip in all; {} sidebar entries",
+                w.total(),
+                w.html_bytes,
+                w.html_gzip_bytes,
+                if w.served_gzip {
+                    ", as served"
+                } else {
+                    ", computed: served uncompressed"
+                },
+                w.css_bytes,
+                w.css_gzip_bytes,
+                w.js_bytes,
+                w.js_gzip_bytes,
+                w.total_gzip(),
+                w.sidebar_entries
+            ),
+            if w.total() < si::PAGE_WEIGHT_LIMIT {
+                Verdict::Pass
+            } else {
+                Verdict::Fail
+            },
+        ),
+        None => (failed.unwrap_or_else(|| "not measured".into()), Verdict::Fail),
+    };
+    out.push(Budget {
+        name: names[2].into(),
+        target: targets[2].clone(),
+        measured,
+        unloaded: String::new(),
+        verdict,
+    });
+    out
+}
+
 /// `GET /v1/spaces/{id}/comments` page 1 (limit 100) at 64 connections: the `writers` phase's
 /// measurement, or the `list-comments-p1` phase's when the run had it at that concurrency.
 pub fn list_comments_budget(e: &EngineReport) -> Budget {
@@ -708,6 +869,7 @@ pub fn budgets(e: &EngineReport) -> Vec<Budget> {
     out.push(latency_budget(e, Family::Merge, "one-page merge", "p50", 100.0));
     out.push(list_comments_budget(e));
     out.push(sites_budget(e));
+    out.extend(reader_budgets(e));
     out.extend(writers_budgets(e));
     out.extend(pathological_budgets(e));
     let m = &e.memory;
@@ -1021,10 +1183,19 @@ fn sites(s: &mut String, x: &SitesResult, e: &EngineReport) {
         );
     }
     let _ = writeln!(s);
-    let rows: Vec<&FamilyResult> = [Family::SitePublished, Family::SitePublishedPlain]
-        .iter()
-        .flat_map(|f| e.result(*f).into_iter().chain(e.single(*f)))
-        .collect();
+    if let Some(r) = &x.reader {
+        reader(s, r);
+    }
+    let reference = x.reader.as_ref().and_then(|r| r.reference.as_ref());
+    let rows: Vec<&FamilyResult> = [
+        Family::SitePublished,
+        Family::SitePublishedPlain,
+        Family::ReaderPage,
+    ]
+    .iter()
+    .flat_map(|f| e.result(*f).into_iter().chain(e.single(*f)))
+    .chain(reference)
+    .collect();
     if !rows.is_empty() {
         let _ = writeln!(s, "| family | conns | rps | p50 | p99 | max | errors |");
         let _ = writeln!(s, "|---|--:|--:|--:|--:|--:|--:|");
@@ -1042,6 +1213,57 @@ fn sites(s: &mut String, x: &SitesResult, e: &EngineReport) {
             );
         }
         let _ = writeln!(s);
+    }
+}
+
+/// The reader pages of the `sites` phase: what was read and what a typical page weighs.
+fn reader(s: &mut String, r: &ReaderResult) {
+    let depths: Vec<String> = r
+        .depths
+        .iter()
+        .enumerate()
+        .map(|(d, n)| format!("{n} at depth {}", d + 1))
+        .collect();
+    let _ = writeln!(
+        s,
+        "Reader pages (`{}`): the big space's pages as a visitor's browser reads them on the plain \
+         site, `GET {}{{page path}}` (HTML, no token, gzip accepted), each request one of {} of \
+         its {} pages at random ({}), in alternating slices with the reference server ({} of \
+         each; the last row below), whose requests per second are the throughput budget's \
+         yardstick.\n",
+        si::READER_PAGE,
+        r.root,
+        r.pages_read,
+        r.space_pages,
+        depths.join(", "),
+        crate::load::ALTERNATING_ROUNDS
+    );
+    if let Some(w) = &r.weight {
+        let _ = writeln!(
+            s,
+            "A typical page (depth {}, `{}`): HTML {} bytes ({} gzip{}), stylesheet {} ({} gzip), \
+             script {} ({} gzip): {} bytes in all, {} gzip; its sidebar has {} entries (collapsed \
+             levels are loaded on demand from `~nav/`).\n",
+            w.depth,
+            w.url,
+            w.html_bytes,
+            w.html_gzip_bytes,
+            if w.served_gzip {
+                ", as served"
+            } else {
+                ", computed: served uncompressed"
+            },
+            w.css_bytes,
+            w.css_gzip_bytes,
+            w.js_bytes,
+            w.js_gzip_bytes,
+            w.total(),
+            w.total_gzip(),
+            w.sidebar_entries
+        );
+    }
+    if let Some(f) = &r.failure {
+        let _ = writeln!(s, "**The reader pages failed:** `{}`\n", f.replace('`', "'"));
     }
 }
 
@@ -1605,5 +1827,85 @@ mod tests {
         e.results.clear();
         assert_eq!(sites_budget(&e).verdict, Verdict::Missing);
         assert!(budgets(&e).iter().any(|b| b.name == sites_budget(&e).name));
+    }
+
+    #[test]
+    fn reader_budgets_pass_fail_and_not_run() {
+        let verdicts =
+            |e: &EngineReport| -> Vec<Verdict> { reader_budgets(e).into_iter().map(|b| b.verdict).collect() };
+        let mut e = EngineReport {
+            engine: "SQLite".into(),
+            ..EngineReport::default()
+        };
+        assert_eq!(verdicts(&e), [Verdict::NotRun, Verdict::NotRun, Verdict::NotRun]);
+        e.sites = Some(SitesResult {
+            failure: Some("POST /v1/orgs/o/sites: 500".into()),
+            ..SitesResult::default()
+        });
+        assert_eq!(verdicts(&e), [Verdict::Fail, Verdict::Fail, Verdict::Fail]);
+        let weight = si::PageWeight {
+            html_bytes: 30_000,
+            html_gzip_bytes: 6_000,
+            css_bytes: 20_000,
+            css_gzip_bytes: 5_000,
+            js_bytes: 10_000,
+            js_gzip_bytes: 3_000,
+            sidebar_entries: 64,
+            ..si::PageWeight::default()
+        };
+        e.sites = Some(SitesResult {
+            reader: Some(ReaderResult {
+                weight: Some(weight),
+                reference: Some(result(Family::Reference, 64, 20_000.0, 1.0, 3.0)),
+                ..ReaderResult::default()
+            }),
+            ..SitesResult::default()
+        });
+        e.results = vec![result(Family::ReaderPage, 64, 9_000.0, 4.0, 15.0)];
+        let b = reader_budgets(&e);
+        assert_eq!(verdicts(&e), [Verdict::Pass, Verdict::Pass, Verdict::Pass]);
+        assert!(
+            b[1].measured
+                .starts_with("45.0% (9000 of 20000 rps measured alongside)"),
+            "{}",
+            b[1].measured
+        );
+        assert!(b[2].measured.starts_with("60000 bytes"), "{}", b[2].measured);
+        e.results[0].rps = 7_000.0;
+        assert_eq!(
+            verdicts(&e),
+            [Verdict::Pass, Verdict::Fail, Verdict::Pass],
+            "35% of the reference"
+        );
+        e.results[0].rps = 9_000.0;
+        e.results[0].p99_ms = 25.0;
+        assert_eq!(verdicts(&e)[0], Verdict::Fail);
+        e.results[0].p99_ms = 15.0;
+        e.results[0].errors = 1;
+        assert_eq!(verdicts(&e)[..2], [Verdict::Fail, Verdict::Fail], "errors");
+        e.results[0].errors = 0;
+        if let Some(r) = e.sites.as_mut().and_then(|x| x.reader.as_mut()) {
+            r.weight.as_mut().unwrap().html_bytes = 80_000;
+        }
+        assert_eq!(verdicts(&e)[2], Verdict::Fail, "110 KB");
+        // The reader pages failed before measuring: every budget fails, saying why.
+        e.results.clear();
+        e.sites = Some(SitesResult {
+            reader: Some(ReaderResult {
+                failure: Some("GET /s/x/a: 404".into()),
+                ..ReaderResult::default()
+            }),
+            ..SitesResult::default()
+        });
+        let b = reader_budgets(&e);
+        assert!(b.iter().all(|b| b.verdict == Verdict::Fail));
+        assert!(b[0].measured.contains("404"), "{}", b[0].measured);
+        assert_eq!(
+            budgets(&e)
+                .iter()
+                .filter(|b| b.name.starts_with("reader page"))
+                .count(),
+            3
+        );
     }
 }

@@ -591,10 +591,19 @@ async fn measure_engine(
         report.results.push(r);
     }
     if let Some(conns) = sites {
-        eprintln!("phase: sites (published views of two docs sites, at {conns} connections)");
+        eprintln!(
+            "phase: sites (published views of two docs sites, then reader pages, at {conns} connections)"
+        );
         sampler.take_peak_mb();
-        let (mut r, loaded, one) =
-            crate::sites::run(&driver, conns, args.warmup, args.duration, args.latency_duration).await;
+        let (mut r, loaded, one) = crate::sites::run(
+            &driver,
+            Some(&ref_driver),
+            conns,
+            args.warmup,
+            args.duration,
+            args.latency_duration,
+        )
+        .await;
         r.peak_rss_mb = sampler.take_peak_mb();
         peak = peak.max(r.peak_rss_mb);
         if !r.sites_missing {
@@ -607,7 +616,9 @@ async fn measure_engine(
         report.results.extend(loaded);
         report.single.extend(one);
         report.sites = Some(r);
-        eprint!("{}", report::budget_lines(&[report::sites_budget(&report)]));
+        let mut budgets = vec![report::sites_budget(&report)];
+        budgets.extend(report::reader_budgets(&report));
+        eprint!("{}", report::budget_lines(&budgets));
     }
     if writers {
         eprintln!(

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use crate::content::store::{self, CachedDocument, ContentCache, StoredTree};
 use crate::db::fulltext::FtsQuery;
-use crate::db::{Conn, Db};
+use crate::db::{Conn, Db, Stamp};
 use crate::error::StoreResult;
 use crate::search::query::{self, PageMatch, Scope};
 use crate::stamped::StampedCache;
@@ -44,10 +44,15 @@ impl Default for ReaderCache {
 impl ReaderCache {
     /// The published site a request names; None when none is published under that name.
     pub async fn find(&self, db: &Db, key: SiteKey) -> StoreResult<Option<SiteRef>> {
+        self.find_at(db, db.stamp(), key).await
+    }
+
+    /// [`ReaderCache::find`] with a stamp taken before (see `StampedCache::get_or_read_at`).
+    pub async fn find_at(&self, db: &Db, stamp: Option<Stamp>, key: SiteKey) -> StoreResult<Option<SiteRef>> {
         let lookup = key.clone();
         let found = self
             .sites
-            .get_or_read(db, key, move |c| find(c, &lookup).map(Some))
+            .get_or_read_at(db, stamp, key, move |c| find(c, &lookup).map(Some))
             .await?;
         Ok(found.flatten())
     }

@@ -86,7 +86,22 @@ where
         E: From<DbError> + Send + 'static,
     {
         // Taken before reading, so that a write committed while the read runs outdates it.
-        let stamp = db.stamp();
+        self.get_or_read_at(db, db.stamp(), key, read).await
+    }
+
+    /// [`StampedCache::get_or_read`] with a stamp the caller took before (a request that reads
+    /// several caches takes one: on SQLite each stamp is a query). An older stamp only makes
+    /// an entry stale sooner.
+    pub async fn get_or_read_at<E>(
+        &self,
+        db: &Db,
+        stamp: Option<Stamp>,
+        key: K,
+        read: impl FnOnce(&mut dyn Conn) -> Result<Option<V>, E> + Send + 'static,
+    ) -> Result<Option<V>, E>
+    where
+        E: From<DbError> + Send + 'static,
+    {
         if let Some(stamp) = stamp
             && let Some(entry) = self.entries.get(&key)
             && entry.stamp == stamp

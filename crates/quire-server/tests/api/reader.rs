@@ -975,3 +975,184 @@ async fn reader_site_spaces_own_customization_and_links_between_them() {
     );
     assert!(page.body.contains("Version two is new."), "its own announcement");
 }
+
+/// A page of about 2 KB of markdown, as a docs page is: a paragraph, sections with lists and a
+/// code block.
+fn typical_markdown(title: &str) -> String {
+    let paragraph = "This page explains how the service stores what you write, how it \
+                     replicates it across regions, and what to configure before going live. \
+                     Read it once before you change the defaults.";
+    format!(
+        "# {title}\n\n{paragraph}\n\n## Before you start\n\n{paragraph}\n\n- an account with \
+         the editor role\n- the command line tool, version 2 or later\n- ten minutes\n\n## \
+         Configure\n\n{paragraph}\n\n```yaml\nreplication:\n  regions: [eu-west, us-east]\n  \
+         latency_budget_ms: 50\n```\n\n## Check\n\n{paragraph}\n\n1. Open the dashboard.\n2. \
+         Look at the replication lag.\n3. Compare it with the budget.\n"
+    )
+}
+
+/// A space of 2,089 pages four levels deep, imported from a GitBook folder: a home page, then
+/// 8 groups of 10 chapters of 5 sections of 4 topics. A page's HTML with the stylesheet and
+/// script it loads stays under 100 KB (issue 21: "a typical page weighs under 100 KB before
+/// images"), because its sidebar carries its own branch: the other chapters and sections are
+/// collapsed and their levels are served apart, at the site space's `~nav/{page id}`.
+#[tokio::test]
+async fn reader_pages_of_a_large_deep_space_stay_light() {
+    let app = TestApp::start().await;
+    let owner = app.user("Owner").await;
+    let org = app.org(&owner, "Docs").await;
+    let space = id(&app
+        .post(
+            &owner,
+            &format!("/v1/orgs/{org}/spaces"),
+            json!({"title": "Large"}),
+        )
+        .await
+        .expect(201));
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().to_path_buf();
+    let write = |path: &str, text: &str| {
+        let full = root.join(path);
+        std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+        std::fs::write(full, text).unwrap();
+    };
+    let mut summary = String::from("# Table of contents\n\n* [Welcome](README.md)\n");
+    write("README.md", &typical_markdown("Welcome"));
+    for g in 0..8 {
+        summary += &format!("\n## Part {g}\n\n");
+        for c in 0..10 {
+            let title = format!("Chapter {c} of part {g}");
+            summary += &format!("* [{title}](p{g}/c{c}/README.md)\n");
+            write(&format!("p{g}/c{c}/README.md"), &typical_markdown(&title));
+            for s in 0..5 {
+                let title = format!("Section {s} of chapter {c}.{g}");
+                summary += &format!("  * [{title}](p{g}/c{c}/s{s}/README.md)\n");
+                write(&format!("p{g}/c{c}/s{s}/README.md"), &typical_markdown(&title));
+                for t in 0..4 {
+                    let title = format!("Topic {t} of section {s}.{c}.{g}");
+                    summary += &format!("    * [{title}](p{g}/c{c}/s{s}/t{t}.md)\n");
+                    write(&format!("p{g}/c{c}/s{s}/t{t}.md"), &typical_markdown(&title));
+                }
+            }
+        }
+    }
+    write("SUMMARY.md", &summary);
+    let (db, blobs, space_id) = (app.db.clone(), app.blobs(), space.clone());
+    let imported =
+        tokio::task::spawn_blocking(move || quire_store::import::import_space(&db, &blobs, &space_id, &root))
+            .await
+            .unwrap()
+            .unwrap();
+    assert_eq!(imported.pages, 1 + 8 + 8 * 10 * (1 + 5 * (1 + 4)));
+
+    let site = id(&app
+        .post(
+            &owner,
+            &format!("/v1/orgs/{org}/sites"),
+            json!({"title": "Large docs"}),
+        )
+        .await
+        .expect(201));
+    let base = format!("/v1/orgs/{org}/sites/{site}");
+    app.post(&owner, &format!("{base}/site-spaces"), json!({"spaceId": space}))
+        .await
+        .expect(201);
+    app.patch(&owner, &base, json!({"basename": "large"}))
+        .await
+        .expect(200);
+    app.post(&owner, &format!("{base}/publish"), json!({}))
+        .await
+        .expect(200);
+
+    // A topic of the last section of the last chapter of the last part, and the chapter
+    // before its own, collapsed.
+    let pages = app
+        .get(&owner, &format!("/v1/spaces/{space}/content/pages"))
+        .await
+        .expect(200);
+    let last = |v: &Value| v["pages"].as_array().unwrap().last().unwrap().clone();
+    let part = last(&pages);
+    let chapters = part["pages"].as_array().unwrap();
+    let other_chapter = id(&chapters[8]);
+    let topic = last(&last(&last(&part)));
+    assert_eq!(topic["title"], "Topic 3 of section 4.9.7");
+    let url = format!("/s/large/{}", topic["path"].as_str().unwrap());
+
+    let browser = Browser::new(&app);
+    let page = browser.get(&url).await;
+    assert_eq!(page.status, 200, "{url}");
+    assert!(
+        page.body
+            .contains("aria-current=\"page\">Topic 3 of section 4.9.7</a>"),
+        "{}",
+        page.body
+    );
+    let errors = parse_errors(&page.body);
+    assert!(errors.is_empty(), "{errors:?}");
+    // The stylesheet and script the page loads (images are not counted).
+    let mut weight = page.body.len();
+    let mut assets = 0;
+    for link in links(&page.body) {
+        if link.ends_with(".css") || link.ends_with(".js") {
+            let asset = browser.get(&link).await;
+            assert_eq!(asset.status, 200, "{link}");
+            weight += asset.body.len();
+            assets += 1;
+        }
+    }
+    assert_eq!(assets, 2, "one stylesheet, one script");
+    println!(
+        "a page four levels deep in a {}-page space: {} bytes of HTML, {weight} with its stylesheet and script",
+        imported.pages,
+        page.body.len()
+    );
+    assert!(weight < 100_000, "the page weighs {weight} bytes");
+
+    // Browsers take gzip: the page comes compressed, the same bytes once inflated, under a tag
+    // of its own, which revalidates.
+    let resp = browser
+        .client
+        .get(format!("{}{url}", browser.base))
+        .header("accept-encoding", "gzip")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.headers()["content-encoding"], "gzip");
+    let etag = resp.headers()["etag"].to_str().unwrap().to_string();
+    assert_ne!(etag, page.header("etag"));
+    let packed = resp.bytes().await.unwrap();
+    let mut html = String::new();
+    std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(&packed[..]), &mut html).unwrap();
+    assert_eq!(html, page.body);
+    println!("the same page gzip-compressed: {} bytes", packed.len());
+    assert!(packed.len() * 2 < html.len(), "{} bytes", packed.len());
+    let again = browser
+        .get_with(&url, &[("accept-encoding", "gzip"), ("if-none-match", &etag)])
+        .await;
+    assert_eq!(again.status, 304);
+
+    // Its branch is open; the other chapters are collapsed, their levels served apart.
+    assert!(page.body.contains(">Section 0 of chapter 9.7</a>"));
+    assert!(page.body.contains(">Chapter 0 of part 0</a>"), "groups are open");
+    assert!(page.body.contains(&format!("<li data-id=\"{other_chapter}\">")));
+    assert!(
+        !page.body.contains(">Section 0 of chapter 8.7</a>"),
+        "a collapsed chapter's sections are not in the page"
+    );
+    assert!(!page.body.contains(">Topic 0 of section 0.9.7</a>"));
+    let nav_url = page
+        .body
+        .split("data-nav-url=\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .expect("the sidebar names where collapsed levels are")
+        .to_string();
+    let level = browser.get(&format!("{nav_url}{other_chapter}")).await;
+    assert_eq!(level.status, 200, "{nav_url}{other_chapter}");
+    assert!(
+        level.body.contains(">Section 0 of chapter 8.7</a>"),
+        "{}",
+        level.body
+    );
+    assert_eq!(level.body.matches("<li").count(), 5, "{}", level.body);
+}

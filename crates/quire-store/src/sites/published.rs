@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use quire_adaptive::{AdaptiveSchema, Claims, Condition};
 
 use super::model::{self, Site, SiteVisibility, Structure};
-use crate::db::{Args, Db};
+use crate::db::{Args, Db, Stamp};
 use crate::error::{StoreError, StoreResult};
 use crate::permissions::{Role, Standing};
 use crate::spaces::Space;
@@ -214,15 +214,40 @@ pub fn shown(p: &Published, claims: &Claims) -> Shown {
     }
 }
 
+impl Published {
+    /// What this load was read as, for [`PublishedCache`] to tell an unchanged load: every
+    /// row it was made from (what is parsed from them follows). Debug output, because these
+    /// rows have no other common form; maps in key order.
+    fn fingerprint(&self) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let spaces: std::collections::BTreeMap<&String, &Space> = self.spaces.iter().collect();
+        let customizations: std::collections::BTreeMap<&String, &serde_json::Value> =
+            self.site_space_customizations.iter().collect();
+        let text = format!(
+            "{:?}{:?}{spaces:?}{:?}{customizations:?}{:?}",
+            self.site, self.tree, self.customization, self.share_keys
+        );
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        text.hash(&mut hasher);
+        hasher.finish()
+    }
+}
+
+/// The last load of each site, by (organization, site): the stamp it was read at, its
+/// fingerprint, its generation.
+type LastLoads = Arc<std::sync::Mutex<HashMap<(String, String), (Stamp, u64, u64)>>>;
+
 /// Published views kept while the database has not changed, by (organization, site).
 pub struct PublishedCache {
     entries: StampedCache<(String, String), Arc<Published>>,
+    last: LastLoads,
 }
 
 impl Default for PublishedCache {
     fn default() -> Self {
         PublishedCache {
             entries: StampedCache::new(1_000),
+            last: Arc::default(),
         }
     }
 }
@@ -230,13 +255,54 @@ impl Default for PublishedCache {
 impl PublishedCache {
     /// The published view of a site; 404 when it is absent or not published.
     pub async fn load(&self, db: &Db, org_id: &str, site_id: &str) -> StoreResult<Arc<Published>> {
+        self.load_at(db, db.stamp(), org_id, site_id).await
+    }
+
+    /// [`PublishedCache::load`] with a stamp taken before (see `StampedCache::get_or_read_at`).
+    pub async fn load_at(
+        &self,
+        db: &Db,
+        stamp: Option<Stamp>,
+        org_id: &str,
+        site_id: &str,
+    ) -> StoreResult<Arc<Published>> {
         let key = (org_id.to_string(), site_id.to_string());
         let (org, site) = key.clone();
+        let (watch, last, site_key) = (db.clone(), self.last.clone(), key.clone());
         let found = self
             .entries
-            .get_or_read(db, key, move |c| -> Result<Option<Arc<Published>>, StoreError> {
-                Ok(load(c, &org, &site)?.map(Arc::new))
-            })
+            .get_or_read_at(
+                db,
+                stamp,
+                key,
+                move |c| -> Result<Option<Arc<Published>>, StoreError> {
+                    // Taken before reading, as the cache's own.
+                    let stamp = watch.stamp();
+                    let Some(mut published) = load(c, &org, &site)? else {
+                        return Ok(None);
+                    };
+                    // A kept view is read again after `stamped::MAX_AGE` even when nothing was
+                    // written: a load read at the same stamp, made of the same rows, keeps the
+                    // generation of the one before, and with it what the reader rendered from it
+                    // (a new one every few seconds emptied the reader's cache of a quiet site).
+                    // Any write moves the stamp, and so still makes a new generation. (Should a
+                    // PostgreSQL notification be lost, a change of these rows still shows within
+                    // MAX_AGE; one of what is read apart, the site's redirects, waits for the next
+                    // write.)
+                    if let Some(stamp) = stamp {
+                        let fingerprint = published.fingerprint();
+                        let mut last = last.lock().unwrap_or_else(|p| p.into_inner());
+                        if let Some(&(was, same, generation)) = last.get(&site_key)
+                            && was == stamp
+                            && same == fingerprint
+                        {
+                            published.generation = generation;
+                        }
+                        last.insert(site_key, (stamp, fingerprint, published.generation));
+                    }
+                    Ok(Some(Arc::new(published)))
+                },
+            )
             .await?;
         found.ok_or_else(|| model::not_found(site_id))
     }
