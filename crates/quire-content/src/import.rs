@@ -363,6 +363,35 @@ fn percent_decode(text: &str) -> String {
     String::from_utf8(decoded).unwrap_or_else(|_| text.to_string())
 }
 
+/// `target`, written in the file `current`, with the `..` that would climb above the root
+/// dropped, as a browser resolves a URL (`/a/../../b` is `/b`), written from the root; None
+/// when it has no path or does not climb.
+fn clamp_to_root(current: &str, target: &str) -> Option<String> {
+    let target = target.trim();
+    let end = target.find(['#', '?']).unwrap_or(target.len());
+    let (path, rest) = target.split_at(end);
+    if path.is_empty() || path.starts_with('/') {
+        return None;
+    }
+    let mut segments: Vec<&str> = folder_of(current).split('/').filter(|s| !s.is_empty()).collect();
+    let mut climbed = false;
+    for segment in path.split('/') {
+        match segment {
+            "" | "." => {}
+            ".." => climbed |= segments.pop().is_none(),
+            segment => segments.push(segment),
+        }
+    }
+    let joined = segments.join("/");
+    // Never `//`, which would read as a URL without a scheme.
+    let trailing = if !joined.is_empty() && (path.ends_with('/') || path.ends_with("..")) {
+        "/"
+    } else {
+        ""
+    };
+    climbed.then(|| format!("/{joined}{trailing}{rest}"))
+}
+
 /// A link target read from a file.
 #[derive(Debug, PartialEq)]
 enum Target {
@@ -1209,7 +1238,22 @@ impl<'c, 'a> Importer<'c, 'a> {
         if target.trim().is_empty() {
             return Ok(None);
         }
-        let (path, raw_path, anchor, folder) = match parse_target(file, target) {
+        let mut climbed = false;
+        let parsed = match parse_target(file, target) {
+            // One `../` too many (a page moved up a level, its links left as they were): a
+            // browser, and GitBook, stop at the root, so the target is looked for there.
+            Target::Invalid => {
+                match clamp_to_root(file, target).map(|clamped| parse_target(file, &clamped)) {
+                    Some(local @ Target::Local { .. }) => {
+                        climbed = true;
+                        local
+                    }
+                    _ => Target::Invalid,
+                }
+            }
+            other => other,
+        };
+        let (path, raw_path, anchor, folder) = match parsed {
             Target::External => return Ok(None),
             Target::Anchor(anchor) => return Ok(Some(ContentRef::anchor(&anchor, None))),
             Target::Invalid => {
@@ -1230,7 +1274,16 @@ impl<'c, 'a> Importer<'c, 'a> {
         if let (Located::Missing, Some(raw)) = (&located, &raw_path) {
             located = self.locate(raw, folder);
         }
+        if climbed && matches!(located, Located::Page(_) | Located::File(_)) {
+            let shown = self.shown(file);
+            self.warn(format!(
+                "{shown}: the link target {target:?} climbs above the imported folder; read from its root"
+            ));
+        }
         let why = match located {
+            _ if climbed && matches!(located, Located::Missing | Located::NotImported) => {
+                "leaves the imported folder"
+            }
             Located::Page(id) => {
                 return Ok(Some(match anchor {
                     Some(anchor) => ContentRef::anchor(&anchor, Some(&id)),
@@ -2030,6 +2083,54 @@ group Misc /misc
                 "guide/install/linux.md: the link target \"../../../escape.md\" leaves the imported folder; kept as written",
             ]
         );
+    }
+
+    /// The Beefree SDK docs link from `forms/block/passing.md` with one `../` too many
+    /// (`../../../getting-started/...`): GitBook, like a browser, stops at the root, so those
+    /// links and images are found there instead of left broken.
+    #[test]
+    fn targets_climbing_above_the_root_are_read_from_the_root() {
+        let run = import(files(&[
+            ("README.md", "# Root\n"),
+            ("other/README.md", "# Others\n"),
+            ("other/page.md", "# Target\n\n## Part\n"),
+            (
+                "forms/block/passing.md",
+                "# Passing\n\n[a](../../../other/page.md#part) ![i](<../../../.gitbook/assets/a b.png>) [b](../../../../other/) [c](../../../missing.md)\n",
+            ),
+            (".gitbook/assets/a b.png", "PNG"),
+        ]));
+        let other = run.id("Target");
+        assert_eq!(
+            run.refs(&run.id("Passing")),
+            [
+                ContentRef::anchor("part", Some(&other)),
+                ContentRef::file("f1"),
+                ContentRef::page(&run.id("Others")),
+                ContentRef::url("../../../missing.md"),
+            ]
+        );
+        let warnings: Vec<&String> = run
+            .outcome
+            .warnings
+            .iter()
+            .filter(|w| w.contains("passing.md"))
+            .collect();
+        assert_eq!(
+            warnings,
+            [
+                "forms/block/passing.md: the link target \"../../../other/page.md#part\" climbs above the imported folder; read from its root",
+                "forms/block/passing.md: the link target \"../../../.gitbook/assets/a b.png\" climbs above the imported folder; read from its root",
+                "forms/block/passing.md: the link target \"../../../../other/\" climbs above the imported folder; read from its root",
+                "forms/block/passing.md: the link target \"../../../missing.md\" leaves the imported folder; kept as written",
+            ]
+        );
+        assert_eq!(clamp_to_root("a/b.md", "../x.md"), None);
+        assert_eq!(
+            clamp_to_root("a/b.md", "../../x.md?q#y").as_deref(),
+            Some("/x.md?q#y")
+        );
+        assert_eq!(clamp_to_root("a/b.md", "../../..").as_deref(), Some("/"));
     }
 
     #[test]

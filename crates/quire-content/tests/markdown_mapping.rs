@@ -155,6 +155,55 @@ fn tables_map_to_grid_tables_with_cell_fragments() {
     assert_eq!(table["fragments"].as_array().unwrap().len(), 3);
 }
 
+/// GitBook writes a cell of several paragraphs or a list as inline HTML (the Beefree SDK docs
+/// do, in many tables): those tags make blocks of the cell, not literal `<p>` text on the page.
+#[test]
+fn html_paragraphs_and_lists_in_table_cells_become_blocks() {
+    let value = nodes(
+        "| A | B |\n| - | - |\n| x | <p>Some actions:</p><ul><li>Preview</li><li><code>/send</code> test</li></ul> |\n| y | <p>one</p><p><strong>Note:</strong> two</p> |",
+    );
+    let fragments = value[0]["fragments"].as_array().unwrap();
+    let cell = |name: &str| {
+        fragments
+            .iter()
+            .find(|fragment| fragment["fragment"] == name)
+            .map(|fragment| fragment["nodes"].clone())
+            .unwrap()
+    };
+    let list_cell = cell("r0c1");
+    assert_eq!(list_cell[0], paragraph("Some actions:"));
+    assert_eq!(list_cell[1]["type"], "list-unordered");
+    let items = list_cell[1]["nodes"].as_array().unwrap();
+    assert_eq!(items.len(), 2);
+    assert_eq!(items[0]["type"], "list-item");
+    assert_eq!(items[0]["nodes"][0], paragraph("Preview"));
+    assert_eq!(
+        items[1]["nodes"][0]["nodes"][0]["leaves"][0]["marks"][0]["type"],
+        "code"
+    );
+    assert_eq!(items[1]["nodes"][0]["nodes"][0]["leaves"][1]["text"], " test");
+    let paragraphs = cell("r1c1");
+    assert_eq!(paragraphs.as_array().unwrap().len(), 2);
+    assert_eq!(paragraphs[0], paragraph("one"));
+    assert_eq!(paragraphs[1]["nodes"][0]["leaves"][0]["marks"][0]["type"], "bold");
+    let rendered = serde_json::to_string(&value).unwrap();
+    assert!(
+        !rendered.contains("<p>") && !rendered.contains("<li>"),
+        "{rendered}"
+    );
+    // Read back as markdown and parsed again, the cells keep their lists and paragraphs.
+    let document = markdown_to_document(
+        "| A | B |\n| - | - |\n| x | <p>Some actions:</p><ul><li>Preview</li><li><code>/send</code> test</li></ul> |",
+    )
+    .unwrap();
+    let markdown = document_to_markdown(&document, &|_| None);
+    assert_eq!(
+        serde_json::to_value(markdown_to_document(&markdown).unwrap()).unwrap(),
+        serde_json::to_value(&document).unwrap(),
+        "{markdown}"
+    );
+}
+
 #[test]
 fn raw_html_is_kept_as_an_html_code_block() {
     let value = nodes("<div>\n<b>x</b>\n</div>");

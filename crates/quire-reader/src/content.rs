@@ -403,7 +403,9 @@ impl Renderer<'_> {
 
     fn image_figure(&mut self, image: &Node) {
         let Some(light) = self.image_source(image.data_value("ref")) else {
-            return;
+            // An image that cannot be shown (its file was missing from an import, say) still
+            // has its caption, which often says what it showed.
+            return self.caption_only(image);
         };
         let dark = self.image_source(image.data_value("refDark"));
         let alt = image.data_str("alt").unwrap_or_default();
@@ -428,9 +430,12 @@ impl Renderer<'_> {
         self.push("</figure>");
     }
 
-    /// The URL and dimensions of an image reference (a file of the space, or a URL).
+    /// The URL and dimensions of an image reference (a file of the space, or a URL). A `url`
+    /// holding a path is a file that matched nothing when it was written (an import's missing
+    /// image): relative to the page's URL it would load nothing, so there is no image to show.
     fn image_source(&self, reference: Option<&Value>) -> Option<FileTarget> {
         match ContentRef::from_value(reference?)? {
+            ContentRef::Url { url } if quire_content::is_unresolved_path(&url) => None,
             ContentRef::Url { url } => safe_image_url(&url).map(|url| FileTarget {
                 url: url.to_owned(),
                 ..FileTarget::default()
@@ -482,6 +487,7 @@ impl Renderer<'_> {
     fn file(&mut self, node: &Node) {
         let target = match node.data_value("ref").and_then(ContentRef::from_value) {
             Some(ContentRef::File { file, space }) => self.resolver.file(&file, space.as_deref()),
+            Some(ContentRef::Url { url }) if quire_content::is_unresolved_path(&url) => None,
             Some(ContentRef::Url { url }) => safe_url(&url).map(|url| FileTarget {
                 url: url.to_owned(),
                 name: url.rsplit('/').next().unwrap_or(url).to_owned(),

@@ -292,6 +292,32 @@ fn images_with_dimensions_alt_and_captions() {
     );
 }
 
+/// An import keeps the path of an image whose file was missing (`../.gitbook/assets/x.gif`):
+/// taken relative to the page's URL it would load nothing (a 404 for every reader), so the
+/// image is left out and its caption kept; a file card likewise.
+#[test]
+fn images_and_files_whose_path_matched_nothing_are_left_out() {
+    let caption = json!([{"object": "fragment", "fragment": "caption", "nodes": [paragraph(json!([text("Line height")]))]}]);
+    let html = from_json(json!([
+        {"object": "block", "type": "images", "nodes": [
+            {"object": "block", "type": "image", "isVoid": true, "data": {"ref": {"kind": "url", "url": "../.gitbook/assets/line height.gif"}, "alt": "demo"}, "fragments": caption}
+        ]},
+        paragraph(json!([text("See "), {"object": "inline", "type": "inline-image", "isVoid": true,
+            "data": {"ref": {"kind": "url", "url": "../../.gitbook/assets/missing.png"}, "alt": "icon"}}, text(".")])),
+        {"object": "block", "type": "file", "isVoid": true, "data": {"ref": {"kind": "url", "url": "assets/missing.pdf"}}}
+    ]));
+    assert!(
+        !html.contains("<img") && !html.contains("gitbook") && !html.contains("href"),
+        "{html}"
+    );
+    assert!(html.contains("Line height"), "{html}");
+    // Absolute URLs are still images.
+    let html = from_json(
+        json!([{"object": "block", "type": "image", "isVoid": true, "data": {"ref": {"kind": "url", "url": "https://x.example/a.png"}}}]),
+    );
+    assert!(html.contains("<img src=\"https://x.example/a.png\""), "{html}");
+}
+
 #[test]
 fn files_embeds_and_content_refs_are_links() {
     assert_eq!(

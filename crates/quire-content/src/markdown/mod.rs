@@ -16,7 +16,9 @@
 //! - soft line breaks (they become spaces), whitespace at the edges of a line or of a bold,
 //!   italic or strikethrough span, empty paragraphs, unknown marks;
 //! - table header formatting (GitBook column titles are plain text), non-text columns (written as
-//!   text), several blocks in one cell (joined with `<br>`), views other than a grid with a
+//!   text), blocks in one cell other than paragraphs and lists of one-paragraph items (those are
+//!   written as GitBook does, `<p>`, `<ul>`/`<ol>` and `<li>`; others are joined with `<br>`),
+//!   views other than a grid with a
 //!   header, column widths;
 //! - image captions' formatting (captions are plain text in `<figcaption>`), `images` options
 //!   other than `align`;

@@ -35,6 +35,128 @@ pub(crate) fn convert_inlines<'a>(
     }
 }
 
+/// The blocks of a GFM table cell. A cell holds only inline content, so GitBook writes a cell
+/// of several paragraphs or a list as inline HTML (`<p>a</p><p>b</p>`, `<ul><li>x</li></ul>`):
+/// those tags become paragraphs and lists here instead of literal text. A cell without them is
+/// one paragraph, as before.
+pub(crate) fn convert_cell_blocks<'a>(parent: &'a AstNode<'a>, directives: &Directives) -> Vec<Node> {
+    let structural = |node: &'a AstNode<'a>| match &node.data.borrow().value {
+        NodeValue::HtmlInline(raw) => html::parse_tag(raw.trim())
+            .filter(|tag| matches!(tag.name.as_str(), "p" | "ul" | "ol" | "li"))
+            .map(|tag| (tag.name.clone(), tag.closing)),
+        _ => None,
+    };
+    if !parent.children().any(|child| structural(child).is_some()) {
+        return vec![Node::paragraph(convert_inlines(parent, directives, false).nodes)];
+    }
+    let mut cell = CellBlocks {
+        builder: Builder::new(directives, Vec::new(), false),
+        root: Vec::new(),
+        stack: Vec::new(),
+    };
+    for child in parent.children() {
+        match structural(child) {
+            Some((name, closing)) => {
+                cell.flush();
+                match (name.as_str(), closing) {
+                    ("ul" | "ol", false) => cell.stack.push(CellFrame::List {
+                        ordered: name == "ol",
+                        items: Vec::new(),
+                    }),
+                    ("ul" | "ol", true) => cell.close_list(),
+                    ("li", false) => {
+                        cell.close_item();
+                        cell.open_item();
+                    }
+                    ("li", true) => cell.close_item(),
+                    _ => {}
+                }
+            }
+            None => cell.builder.visit(child),
+        }
+    }
+    cell.flush();
+    while !cell.stack.is_empty() {
+        cell.close_list();
+    }
+    cell.root
+}
+
+/// An open list or list item of a table cell (see [`convert_cell_blocks`]).
+enum CellFrame {
+    List { ordered: bool, items: Vec<Node> },
+    Item { blocks: Vec<Node> },
+}
+
+struct CellBlocks<'d> {
+    builder: Builder<'d>,
+    root: Vec<Node>,
+    stack: Vec<CellFrame>,
+}
+
+impl CellBlocks<'_> {
+    /// Where a finished block goes: the open item, else the cell (text directly inside a list
+    /// gets an item of its own, as a browser would show it).
+    fn push_block(&mut self, block: Node) {
+        if matches!(self.stack.last(), Some(CellFrame::List { .. })) {
+            self.open_item();
+        }
+        match self.stack.last_mut() {
+            Some(CellFrame::Item { blocks }) => blocks.push(block),
+            _ => self.root.push(block),
+        }
+    }
+
+    /// Ends the paragraph being built, if it holds anything.
+    fn flush(&mut self) {
+        let items = std::mem::take(&mut self.builder.items);
+        let blank = items
+            .iter()
+            .all(|node| node.is_text() && node.leaves().iter().all(|leaf| leaf.text.trim().is_empty()));
+        if !blank {
+            self.push_block(Node::paragraph(normalize_inline_content(items)));
+        }
+    }
+
+    fn open_item(&mut self) {
+        if !matches!(self.stack.last(), Some(CellFrame::List { .. })) {
+            // An `<li>` outside any list: a bulleted list of its own.
+            self.stack.push(CellFrame::List {
+                ordered: false,
+                items: Vec::new(),
+            });
+        }
+        self.stack.push(CellFrame::Item { blocks: Vec::new() });
+    }
+
+    fn close_item(&mut self) {
+        if let Some(CellFrame::Item { .. }) = self.stack.last() {
+            let Some(CellFrame::Item { mut blocks }) = self.stack.pop() else {
+                return;
+            };
+            if blocks.is_empty() {
+                blocks.push(Node::paragraph(normalize_inline_content(Vec::new())));
+            }
+            if let Some(CellFrame::List { items, .. }) = self.stack.last_mut() {
+                items.push(Node::block("list-item", JsonMap::new(), blocks));
+            }
+        }
+    }
+
+    fn close_list(&mut self) {
+        self.close_item();
+        if let Some(CellFrame::List { .. }) = self.stack.last() {
+            let Some(CellFrame::List { ordered, items }) = self.stack.pop() else {
+                return;
+            };
+            if !items.is_empty() {
+                let list_type = if ordered { "list-ordered" } else { "list-unordered" };
+                self.push_block(Node::block(list_type, JsonMap::new(), items));
+            }
+        }
+    }
+}
+
 struct Builder<'d> {
     directives: &'d Directives,
     items: Vec<Node>,

@@ -5,7 +5,8 @@
 //! name of a fragment of the block holding the cell's content. A GFM table maps to a `grid` view
 //! of `text` columns: header cells become column titles (plain text: GitBook titles have no
 //! formatting), the delimiter row gives `textAlignment`, and every non-empty body cell becomes
-//! a fragment with one paragraph. Ids are positional (`c0`, `r0`, `r0c0`) so the conversion is
+//! a fragment with one paragraph (or, when GitBook wrote it with `<p>`, `<ul>`, `<ol>` and `<li>`
+//! tags, the paragraphs and lists they make). Ids are positional (`c0`, `r0`, `r0c0`) so the conversion is
 //! deterministic. Rendering writes any table as GFM: non-text columns (numbers, checkboxes,
 //! selects, references, files) render as their text, and hard breaks as `<br>`.
 
@@ -13,7 +14,7 @@ use comrak::nodes::{AstNode, NodeValue, TableAlignment};
 use serde_json::{Value, json};
 
 use super::directives::Directives;
-use super::parse_inline::convert_inlines;
+use super::parse_inline::{convert_cell_blocks, convert_inlines};
 use super::render_inline::{InlineMode, Renderer, escape_text};
 use crate::document::{Fragment, JsonMap, Node, TableView};
 use crate::text::plain_text_of_nodes;
@@ -37,22 +38,28 @@ pub(crate) fn from_comrak<'a>(node: &'a AstNode<'a>, directives: &Directives) ->
             let Some(column_id) = column_ids.get(column) else {
                 break;
             };
-            let content = convert_inlines(cell, directives, false).nodes;
-            if header {
-                let alignment = match alignments.get(column) {
-                    Some(TableAlignment::Center) => "center",
-                    Some(TableAlignment::Right) => "right",
-                    _ => "left",
-                };
-                definition.insert(
-                    column_id.clone(),
-                    json!({"id": column_id, "title": plain_text_of_nodes(&content), "type": "text", "textAlignment": alignment}),
-                );
-            } else if !is_empty_content(&content) {
-                let name = format!("{record_id}{column_id}");
-                values.insert(column_id.clone(), Value::String(name.clone()));
-                fragments.push(Fragment::new(&name, None, vec![Node::paragraph(content)]));
+            if !header {
+                let blocks = convert_cell_blocks(cell, directives);
+                if !blocks
+                    .iter()
+                    .all(|block| block.node_type() == "paragraph" && is_empty_content(block.children()))
+                {
+                    let name = format!("{record_id}{column_id}");
+                    values.insert(column_id.clone(), Value::String(name.clone()));
+                    fragments.push(Fragment::new(&name, None, blocks));
+                }
+                continue;
             }
+            let content = convert_inlines(cell, directives, false).nodes;
+            let alignment = match alignments.get(column) {
+                Some(TableAlignment::Center) => "center",
+                Some(TableAlignment::Right) => "right",
+                _ => "left",
+            };
+            definition.insert(
+                column_id.clone(),
+                json!({"id": column_id, "title": plain_text_of_nodes(&content), "type": "text", "textAlignment": alignment}),
+            );
         }
         if !header {
             records.insert(
@@ -156,6 +163,25 @@ fn cell(table: &TableView<'_>, column_type: Option<&str>, value: &Value, rendere
     let cell_renderer = renderer.with_mode(InlineMode::TableCell);
     match (column_type, value) {
         (Some("text") | None, Value::String(name)) => match table.fragment(name) {
+            Some(fragment) if html_cell(&fragment.nodes) => fragment
+                .nodes
+                .iter()
+                .map(|block| match block.node_type() {
+                    "paragraph" => format!("<p>{}</p>", cell_renderer.inlines(block.children())),
+                    list => {
+                        let tag = if list == "list-ordered" { "ol" } else { "ul" };
+                        let items: String = block
+                            .children()
+                            .iter()
+                            .flat_map(|item| item.children())
+                            .map(|paragraph| {
+                                format!("<li>{}</li>", cell_renderer.inlines(paragraph.children()))
+                            })
+                            .collect();
+                        format!("<{tag}>{items}</{tag}>")
+                    }
+                })
+                .collect(),
             Some(fragment) => fragment
                 .nodes
                 .iter()
@@ -193,6 +219,26 @@ fn cell(table: &TableView<'_>, column_type: Option<&str>, value: &Value, rendere
         }
         (_, value) => escape_text(&scalar_text(value), InlineMode::TableCell),
     }
+}
+
+/// Whether a cell is written with the HTML tags GitBook uses for cells of several blocks
+/// (`<p>`, `<ul>`, `<ol>`, `<li>`), which parse back to the same blocks: it holds a list, or
+/// several paragraphs, and every list item is one paragraph. Other cells are written inline.
+fn html_cell(blocks: &[Node]) -> bool {
+    let simple_list = |block: &Node| {
+        matches!(block.node_type(), "list-unordered" | "list-ordered")
+            && block.data.as_ref().is_none_or(JsonMap::is_empty)
+            && block.children().iter().all(|item| {
+                item.node_type() == "list-item"
+                    && item.data.as_ref().is_none_or(JsonMap::is_empty)
+                    && matches!(item.children(), [paragraph] if paragraph.node_type() == "paragraph")
+            })
+    };
+    let has_list = blocks.iter().any(simple_list);
+    (has_list || blocks.len() > 1)
+        && blocks
+            .iter()
+            .all(|block| block.node_type() == "paragraph" || simple_list(block))
 }
 
 fn scalar_text(value: &Value) -> String {
