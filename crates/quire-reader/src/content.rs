@@ -79,6 +79,31 @@ struct Renderer<'a> {
     top_heading: u8,
 }
 
+/// The anchor GitBook gives a heading: its text lowercased, spaces as dashes, letters, digits,
+/// `.`, `_` and `-` kept, anything else dropped, `id-` before a leading digit
+/// (`1. Set up (V2)` is `id-1.-set-up-v2`).
+fn gitbook_anchor(title: &str) -> String {
+    let mut out = String::with_capacity(title.len());
+    for character in title.trim().chars().flat_map(char::to_lowercase) {
+        if character.is_whitespace() || character == '-' {
+            if !out.ends_with('-') {
+                out.push('-');
+            }
+        } else if character.is_alphanumeric() || character == '.' || character == '_' {
+            out.push(character);
+        }
+        if out.len() >= 200 {
+            break;
+        }
+    }
+    let out = out.trim_matches('-');
+    if out.starts_with(|c: char| c.is_ascii_digit()) {
+        format!("id-{out}")
+    } else {
+        out.to_owned()
+    }
+}
+
 fn heading_level(node_type: &str) -> Option<u8> {
     match node_type {
         "heading-1" => Some(1),
@@ -321,6 +346,20 @@ impl Renderer<'_> {
         let anchor = self.unique_id(&wanted);
         let tag = level + 1;
         let _ = write!(self.out, "<h{tag} id=\"{}\">", esc(&anchor));
+        // GitBook's own anchor of the heading, where it differs, so that links written for a
+        // site published by GitBook (imported content, links from elsewhere) still land here.
+        let alias = gitbook_anchor(&title);
+        if node.data_str("id").is_none_or(str::is_empty)
+            && !alias.is_empty()
+            && alias != anchor
+            && self.used_ids.insert(alias.clone())
+        {
+            let _ = write!(
+                self.out,
+                "<span class=\"anchor-alias\" id=\"{}\"></span>",
+                esc(&alias)
+            );
+        }
         self.inlines(node.children());
         let _ = write!(
             self.out,

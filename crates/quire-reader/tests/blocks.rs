@@ -511,3 +511,20 @@ fn content_cannot_inject_markup_or_script() {
     assert!(!html.to_ascii_lowercase().contains("javascript"), "{html}");
     assert!(!html.contains("<i>") && !html.contains("<b>"), "{html}");
 }
+
+#[test]
+fn headings_also_answer_to_gitbooks_anchors() {
+    let html = from_markdown(
+        "## 1. Create a Vue 3 App\n\nText.\n\n## Set Up the Proxy Server (V2 Auth)\n\n## Vue.js guide\n",
+    );
+    assert!(
+        html.contains("<h2 id=\"1-create-a-vue-3-app\"><span class=\"anchor-alias\" id=\"id-1.-create-a-vue-3-app\"></span>"),
+        "{html}"
+    );
+    assert!(html.contains("id=\"vue.js-guide\""), "{html}");
+    assert_eq!(
+        html.matches("anchor-alias").count(),
+        2,
+        "none where GitBook's anchor is ours: {html}"
+    );
+}
