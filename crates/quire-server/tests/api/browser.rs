@@ -573,13 +573,7 @@ async fn browser_sees_an_adaptive_section_only_with_the_claim() {
     app.patch(&owner, &base, json!({"adaptiveContent": {"enabled": true}}))
         .await
         .expect(200);
-    let secret = app
-        .get(&owner, &format!("{base}/publishing/auth"))
-        .await
-        .expect(200)["privateKey"]
-        .as_str()
-        .expect("a key")
-        .to_string();
+    let secret = crate::reader::visitor_key(&app, &owner, &base).await;
     let beta_token = crate::reader::visitor_token(&secret, &site, json!({"isBeta": true}));
     let plain_token = crate::reader::visitor_token(&secret, &site, json!({"isBeta": false}));
     let section_path = format!("/s/handbook/{}/", section["path"].as_str().expect("a path"));
@@ -678,13 +672,7 @@ async fn browser_is_sent_to_sign_in_on_a_visitor_auth_site_and_let_in_with_a_tok
     app.patch(&owner, &base, json!({"visibility": "visitor-auth"}))
         .await
         .expect(200);
-    let secret = app
-        .get(&owner, &format!("{base}/publishing/auth"))
-        .await
-        .expect(200)["privateKey"]
-        .as_str()
-        .expect("a key")
-        .to_string();
+    let secret = crate::reader::visitor_key(&app, &owner, &base).await;
     let token = crate::reader::visitor_token(&secret, &site, json!({}));
     let forged = crate::reader::visitor_token("another-key", &site, json!({}));
     // The sign-in backend: here the server's own health check stands for it.

@@ -68,6 +68,17 @@ pub(crate) fn id(v: &Value) -> String {
         .to_string()
 }
 
+/// The key a site's visitor tokens are signed with, as its admin reads it (`base`: the site's
+/// API path).
+pub(crate) async fn visitor_key(app: &TestApp, admin: &TestUser, base: &str) -> String {
+    app.get(admin, &format!("{base}/publishing/auth"))
+        .await
+        .expect(200)["privateKey"]
+        .as_str()
+        .expect("a key")
+        .to_string()
+}
+
 /// A visitor token for `site`, signed with `key`.
 pub(crate) fn visitor_token(key: &str, aud: &str, claims: Value) -> String {
     let mut payload = claims;
@@ -488,13 +499,7 @@ async fn reader_visibility_share_links_and_visitor_tokens() {
     let signin = browser.get("/s/handbook/").await;
     assert_eq!(signin.status, 401);
     assert!(!signin.body.contains("Hello readers."), "nothing of the content");
-    let secret = app
-        .get(&owner, &format!("{base}/publishing/auth"))
-        .await
-        .expect(200)["privateKey"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let secret = visitor_key(&app, &owner, &base).await;
     let token = visitor_token(&secret, &site, json!({}));
     let entered = browser.get(&format!("/s/handbook/?jwt_token={token}")).await;
     assert_eq!(entered.status, 303);
@@ -676,13 +681,7 @@ async fn reader_adaptive_sections_and_hostnames() {
             .contains("preview")
     );
 
-    let secret = app
-        .get(&owner, &format!("{base}/publishing/auth"))
-        .await
-        .expect(200)["privateKey"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let secret = visitor_key(&app, &owner, &base).await;
     let cookie = format!(
         "quire_visitor={}",
         visitor_token(&secret, &site, json!({"isBeta": true}))

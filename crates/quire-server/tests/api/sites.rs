@@ -704,13 +704,7 @@ async fn published_follows_visibility_claims_share_links_and_visitor_tokens() {
         .expect(200);
     assert_eq!(live["published"], true);
 
-    let key = app
-        .get(&owner, &format!("{base}/publishing/auth"))
-        .await
-        .expect(200)["privateKey"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let key = crate::reader::visitor_key(&app, &owner, &base).await;
     let sections_seen = |body: &Value| -> Vec<String> {
         let mut out = Vec::new();
         for item in body["structure"]["structure"].as_array().unwrap() {
