@@ -385,10 +385,7 @@ pub(super) async fn serve(app: App, req: Request, target: Target) -> Response {
             let layout = Layout::new(&p, &key.shown, &target.root);
             let absolute_root = match &target.key {
                 SiteKey::Path(_) | SiteKey::Space(_) => format!("{}{}", app.urls.base(), target.root),
-                SiteKey::Host(host) => {
-                    let scheme = if app.reader.secure { "https" } else { "http" };
-                    format!("{scheme}://{host}/")
-                }
+                SiteKey::Host(host) => format!("{}/", host_origin(&app, host)),
             };
             let request = Rendering {
                 app: app.clone(),
@@ -439,10 +436,7 @@ async fn space_redirect(app: &App, target: &Target, path: &str) -> Response {
         site_spaces: vec![true; p.tree.site_spaces.len()],
     };
     let (origin, root) = match &p.site.hostname {
-        Some(host) => {
-            let scheme = if app.reader.secure { "https" } else { "http" };
-            (format!("{scheme}://{host}"), "/".to_string())
-        }
+        Some(host) => (host_origin(app, host), "/".to_string()),
         None => (
             String::new(),
             format!("/s/{}/", p.site.basename.as_deref().unwrap_or(&p.site.id)),
@@ -477,6 +471,12 @@ fn overlay(base: &mut serde_json::Value, over: &serde_json::Value) {
         }
         (base, over) => *base = over.clone(),
     }
+}
+
+/// A site's origin on its own hostname, with the scheme the public URL has.
+fn host_origin(app: &App, host: &str) -> String {
+    let scheme = if app.reader.secure { "https" } else { "http" };
+    format!("{scheme}://{host}")
 }
 
 fn hash_of(text: &str) -> u64 {
