@@ -65,6 +65,18 @@ pub struct AppInner {
     pub reader: crate::reader::ReaderState,
 }
 
+impl AppInner {
+    /// How full each of the process's caches is.
+    pub fn cache_sizes(&self) -> Vec<quire_store::stamped::CacheSize> {
+        let mut sizes = self.store.content.sizes();
+        sizes.extend(self.store.cache_sizes());
+        sizes.push(self.lists.size("lists", "bytes"));
+        sizes.push(self.published_bodies.size());
+        sizes.extend(self.reader.sizes());
+        sizes
+    }
+}
+
 impl Deref for App {
     type Target = AppInner;
 
@@ -298,7 +310,7 @@ async fn readyz(State(app): State<App>) -> Response {
 async fn metrics(State(app): State<App>) -> impl IntoResponse {
     (
         [(axum::http::header::CONTENT_TYPE, "text/plain; version=0.0.4")],
-        app.metrics.render(),
+        app.metrics.render(&app.cache_sizes()),
     )
 }
 

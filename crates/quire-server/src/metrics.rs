@@ -5,6 +5,8 @@ use std::fmt::Write as _;
 use std::sync::Mutex;
 use std::time::Duration;
 
+use quire_store::stamped::CacheSize;
+
 /// Upper bounds of the latency histogram buckets, in seconds.
 const BUCKETS: [f64; 12] = [
     0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0,
@@ -48,8 +50,9 @@ impl Metrics {
         }
     }
 
-    /// The Prometheus text exposition of everything recorded so far.
-    pub fn render(&self) -> String {
+    /// The Prometheus text exposition of everything recorded so far, and of how full the
+    /// process's caches are.
+    pub fn render(&self, caches: &[CacheSize]) -> String {
         let routes = self.routes.lock().unwrap_or_else(|p| p.into_inner());
         let mut keys: Vec<&RouteKey> = routes.keys().collect();
         keys.sort();
@@ -91,7 +94,40 @@ impl Metrics {
                 stats.count
             );
         }
+        render_caches(&mut out, caches);
         out
+    }
+}
+
+/// The caches' gauges: what they hold (items, and weight in their unit) against their capacity.
+fn render_caches(out: &mut String, caches: &[CacheSize]) {
+    let gauges: [(&str, &str, fn(&CacheSize) -> u64); 3] = [
+        ("quire_cache_items", "Entries held by an in-memory cache.", |c| {
+            c.items as u64
+        }),
+        (
+            "quire_cache_weight",
+            "What an in-memory cache holds, in its unit (bytes, or page entries of trees).",
+            |c| c.weight,
+        ),
+        (
+            "quire_cache_capacity",
+            "The most an in-memory cache holds, in its unit.",
+            |c| c.capacity,
+        ),
+    ];
+    for (name, help, value) in gauges {
+        let _ = writeln!(out, "# HELP {name} {help}");
+        let _ = writeln!(out, "# TYPE {name} gauge");
+        for cache in caches {
+            let _ = writeln!(
+                out,
+                "{name}{{cache=\"{}\",unit=\"{}\"}} {}",
+                cache.name,
+                cache.unit,
+                value(cache)
+            );
+        }
     }
 }
 

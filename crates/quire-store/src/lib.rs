@@ -126,6 +126,18 @@ pub struct StoreInner {
     pub reader_sites: crate::reader::ReaderCache,
 }
 
+impl StoreInner {
+    /// How full the caches of reads kept while the database has not changed are (entries).
+    pub fn cache_sizes(&self) -> Vec<stamped::CacheSize> {
+        vec![
+            self.orgs.entries.size("orgs", "entries"),
+            self.spaces.entries.size("spaces", "entries"),
+            self.published_sites.entries.size("published_sites", "entries"),
+            self.reader_sites.sites.size("reader_sites", "entries"),
+        ]
+    }
+}
+
 impl Deref for Store {
     type Target = StoreInner;
 

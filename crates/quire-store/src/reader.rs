@@ -30,7 +30,7 @@ pub type SiteRef = (String, String);
 /// Which site a key names, kept while the database has not changed (absent answers too, so a
 /// request on an unknown host costs no read).
 pub struct ReaderCache {
-    sites: StampedCache<SiteKey, Option<SiteRef>>,
+    pub(crate) sites: StampedCache<SiteKey, Option<SiteRef>>,
 }
 
 impl Default for ReaderCache {

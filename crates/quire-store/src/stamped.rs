@@ -121,3 +121,51 @@ where
         Ok(found)
     }
 }
+
+impl<K, V, W> StampedCache<K, V, W>
+where
+    K: Eq + Hash + Clone + Send + Sync + 'static,
+    V: Clone + Send + Sync + 'static,
+    W: quick_cache::Weighter<K, Arc<Entry<V>>> + Clone + Send + Sync + 'static,
+{
+    /// How full the cache is, for the metrics (weights in `unit`).
+    pub fn size(&self, name: &'static str, unit: &'static str) -> CacheSize {
+        CacheSize::of(name, unit, &self.entries)
+    }
+}
+
+/// How full one of the process's caches is: `/metrics` shows it, so that an operator can see
+/// where the server's memory goes.
+#[derive(Clone, Debug)]
+pub struct CacheSize {
+    pub name: &'static str,
+    /// What `weight` and `capacity` count: `bytes`, or `entries` (page entries of trees).
+    pub unit: &'static str,
+    pub items: usize,
+    pub weight: u64,
+    pub capacity: u64,
+}
+
+impl CacheSize {
+    /// The size of a quick_cache cache.
+    pub fn of<K, V, W, B, L>(
+        name: &'static str,
+        unit: &'static str,
+        cache: &quick_cache::sync::Cache<K, V, W, B, L>,
+    ) -> CacheSize
+    where
+        K: Eq + Hash,
+        V: Clone,
+        W: quick_cache::Weighter<K, V> + Clone,
+        B: std::hash::BuildHasher + Clone,
+        L: quick_cache::Lifecycle<K, V> + Clone,
+    {
+        CacheSize {
+            name,
+            unit,
+            items: cache.len(),
+            weight: cache.weight(),
+            capacity: cache.capacity(),
+        }
+    }
+}

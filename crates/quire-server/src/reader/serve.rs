@@ -55,6 +55,17 @@ pub struct ReaderState {
     /// What a visitor without claims sees, by published load: the same for every such visitor,
     /// and computing it compares every site space with every section.
     shown_without_claims: quick_cache::sync::Cache<u64, Arc<Shown>>,
+    /// Answers being made at once (see [`render_permits`]).
+    renders: tokio::sync::Semaphore,
+}
+
+/// How many answers are made at once: twice the processors, so that one waiting for the
+/// database does not leave a processor idle. Making one is CPU work (templates, highlighting)
+/// with a few megabytes of short-lived memory (the parsed document, the sidebar, the HTML):
+/// 64 visitors on pages nobody had asked for yet made 64 at once, no sooner in all on two
+/// processors, and left the allocator about 30 MB larger (bench/ANALYSIS.md).
+fn render_permits() -> usize {
+    std::thread::available_parallelism().map_or(2, |n| n.get()) * 2
 }
 
 /// Page tree entries kept at most (a 10,000-page space is 10,000).
@@ -94,7 +105,18 @@ impl ReaderState {
             nav_trees: quick_cache::sync::Cache::with_weighter(1_000, NAV_ENTRIES, NavWeight),
             answers: quick_cache::sync::Cache::with_weighter(4_096, ANSWER_BYTES, AnswerWeight),
             shown_without_claims: quick_cache::sync::Cache::new(1_000),
+            renders: tokio::sync::Semaphore::new(render_permits()),
         }
+    }
+
+    /// How full the reader's caches are.
+    pub fn sizes(&self) -> Vec<quire_store::stamped::CacheSize> {
+        use quire_store::stamped::CacheSize;
+        vec![
+            CacheSize::of("reader_nav_trees", "entries", &self.nav_trees),
+            CacheSize::of("reader_answers", "bytes", &self.answers),
+            CacheSize::of("reader_shown", "entries", &self.shown_without_claims),
+        ]
     }
 
     /// Whether `host` is the host of the public URL (the API's own).
@@ -145,7 +167,7 @@ impl Answer {
             .filter(|packed| packed.len() < body.len());
         let (body, gzipped) = match packed {
             Some(packed) => (packed, true),
-            None => (Bytes::from(body), false),
+            None => (crate::encoding::kept(body.into_bytes()), false),
         };
         Answer {
             status,
@@ -380,6 +402,18 @@ pub(super) async fn serve(app: App, req: Request, target: Target) -> Response {
     let answer = match cached {
         Some(answer) => answer,
         None => {
+            // The semaphore is never closed; were it, rendering unthrottled is still right.
+            let _permit = app.reader.renders.acquire().await.ok();
+            // Another request may have made the same answer while this one waited.
+            let made = (!is_search).then(|| app.reader.answers.get(&key)).flatten();
+            if let Some(answer) = made {
+                return respond(
+                    &answer,
+                    &asked,
+                    private,
+                    p.site.visibility != SiteVisibility::Public,
+                );
+            }
             // Only to render: where the site spaces are served costs more than a cached
             // answer (a site of 60 site spaces: 60 URLs and their aliases, per request).
             let layout = Layout::new(&p, &key.shown, &target.root);

@@ -137,6 +137,15 @@ async fn health_readiness_metrics_and_request_ids() {
         "{metrics}"
     );
     assert!(metrics.contains("quire_http_request_duration_seconds_bucket"));
+    // How full the caches are, each against its capacity.
+    for cache in ["content_pages", "reader_answers", "lists", "spaces"] {
+        let unit = if cache == "spaces" { "entries" } else { "bytes" };
+        for gauge in ["items", "weight", "capacity"] {
+            let line = format!("quire_cache_{gauge}{{cache=\"{cache}\",unit=\"{unit}\"}} ");
+            assert!(metrics.contains(&line), "{line} in {metrics}");
+        }
+    }
+    assert!(metrics.contains("quire_cache_capacity{cache=\"reader_answers\",unit=\"bytes\"} 33554432"));
 }
 
 #[tokio::test]

@@ -10,7 +10,7 @@ use crate::content::{PNG, space_with_cr};
 use crate::support::{TestApp, TestUser};
 
 /// How soon a write through one process must show on another (PostgreSQL notifies the others;
-/// SQLite's other processes see the database's version change on their next read).
+/// SQLite's other processes see the database's version change within a millisecond).
 const WITHIN: Duration = Duration::from_secs(1);
 
 /// Reads `path` through `app` until `done` holds, and answers how long that took.

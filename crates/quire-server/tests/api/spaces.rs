@@ -771,7 +771,7 @@ async fn wait_for_stamp(app: &TestApp, done: impl Fn(Option<quire_server::db::St
 }
 
 /// Runs `sql` in a write transaction of another process on the server's database (a second
-/// server, `quire admin`), then waits until the server has heard of it: at once on SQLite,
+/// server, `quire admin`), then waits until the server has heard of it: within a millisecond on SQLite,
 /// by PostgreSQL's notification otherwise.
 async fn write_from_another_process(app: &TestApp, sql: &'static str, params: Vec<String>) {
     wait_for_stamp(app, |s| s.is_some(), "this process never started listening").await;

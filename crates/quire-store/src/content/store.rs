@@ -195,6 +195,17 @@ where
 }
 
 impl ContentCache {
+    /// How full each cache is (documents weigh ten times their JSON, see `DocWeight`).
+    pub fn sizes(&self) -> Vec<crate::stamped::CacheSize> {
+        use crate::stamped::CacheSize;
+        vec![
+            CacheSize::of("content_trees", "entries", &self.trees),
+            CacheSize::of("content_documents", "bytes", &self.documents),
+            CacheSize::of("content_rendered", "bytes", &self.rendered),
+            CacheSize::of("content_pages", "bytes", &self.pages),
+        ]
+    }
+
     /// Holds parsed documents of a space until [`ContentCache::unpin`] with the keys returned.
     pub fn pin(
         &self,

@@ -3,7 +3,8 @@
 
 use std::path::Path;
 use std::sync::Mutex;
-use std::time::Duration;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 use rusqlite::types::{ToSqlOutput, ValueRef};
 use rusqlite::{Connection, OpenFlags, ToSql};
@@ -14,6 +15,14 @@ use super::{Conn, DbError, Dialect, Row, Value};
 /// Readers kept open when idle; more are opened under load and closed when returned.
 const IDLE_READERS: usize = 16;
 
+/// How often, at most, `PRAGMA data_version` is asked. This process's own writes move the
+/// generation as they commit (`Db::write_until`); the pragma only tells of other processes'
+/// (`quire admin` beside a server), which are then seen within this interval, as PostgreSQL's
+/// are when their notification arrives. Asked on every request it took a mutex, SQLite's
+/// shared lock and `fcntl` calls per cached answer: the largest part of a cached reader page
+/// after the kernel's (bench/ANALYSIS.md).
+const OBSERVE_EVERY: Duration = Duration::from_millis(1);
+
 pub struct SqliteDb {
     path: std::path::PathBuf,
     writer: Mutex<SqliteConn>,
@@ -21,6 +30,9 @@ pub struct SqliteDb {
     /// A connection of its own for `PRAGMA data_version`, which tells of commits made by every
     /// other connection since its previous call, with the version it last returned.
     watch: Mutex<(SqliteConn, Option<i64>)>,
+    /// When `data_version` was last asked, in microseconds since `opened`.
+    observed_at: AtomicU64,
+    opened: Instant,
 }
 
 pub struct SqliteConn(Connection);
@@ -38,13 +50,29 @@ impl SqliteDb {
             writer: Mutex::new(writer),
             readers: Mutex::new(Vec::new()),
             watch: Mutex::new((watch, None)),
+            observed_at: AtomicU64::new(0),
+            opened: Instant::now(),
         })
     }
 
     /// Moves `changes` on when any other connection, of this process or another, has committed
-    /// since the previous call. The lock is held until `changes` has moved, so that a caller
-    /// that finds nothing new behind another that found something sees its bump.
+    /// since the previous call, asking at most once per [`OBSERVE_EVERY`]. The lock is held
+    /// until `changes` has moved, so that a caller that finds nothing new behind another that
+    /// found something sees its bump.
     pub fn observe(&self, changes: &Changes) -> Result<(), DbError> {
+        let now = self.opened.elapsed().as_micros() as u64;
+        let last = self.observed_at.load(Ordering::Relaxed);
+        // The first call (last = 0) always asks; afterwards one caller per interval does.
+        if last != 0 && now.saturating_sub(last) < OBSERVE_EVERY.as_micros() as u64 {
+            return Ok(());
+        }
+        if self
+            .observed_at
+            .compare_exchange(last, now.max(1), Ordering::Relaxed, Ordering::Relaxed)
+            .is_err()
+        {
+            return Ok(());
+        }
         let mut watch = self.watch.lock().unwrap_or_else(|p| p.into_inner());
         let version: i64 = watch
             .0

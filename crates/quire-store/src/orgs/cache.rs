@@ -19,7 +19,7 @@ pub struct OrgAccess {
 
 pub struct OrgCache {
     /// By (organization id, user id).
-    entries: StampedCache<(String, String), OrgAccess>,
+    pub(crate) entries: StampedCache<(String, String), OrgAccess>,
 }
 
 impl Default for OrgCache {

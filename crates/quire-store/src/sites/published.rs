@@ -239,7 +239,7 @@ type LastLoads = Arc<std::sync::Mutex<HashMap<(String, String), (Stamp, u64, u64
 
 /// Published views kept while the database has not changed, by (organization, site).
 pub struct PublishedCache {
-    entries: StampedCache<(String, String), Arc<Published>>,
+    pub(crate) entries: StampedCache<(String, String), Arc<Published>>,
     last: LastLoads,
 }
 

@@ -10,7 +10,7 @@ use crate::stamped::StampedCache;
 
 pub struct SpaceCache {
     /// By (space id, user id).
-    entries: StampedCache<(String, String), SpaceFor>,
+    pub(crate) entries: StampedCache<(String, String), SpaceFor>,
 }
 
 impl Default for SpaceCache {

@@ -72,7 +72,7 @@ pub(crate) async fn list_comments(
             };
             let bytes = serde_json::to_vec(&answer)
                 .map_err(|e| ApiError::internal(format!("cannot render comments: {e}")))?;
-            Ok::<_, ApiError>(Some(bytes::Bytes::from(bytes)))
+            Ok::<_, ApiError>(Some(crate::encoding::kept(bytes)))
         })
         .await?
         .ok_or_else(|| ApiError::internal("a comments page was not rendered"))?;

@@ -145,7 +145,7 @@ pub async fn list_pages(
             let mut out = Vec::with_capacity(opened.stored.tree.pages.len() * 900 + 64);
             serde_json::to_writer(&mut out, &pages)
                 .map_err(|e| ApiError::internal(format!("cannot render the page tree: {e}")))?;
-            Ok::<_, ApiError>(bytes::Bytes::from(out))
+            Ok::<_, ApiError>(crate::encoding::kept(out))
         };
         if !gzip {
             return app.content.rendered(key, render);
@@ -269,7 +269,7 @@ pub async fn get_page(
             let body = serde_json::to_vec(&json)
                 .map_err(|e| ApiError::internal(format!("cannot render the page: {e}")))?;
             if !gzip {
-                return Ok(bytes::Bytes::from(body));
+                return Ok(crate::encoding::kept(body));
             }
             crate::encoding::gzip(&body, crate::encoding::Effort::Fast)
                 .map_err(|e| ApiError::internal(format!("cannot compress the page: {e}")))

@@ -193,7 +193,7 @@ async fn search_space(
 
 fn to_bytes<T: Serialize>(value: &T) -> ApiResult<bytes::Bytes> {
     serde_json::to_vec(value)
-        .map(bytes::Bytes::from)
+        .map(crate::encoding::kept)
         .map_err(|e| ApiError::internal(format!("cannot render search results: {e}")))
 }
 

@@ -101,7 +101,7 @@ async fn get_published(
             let gzip = encoding::gzip(&plain, encoding::Effort::Fast)
                 .map_err(|e| ApiError::internal(format!("cannot compress a published site: {e}")))?;
             let body = Body {
-                plain: plain.into(),
+                plain: encoding::kept(plain),
                 gzip,
             };
             app.published_bodies.0.insert(key, body.clone());
@@ -131,6 +131,12 @@ pub struct Bodies(quick_cache::sync::Cache<(u64, Shown), Body, BodyWeight>);
 /// generation), so a few megabytes hold every visitor set of the live loads; more only kept
 /// dead generations and raised the bench's peak RSS by about 16 MB.
 const BODIES_BYTES: u64 = 4 << 20;
+
+impl Bodies {
+    pub fn size(&self) -> quire_store::stamped::CacheSize {
+        quire_store::stamped::CacheSize::of("published_bodies", "bytes", &self.0)
+    }
+}
 
 impl Default for Bodies {
     fn default() -> Self {
