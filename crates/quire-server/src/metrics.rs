@@ -99,9 +99,12 @@ impl Metrics {
     }
 }
 
+/// A gauge of each cache: its name, help, and value.
+type CacheGauge = (&'static str, &'static str, fn(&CacheSize) -> u64);
+
 /// The caches' gauges: what they hold (items, and weight in their unit) against their capacity.
 fn render_caches(out: &mut String, caches: &[CacheSize]) {
-    let gauges: [(&str, &str, fn(&CacheSize) -> u64); 3] = [
+    let gauges: [CacheGauge; 3] = [
         ("quire_cache_items", "Entries held by an in-memory cache.", |c| {
             c.items as u64
         }),

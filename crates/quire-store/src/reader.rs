@@ -113,7 +113,7 @@ pub fn load_document(
     space_id: &str,
     hash: &str,
 ) -> StoreResult<Arc<CachedDocument>> {
-    store::load_document(c, cache, space_id, hash)
+    store::shared_document(c, cache, space_id, hash)
 }
 
 /// The pages of `spaces` (the spaces of the site spaces a visitor sees) that match, at most

@@ -18,6 +18,7 @@
 //! `ETag` of its bytes.
 
 mod layout;
+mod pool;
 mod serve;
 
 use axum::extract::{Request, State};

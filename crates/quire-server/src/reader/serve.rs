@@ -57,13 +57,14 @@ pub struct ReaderState {
     shown_without_claims: quick_cache::sync::Cache<u64, Arc<Shown>>,
     /// Answers being made at once (see [`render_permits`]).
     renders: tokio::sync::Semaphore,
+    /// Where they are rendered.
+    pool: super::pool::RenderPool,
 }
 
-/// How many answers are made at once: twice the processors, so that one waiting for the
-/// database does not leave a processor idle. Making one is CPU work (templates, highlighting)
-/// with a few megabytes of short-lived memory (the parsed document, the sidebar, the HTML):
-/// 64 visitors on pages nobody had asked for yet made 64 at once, no sooner in all on two
-/// processors, and left the allocator about 30 MB larger (bench/ANALYSIS.md).
+/// How many answers are made at once (their documents read, then rendered on the
+/// [`RenderPool`](super::pool::RenderPool)): twice the processors, so that one waiting for the
+/// database does not leave a processor idle. 64 visitors on pages nobody had asked for yet
+/// made 64 at once, no sooner in all on two processors, each with its parsed document.
 fn render_permits() -> usize {
     std::thread::available_parallelism().map_or(2, |n| n.get()) * 2
 }
@@ -106,6 +107,7 @@ impl ReaderState {
             answers: quick_cache::sync::Cache::with_weighter(4_096, ANSWER_BYTES, AnswerWeight),
             shown_without_claims: quick_cache::sync::Cache::new(1_000),
             renders: tokio::sync::Semaphore::new(render_permits()),
+            pool: super::pool::RenderPool::new(),
         }
     }
 
@@ -1133,14 +1135,17 @@ impl Rendering {
         Ok(SearchResults { query, items })
     }
 
-    /// Renders off the async runtime (templates, highlighting, math).
+    /// Renders off the async runtime (templates, highlighting, math), on the render threads.
     async fn render(
         self,
         placed: Option<Placed>,
         opened: Option<(Arc<StoredTree>, Arc<NavTree>)>,
         what: What,
     ) -> Result<Answer, StoreError> {
-        tokio::task::spawn_blocking(move || self.render_now(placed, opened, what))
+        let app = self.app.clone();
+        app.reader
+            .pool
+            .run(move || self.render_now(placed, opened, what))
             .await
             .map_err(|e| StoreError::internal(format!("rendering a page: {e}")))
     }
