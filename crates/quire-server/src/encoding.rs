@@ -143,17 +143,13 @@ mod tests {
     fn kept_bytes_take_no_more_room_than_they_need() {
         let mut roomy = Vec::with_capacity(4096);
         roomy.extend_from_slice(b"six kilobytes of gzip");
-        let kept = kept(roomy);
-        assert_eq!(&kept[..], b"six kilobytes of gzip");
+        let copied = kept(roomy);
+        assert_eq!(&copied[..], b"six kilobytes of gzip");
         // A Bytes made from a Vec gives that Vec back, with the room it had.
-        assert_eq!(Vec::from(kept).capacity(), 21);
+        assert_eq!(Vec::from(copied).capacity(), 21);
         let mut snug = Vec::with_capacity(1000);
         snug.extend_from_slice(&[7u8; 990]);
-        assert_eq!(
-            Vec::from(super::kept(snug)).capacity(),
-            1000,
-            "little room: not copied"
-        );
+        assert_eq!(Vec::from(kept(snug)).capacity(), 1000, "little room: not copied");
         let packed = gzip(&b"a reader page ".repeat(1000), Effort::Fast).unwrap();
         let len = packed.len();
         assert!(Vec::from(packed).capacity() - len <= len / 16);

@@ -120,14 +120,7 @@ where
         }
         Ok(found)
     }
-}
 
-impl<K, V, W> StampedCache<K, V, W>
-where
-    K: Eq + Hash + Clone + Send + Sync + 'static,
-    V: Clone + Send + Sync + 'static,
-    W: quick_cache::Weighter<K, Arc<Entry<V>>> + Clone + Send + Sync + 'static,
-{
     /// How full the cache is, for the metrics (weights in `unit`).
     pub fn size(&self, name: &'static str, unit: &'static str) -> CacheSize {
         CacheSize::of(name, unit, &self.entries)
