@@ -564,3 +564,30 @@ async fn a_post_answers_what_a_read_gives() {
         .expect(200);
     assert_eq!(posted, read);
 }
+
+#[tokio::test]
+async fn lists_are_gzip_compressed_for_clients_that_take_it_and_never_stale() {
+    let s = setup().await;
+    let app = &s.app;
+    let ann = &s.users[0];
+    let base = format!("/v1/spaces/{}/comments", s.space);
+    for n in 0..3 {
+        let body = json!({"body": {"markdown": format!("Comment {n}, long enough to be worth compressing: {}", "words ".repeat(40))}});
+        app.post(ann, &base, body).await.expect(200);
+    }
+    let listed = app.get(ann, &base).await.expect(200);
+    assert_eq!(listed["items"].as_array().unwrap().len(), 3);
+    // Twice: the second answers come from the kept lists, one per encoding.
+    for _ in 0..2 {
+        app.assert_same_json_gzip_or_plain(ann, &base, "gzip", "", &listed)
+            .await;
+    }
+    // A new comment shows in both kept forms.
+    app.post(ann, &base, json!({"body": {"markdown": "One more"}}))
+        .await
+        .expect(200);
+    let after = app.get(ann, &base).await.expect(200);
+    assert_eq!(after["items"].as_array().unwrap().len(), 4);
+    app.assert_same_json_gzip_or_plain(ann, &base, "x-gzip;q=0.5", "identity", &after)
+        .await;
+}

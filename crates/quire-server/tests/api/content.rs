@@ -45,34 +45,6 @@ fn find<'a>(pages: &'a Value, title: &str) -> &'a Value {
     walk(pages, title).unwrap_or_else(|| panic!("no page {title} in {pages}"))
 }
 
-/// `path` answers `expected` gzip-compressed (with `Vary`) to a client sending `gzip_accept`,
-/// and plain to one sending `plain_accept` (no Accept-Encoding when empty).
-async fn assert_same_json_gzip_or_plain(
-    app: &TestApp,
-    user: &TestUser,
-    path: &str,
-    gzip_accept: &str,
-    plain_accept: &str,
-    expected: &Value,
-) {
-    let (status, headers, packed) = app.get_raw(user, path, &[("accept-encoding", gzip_accept)]).await;
-    assert_eq!(status, 200);
-    assert_eq!(headers["content-encoding"], "gzip");
-    assert_eq!(headers["vary"], "accept-encoding");
-    let mut unpacked = Vec::new();
-    std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&packed[..]), &mut unpacked).unwrap();
-    assert_eq!(&serde_json::from_slice::<Value>(&unpacked).unwrap(), expected);
-    let plain_headers: &[(&str, &str)] = if plain_accept.is_empty() {
-        &[]
-    } else {
-        &[("accept-encoding", plain_accept)]
-    };
-    let (status, headers, plain) = app.get_raw(user, path, plain_headers).await;
-    assert_eq!(status, 200);
-    assert!(headers.get("content-encoding").is_none());
-    assert_eq!(&serde_json::from_slice::<Value>(&plain).unwrap(), expected);
-}
-
 #[tokio::test]
 async fn a_new_space_has_a_first_revision() {
     let app = TestApp::start().await;
@@ -485,7 +457,8 @@ async fn templates_fill_a_space() {
     assert_eq!(titles, ["Introduction", "Quickstart", "FAQ"]);
     // Clients that take gzip get the same tree compressed; others get it plain.
     let tree_path = format!("/v1/spaces/{space}/content/pages");
-    assert_same_json_gzip_or_plain(&app, &ann, &tree_path, "br;q=0.9, gzip", "gzip;q=0, br", &pages).await;
+    app.assert_same_json_gzip_or_plain(&ann, &tree_path, "br;q=0.9, gzip", "gzip;q=0, br", &pages)
+        .await;
     let faq = pages["pages"][2]["id"].as_str().unwrap();
     let md = app
         .get(
@@ -507,7 +480,8 @@ async fn templates_fill_a_space() {
     );
     // A page is cached per encoding: compressed and plain answers hold the same JSON.
     let page_path = format!("/v1/spaces/{space}/content/page/{faq}?format=markdown");
-    assert_same_json_gzip_or_plain(&app, &ann, &page_path, "gzip", "", &md).await;
+    app.assert_same_json_gzip_or_plain(&ann, &page_path, "gzip", "", &md)
+        .await;
     app.post(
         &ann,
         &format!("/v1/spaces/{space}/content/template"),

@@ -350,6 +350,36 @@ impl TestApp {
         (status, headers, resp.bytes().await.expect("body"))
     }
 
+    /// `path` answers `expected` gzip-compressed (with `Vary`) to a client sending
+    /// `gzip_accept`, and plain to one sending `plain_accept` (no Accept-Encoding when empty).
+    pub async fn assert_same_json_gzip_or_plain(
+        &self,
+        user: &TestUser,
+        path: &str,
+        gzip_accept: &str,
+        plain_accept: &str,
+        expected: &Value,
+    ) {
+        let (status, headers, packed) = self
+            .get_raw(user, path, &[("accept-encoding", gzip_accept)])
+            .await;
+        assert_eq!(status, 200);
+        assert_eq!(headers["content-encoding"], "gzip");
+        assert_eq!(headers["vary"], "accept-encoding");
+        let mut unpacked = Vec::new();
+        std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&packed[..]), &mut unpacked).unwrap();
+        assert_eq!(&serde_json::from_slice::<Value>(&unpacked).unwrap(), expected);
+        let plain_headers: &[(&str, &str)] = if plain_accept.is_empty() {
+            &[]
+        } else {
+            &[("accept-encoding", plain_accept)]
+        };
+        let (status, headers, plain) = self.get_raw(user, path, plain_headers).await;
+        assert_eq!(status, 200);
+        assert!(headers.get("content-encoding").is_none());
+        assert_eq!(&serde_json::from_slice::<Value>(&plain).unwrap(), expected);
+    }
+
     pub async fn get(&self, user: &TestUser, path: &str) -> Resp {
         self.request("GET", Some(&user.token), path, None).await
     }

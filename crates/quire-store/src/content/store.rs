@@ -520,6 +520,35 @@ pub fn load_documents(
     Ok(out)
 }
 
+/// The documents of `hashes` that are cached, and of the others those whose stored JSON's
+/// length `keep` accepts (asked in turn), parsed but not put in the cache: for a merge that
+/// holds them through its transaction and bounds how much it holds.
+pub fn load_documents_if(
+    c: &mut dyn Conn,
+    cache: &ContentCache,
+    space_id: &str,
+    hashes: &[&str],
+    mut keep: impl FnMut(usize) -> bool,
+) -> StoreResult<Vec<(String, Arc<CachedDocument>)>> {
+    let mut out = Vec::new();
+    let mut missing = Vec::new();
+    for h in hashes {
+        match cache.document(&(space_id.to_string(), h.to_string())) {
+            Some(doc) => out.push((h.to_string(), doc)),
+            None => missing.push(*h),
+        }
+    }
+    for (hash, body) in load_objects(c, space_id, &missing)? {
+        if keep(body.len()) {
+            let document: Document = serde_json::from_str(&body)
+                .map_err(|e| decode_error(format_args!("document {hash} of space {space_id:?}"), e))?;
+            let bytes = body.len();
+            out.push((hash, Arc::new(CachedDocument { document, bytes })));
+        }
+    }
+    Ok(out)
+}
+
 /// Stores objects (documents, buckets); objects already stored are left alone.
 pub fn put_objects(c: &mut dyn Conn, space_id: &str, objects: &[(String, Vec<u8>)]) -> StoreResult<()> {
     super::objects::put(c, space_id, objects)

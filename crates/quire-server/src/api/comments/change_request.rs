@@ -29,8 +29,9 @@ pub async fn list_change_request_comments(
     State(app): State<App>,
     Path(path): Path<ChangeRequestPath>,
     QueryOf(query): QueryOf<ListCommentsQuery>,
+    headers: axum::http::HeaderMap,
 ) -> ApiResult<axum::response::Response> {
-    super::list_comments(caller, app, path.into(), query).await
+    super::list_comments(caller, app, path.into(), headers, query).await
 }
 
 /// Comment on a change request
