@@ -481,3 +481,59 @@ async fn spaces_without_an_index_are_indexed_at_start() {
         .expect(200);
     assert_eq!(links["count"], 1);
 }
+
+/// A merge whose documents weigh more than it pins before its write transaction (8 MB of JSON)
+/// still indexes every page: the transaction parses the rest itself.
+#[tokio::test]
+async fn a_merge_past_what_it_pins_indexes_every_page() {
+    const MARKERS: [&str; 24] = [
+        "alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliett", "kilo",
+        "lima", "mike", "november", "oscar", "papa", "quebec", "romeo", "sierra", "tango", "uniform",
+        "victor", "whiskey", "xray",
+    ];
+    let app = TestApp::start().await;
+    let ann = app.user("Ann").await;
+    let org = app.org(&ann, "Acme").await;
+    let space = new_space(&app, &ann, &org, "Heavy").await;
+    let paragraph = format!("{FILLER} ").repeat(5);
+    let body = vec![paragraph.as_str(); 1_200].join("\n\n");
+    let batches: Vec<Value> = MARKERS
+        .chunks(3)
+        .map(|markers| {
+            let changes: Vec<Value> = markers
+                .iter()
+                .map(|m| {
+                    json!({"operation": "insert_page", "title": format!("Heavy {m}"),
+                           "document": {"markdown": format!("The {m}zulu marker.\n\n{body}")}})
+                })
+                .collect();
+            Value::Array(changes)
+        })
+        .collect();
+    write_main(&app, &ann, &space, batches).await;
+    let db = app.db.clone();
+    let id = space.clone();
+    let stored: i64 = tokio::task::spawn_blocking(move || {
+        db.read_sync(|c| {
+            c.query_scalar::<i64>(
+                "SELECT sum(length(body)) FROM objects WHERE space_id = ?1",
+                &[id.as_str().into()],
+            )
+        })
+        .unwrap()
+        .unwrap()
+    })
+    .await
+    .unwrap();
+    assert!(
+        stored > 9 << 20,
+        "the pages' documents weigh {stored} bytes, not past the 8 MB pinned"
+    );
+    for m in MARKERS {
+        let found = app
+            .get(&ann, &search_path(&space, &format!("{m}zulu")))
+            .await
+            .expect(200);
+        assert_eq!(titles(&found), vec![format!("Heavy {m}")], "searching {m}zulu");
+    }
+}
