@@ -389,24 +389,7 @@ async fn a_one_page_edit_of_a_thousand_page_space_stores_one_document() {
     let pages = app.get(&ann, &format!("{base}/pages")).await.expect(200);
     assert_eq!(pages["pages"].as_array().unwrap().len(), 1000);
     let target = pages["pages"][500]["id"].as_str().unwrap().to_string();
-    let count_objects = || {
-        let db = app.db.clone();
-        let space = space.clone();
-        async move {
-            tokio::task::spawn_blocking(move || {
-                db.read_sync(|c| {
-                    c.query_scalar::<i64>(
-                        "SELECT count(*) FROM objects WHERE space_id = ?1",
-                        &[space.as_str().into()],
-                    )
-                })
-                .unwrap()
-                .unwrap()
-            })
-            .await
-            .unwrap()
-        }
-    };
+    let count_objects = || app.scalar("SELECT count(*) FROM objects WHERE space_id = ?1", &space);
     let before = count_objects().await;
     app.post(&ann, &base, json!({"changes": [{"operation": "update_page", "page": target, "document": {"markdown": "Changed."}}]}))
         .await

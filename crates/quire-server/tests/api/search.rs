@@ -511,20 +511,12 @@ async fn a_merge_past_what_it_pins_indexes_every_page() {
         })
         .collect();
     write_main(&app, &ann, &space, batches).await;
-    let db = app.db.clone();
-    let id = space.clone();
-    let stored: i64 = tokio::task::spawn_blocking(move || {
-        db.read_sync(|c| {
-            c.query_scalar::<i64>(
-                "SELECT sum(length(body)) FROM objects WHERE space_id = ?1",
-                &[id.as_str().into()],
-            )
-        })
-        .unwrap()
-        .unwrap()
-    })
-    .await
-    .unwrap();
+    let stored = app
+        .scalar(
+            "SELECT sum(length(body)) FROM objects WHERE space_id = ?1",
+            &space,
+        )
+        .await;
     assert!(
         stored > 9 << 20,
         "the pages' documents weigh {stored} bytes, not past the 8 MB pinned"

@@ -350,6 +350,19 @@ impl TestApp {
         (status, headers, resp.bytes().await.expect("body"))
     }
 
+    /// One number read from the database: `sql` with `?1` bound to `arg`.
+    pub async fn scalar(&self, sql: &'static str, arg: &str) -> i64 {
+        let db = self.db.clone();
+        let arg = arg.to_string();
+        tokio::task::spawn_blocking(move || {
+            db.read_sync(|c| c.query_scalar::<i64>(sql, &[arg.as_str().into()]))
+                .unwrap()
+                .unwrap()
+        })
+        .await
+        .unwrap()
+    }
+
     /// `path` answers `expected` gzip-compressed (with `Vary`) to a client sending
     /// `gzip_accept`, and plain to one sending `plain_accept` (no Accept-Encoding when empty).
     pub async fn assert_same_json_gzip_or_plain(
