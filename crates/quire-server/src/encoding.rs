@@ -75,6 +75,16 @@ pub fn kept(bytes: Vec<u8>) -> Bytes {
     }
 }
 
+/// An answer's bytes to keep as they are sent: gzip-compressed (quickly, see [`Effort::Fast`])
+/// for a client that takes it, otherwise as they are; either way at their size ([`kept`]).
+pub fn as_sent(body: Vec<u8>, gzipped: bool) -> std::io::Result<Bytes> {
+    if gzipped {
+        gzip(&body, Effort::Fast)
+    } else {
+        Ok(kept(body))
+    }
+}
+
 /// An answer whose JSON was serialized (and cached) beforehand.
 pub fn json_bytes(body: Bytes) -> Response {
     let mut response = body.into_response();

@@ -123,9 +123,10 @@ impl From<Document> for CachedDocument {
 }
 
 impl CachedDocument {
-    /// Parses a document's stored JSON.
-    pub fn parse(json: &[u8]) -> StoreResult<CachedDocument> {
-        let document = serde_json::from_slice(json).map_err(|e| decode_error("a stored document", e))?;
+    /// Parses document `hash` of a space from its stored JSON.
+    fn parse(space_id: &str, hash: &str, json: &str) -> StoreResult<CachedDocument> {
+        let document = serde_json::from_str(json)
+            .map_err(|e| decode_error(format_args!("document {hash} of space {space_id:?}"), e))?;
         Ok(CachedDocument {
             document,
             bytes: json.len(),
@@ -406,8 +407,7 @@ pub fn load_document(
     if let Some(doc) = cache.document(&key) {
         return Ok(doc);
     }
-    let (document, bytes) = read_document(c, space_id, hash)?;
-    let doc = Arc::new(CachedDocument { document, bytes });
+    let doc = Arc::new(read_document(c, space_id, hash)?);
     cache.documents.insert(key, doc.clone());
     Ok(doc)
 }
@@ -424,7 +424,7 @@ pub fn owned_document(
     if let Some(doc) = cache.document(&(space_id.to_string(), hash.to_string())) {
         return Ok(doc.document.clone());
     }
-    Ok(read_document(c, space_id, hash)?.0)
+    Ok(read_document(c, space_id, hash)?.document)
 }
 
 /// A document for an answer that is cached itself (a reader page), as [`owned_document`] but
@@ -442,19 +442,16 @@ pub fn shared_document(
     if let Some(doc) = cache.document(&(space_id.to_string(), hash.to_string())) {
         return Ok(doc);
     }
-    let (document, bytes) = read_document(c, space_id, hash)?;
-    Ok(Arc::new(CachedDocument { document, bytes }))
+    Ok(Arc::new(read_document(c, space_id, hash)?))
 }
 
 /// A stored document, parsed, with the length of its JSON.
-fn read_document(c: &mut dyn Conn, space_id: &str, hash: &str) -> StoreResult<(Document, usize)> {
+fn read_document(c: &mut dyn Conn, space_id: &str, hash: &str) -> StoreResult<CachedDocument> {
     let body = load_objects(c, space_id, &[hash])?
         .pop()
         .map(|(_, body)| body)
         .ok_or_else(|| DbError::Other(format!("document {hash} of space {space_id:?} is missing")))?;
-    let document = serde_json::from_str(&body)
-        .map_err(|e| decode_error(format_args!("document {hash} of space {space_id:?}"), e))?;
-    Ok((document, body.len()))
+    CachedDocument::parse(space_id, hash, &body)
 }
 
 /// Stored documents as their JSON, in the order of `hashes`, for a merge, which takes them
@@ -493,25 +490,12 @@ pub fn load_documents(
     space_id: &str,
     hashes: &[&str],
 ) -> StoreResult<std::collections::HashMap<String, Arc<CachedDocument>>> {
-    let mut out = std::collections::HashMap::new();
-    let mut missing = Vec::new();
-    for h in hashes {
-        match cache.document(&(space_id.to_string(), h.to_string())) {
-            Some(doc) => {
-                out.insert(h.to_string(), doc);
-            }
-            None => missing.push(*h),
-        }
-    }
+    let (cached, mut missing) = cached_and_missing(cache, space_id, hashes);
+    let mut out: std::collections::HashMap<_, _> = cached.into_iter().collect();
     missing.sort_unstable();
     missing.dedup();
     for (hash, body) in load_objects(c, space_id, &missing)? {
-        let document: Document = serde_json::from_str(&body)
-            .map_err(|e| decode_error(format_args!("document {hash} of space {space_id:?}"), e))?;
-        let doc = Arc::new(CachedDocument {
-            document,
-            bytes: body.len(),
-        });
+        let doc = Arc::new(CachedDocument::parse(space_id, &hash, &body)?);
         cache
             .documents
             .insert((space_id.to_string(), hash.clone()), doc.clone());
@@ -530,23 +514,31 @@ pub fn load_documents_if(
     hashes: &[&str],
     mut keep: impl FnMut(usize) -> bool,
 ) -> StoreResult<Vec<(String, Arc<CachedDocument>)>> {
-    let mut out = Vec::new();
-    let mut missing = Vec::new();
-    for h in hashes {
-        match cache.document(&(space_id.to_string(), h.to_string())) {
-            Some(doc) => out.push((h.to_string(), doc)),
-            None => missing.push(*h),
-        }
-    }
+    let (mut out, missing) = cached_and_missing(cache, space_id, hashes);
     for (hash, body) in load_objects(c, space_id, &missing)? {
         if keep(body.len()) {
-            let document: Document = serde_json::from_str(&body)
-                .map_err(|e| decode_error(format_args!("document {hash} of space {space_id:?}"), e))?;
-            let bytes = body.len();
-            out.push((hash, Arc::new(CachedDocument { document, bytes })));
+            let doc = CachedDocument::parse(space_id, &hash, &body)?;
+            out.push((hash, Arc::new(doc)));
         }
     }
     Ok(out)
+}
+
+/// The documents of `hashes` in the cache (by hash), and the hashes of the others.
+fn cached_and_missing<'a>(
+    cache: &ContentCache,
+    space_id: &str,
+    hashes: &[&'a str],
+) -> (Vec<(String, Arc<CachedDocument>)>, Vec<&'a str>) {
+    let mut cached = Vec::new();
+    let mut missing = Vec::new();
+    for h in hashes {
+        match cache.document(&(space_id.to_string(), h.to_string())) {
+            Some(doc) => cached.push((h.to_string(), doc)),
+            None => missing.push(*h),
+        }
+    }
+    (cached, missing)
 }
 
 /// Stores objects (documents, buckets); objects already stored are left alone.

@@ -77,12 +77,8 @@ pub(crate) async fn list_comments(
             };
             let bytes = serde_json::to_vec(&answer)
                 .map_err(|e| ApiError::internal(format!("cannot render comments: {e}")))?;
-            let body = if gzip {
-                crate::encoding::gzip(&bytes, crate::encoding::Effort::Fast)
-                    .map_err(|e| ApiError::internal(format!("cannot compress comments: {e}")))?
-            } else {
-                crate::encoding::kept(bytes)
-            };
+            let body = crate::encoding::as_sent(bytes, gzip)
+                .map_err(|e| ApiError::internal(format!("cannot compress comments: {e}")))?;
             Ok::<_, ApiError>(Some(body))
         })
         .await?

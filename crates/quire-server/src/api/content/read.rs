@@ -268,10 +268,7 @@ pub async fn get_page(
             let json = page_json(c, app, opened, &page_id, &opts)?;
             let body = serde_json::to_vec(&json)
                 .map_err(|e| ApiError::internal(format!("cannot render the page: {e}")))?;
-            if !gzip {
-                return Ok(crate::encoding::kept(body));
-            }
-            crate::encoding::gzip(&body, crate::encoding::Effort::Fast)
+            crate::encoding::as_sent(body, gzip)
                 .map_err(|e| ApiError::internal(format!("cannot compress the page: {e}")))
         })
     })
