@@ -17,6 +17,7 @@
 //! visitor token (for `if` blocks), the hour of the file URLs, and the path; each carries an
 //! `ETag` of its bytes.
 
+mod assets;
 mod layout;
 mod pool;
 mod serve;

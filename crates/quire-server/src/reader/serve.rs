@@ -26,8 +26,8 @@ use quire_store::sites::published::{self, Published, Shown, Visitor};
 use quire_store::sites::redirects::Target as RedirectTarget;
 use sha2::{Digest, Sha256};
 
-use super::Target;
 use super::layout::{Layout, Located, Placed};
+use super::{Target, assets};
 use crate::app::App;
 use crate::error::ApiError;
 
@@ -271,19 +271,7 @@ pub(super) async fn serve(app: App, req: Request, target: Target) -> Response {
     drop(req);
     // The stylesheet, script and icon: the same for every site, named by their hash.
     if let Some(name) = asked.path.strip_prefix(&format!("{}~assets/", target.root)) {
-        return match quire_reader::asset(name) {
-            Some(asset) => {
-                let mut response = Response::new(Body::from(Bytes::from_static(asset.bytes)));
-                let headers = response.headers_mut();
-                headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(asset.content_type));
-                headers.insert(
-                    header::CACHE_CONTROL,
-                    HeaderValue::from_static("public, max-age=31536000, immutable"),
-                );
-                response
-            }
-            None => not_found_plain(&target.root),
-        };
+        return assets::response(name, asked.gzip).unwrap_or_else(|| not_found_plain(&target.root));
     }
     // One stamp for both reads: on SQLite each is a query.
     let stamp = app.db.stamp();

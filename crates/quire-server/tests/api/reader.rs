@@ -1090,16 +1090,16 @@ async fn reader_pages_of_a_large_deep_space_stay_light() {
     assert!(errors.is_empty(), "{errors:?}");
     // The stylesheet and script the page loads (images are not counted).
     let mut weight = page.body.len();
-    let mut assets = 0;
+    let mut assets = Vec::new();
     for link in links(&page.body) {
         if link.ends_with(".css") || link.ends_with(".js") {
             let asset = browser.get(&link).await;
             assert_eq!(asset.status, 200, "{link}");
             weight += asset.body.len();
-            assets += 1;
+            assets.push((link, asset.body));
         }
     }
-    assert_eq!(assets, 2, "one stylesheet, one script");
+    assert_eq!(assets.len(), 2, "one stylesheet, one script");
     println!(
         "a page four levels deep in a {}-page space: {} bytes of HTML, {weight} with its stylesheet and script",
         imported.pages,
@@ -1129,6 +1129,23 @@ async fn reader_pages_of_a_large_deep_space_stay_light() {
         .get_with(&url, &[("accept-encoding", "gzip"), ("if-none-match", &etag)])
         .await;
     assert_eq!(again.status, 304);
+    // So do the stylesheet and the script.
+    for (link, plain) in &assets {
+        let resp = browser
+            .client
+            .get(format!("{}{link}", browser.base))
+            .header("accept-encoding", "gzip")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.headers()["content-encoding"], "gzip", "{link}");
+        assert_eq!(resp.headers()["vary"], "accept-encoding", "{link}");
+        let packed = resp.bytes().await.unwrap();
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(&packed[..]), &mut text).unwrap();
+        assert_eq!(&text, plain, "{link}");
+        assert!(packed.len() * 2 < plain.len(), "{link}: {} bytes", packed.len());
+    }
 
     // Its branch is open; the other chapters are collapsed, their levels served apart.
     assert!(page.body.contains(">Section 0 of chapter 9.7</a>"));
