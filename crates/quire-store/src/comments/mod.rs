@@ -24,7 +24,8 @@ use crate::members::{self, Member};
 use crate::paging::{List, Order, Page};
 use crate::permissions::{Role, SpaceAction};
 use crate::spaces::SpaceFor;
-use crate::{clock, ids, params, users};
+use crate::users::User;
+use crate::{clock, ids, params};
 
 /// The place comments are read and written: the space (as the caller sees it), the scope, and
 /// the revision new comments point into.
@@ -214,10 +215,11 @@ pub fn post(
     c: &mut dyn Conn,
     cache: &ContentCache,
     opened: &Opened,
-    caller: &str,
+    author: &User,
     new: &NewComment,
 ) -> StoreResult<Shown<Comment>> {
     opened.require(SpaceAction::Comment)?;
+    let caller = author.id.as_str();
     check_target(c, cache, opened, new.page.as_deref(), new.node.as_deref())?;
     let id = ids::new_id();
     let posted_at = clock::now_ms();
@@ -271,18 +273,19 @@ pub fn post(
         resolved_at: None,
         resolved_by: None,
     };
-    shown_new(c, comment, caller)
+    Ok(shown_new(comment, author))
 }
 
 /// A comment or reply just posted, with what it embeds: no repliers and no reactions yet, and
-/// its author.
-fn shown_new<T>(c: &mut dyn Conn, value: T, author: &str) -> StoreResult<Shown<T>> {
-    Ok(Shown {
+/// its author, as authenticated (not read again: every round trip inside a write holds the
+/// writer or a connection).
+fn shown_new<T>(value: T, author: &User) -> Shown<T> {
+    Shown {
         value,
         repliers: HashMap::new(),
         reactions: HashMap::new(),
-        users: users::load_many(c, &[author])?,
-    })
+        users: HashMap::from([(author.id.clone(), author.clone())]),
+    }
 }
 
 fn one(c: &mut dyn Conn, comment: Comment) -> StoreResult<Shown<Comment>> {
@@ -531,11 +534,12 @@ pub fn replies(
 pub fn reply(
     c: &mut dyn Conn,
     opened: &Opened,
-    caller: &str,
+    author: &User,
     comment_id: &str,
     text: &str,
 ) -> StoreResult<Shown<Reply>> {
     opened.require(SpaceAction::Comment)?;
+    let caller = author.id.as_str();
     let comment = load_comment(c, &opened.scope, comment_id)?;
     let id = ids::new_id();
     let posted_at = clock::now_ms();
@@ -563,7 +567,7 @@ pub fn reply(
         edited_at: None,
         body: text.to_string(),
     };
-    shown_new(c, reply, caller)
+    Ok(shown_new(reply, author))
 }
 
 /// A reply of a comment of the place.

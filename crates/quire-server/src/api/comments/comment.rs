@@ -5,6 +5,7 @@ use axum::http::StatusCode;
 use quire_content::changes::DocumentInput;
 use quire_store::comments::{self, Edit, NewComment};
 use quire_store::paging::{List, Page, Paging};
+use quire_store::users::User;
 use serde::Deserialize;
 
 use super::wire::{BodyFormat, CommentJson, comment_json, render_comments};
@@ -122,12 +123,12 @@ pub(crate) async fn post_comment(
         node: body.node,
         table_cell: body.table_cell.map(|t| (t.record, t.definition)),
     };
-    let (store, user) = (app.store.clone(), caller.user_id.clone());
+    let (store, author) = (app.store.clone(), User::from(&caller));
     let (opened, shown) = app
         .db
         .write(move |c| {
-            let opened = open(c, &params, &user)?;
-            let shown = comments::post(c, &store.content, &opened, &user, &new)?;
+            let opened = open(c, &params, &author.id)?;
+            let shown = comments::post(c, &store.content, &opened, &author, &new)?;
             Ok::<_, ApiError>((opened, shown))
         })
         .await?;

@@ -4,6 +4,7 @@ use axum::http::StatusCode;
 use quire_content::changes::DocumentInput;
 use quire_store::comments::{self, Edit};
 use quire_store::paging::{List, Page};
+use quire_store::users::User;
 use serde::Deserialize;
 
 use super::wire::{BodyFormat, ReplyJson, render_replies, reply_json};
@@ -61,12 +62,12 @@ pub(crate) async fn post_reply(
     input: PostReply,
 ) -> ApiResult<axum::Json<ReplyJson>> {
     let text = comments::body(input.body)?;
-    let user = caller.user_id.clone();
+    let author = User::from(&caller);
     let (opened, shown) = app
         .db
         .write(move |c| {
-            let opened = open(c, &params, &user)?;
-            let shown = comments::reply(c, &opened, &user, param(&params, "commentId")?, &text)?;
+            let opened = open(c, &params, &author.id)?;
+            let shown = comments::reply(c, &opened, &author, param(&params, "commentId")?, &text)?;
             Ok::<_, ApiError>((opened, shown))
         })
         .await?;
