@@ -59,6 +59,26 @@ impl Browser {
     async fn get(&self, path: &str) -> Page {
         self.get_with(path, &[]).await
     }
+
+    /// `path` asked with `Accept-Encoding: gzip`: it must come gzip-compressed; its headers,
+    /// its size as sent and its text once inflated.
+    async fn get_gzip(&self, path: &str) -> (HeaderMap, usize, String) {
+        let resp = self
+            .client
+            .get(format!("{}{path}", self.base))
+            .header("accept-encoding", "gzip")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.headers()["content-encoding"], "gzip", "{path}");
+        let vary = resp.headers()["vary"].to_str().unwrap().to_ascii_lowercase();
+        assert!(vary.contains("accept-encoding"), "{path}: Vary {vary}");
+        let headers = resp.headers().clone();
+        let packed = resp.bytes().await.unwrap();
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(&packed[..]), &mut text).unwrap();
+        (headers, packed.len(), text)
+    }
 }
 
 pub(crate) fn id(v: &Value) -> String {
@@ -1109,42 +1129,21 @@ async fn reader_pages_of_a_large_deep_space_stay_light() {
 
     // Browsers take gzip: the page comes compressed, the same bytes once inflated, under a tag
     // of its own, which revalidates.
-    let resp = browser
-        .client
-        .get(format!("{}{url}", browser.base))
-        .header("accept-encoding", "gzip")
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(resp.headers()["content-encoding"], "gzip");
-    let etag = resp.headers()["etag"].to_str().unwrap().to_string();
+    let (headers, packed, html) = browser.get_gzip(&url).await;
+    let etag = headers["etag"].to_str().unwrap().to_string();
     assert_ne!(etag, page.header("etag"));
-    let packed = resp.bytes().await.unwrap();
-    let mut html = String::new();
-    std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(&packed[..]), &mut html).unwrap();
     assert_eq!(html, page.body);
-    println!("the same page gzip-compressed: {} bytes", packed.len());
-    assert!(packed.len() * 2 < html.len(), "{} bytes", packed.len());
+    println!("the same page gzip-compressed: {packed} bytes");
+    assert!(packed * 2 < html.len(), "{packed} bytes");
     let again = browser
         .get_with(&url, &[("accept-encoding", "gzip"), ("if-none-match", &etag)])
         .await;
     assert_eq!(again.status, 304);
     // So do the stylesheet and the script.
     for (link, plain) in &assets {
-        let resp = browser
-            .client
-            .get(format!("{}{link}", browser.base))
-            .header("accept-encoding", "gzip")
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(resp.headers()["content-encoding"], "gzip", "{link}");
-        assert_eq!(resp.headers()["vary"], "accept-encoding", "{link}");
-        let packed = resp.bytes().await.unwrap();
-        let mut text = String::new();
-        std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(&packed[..]), &mut text).unwrap();
+        let (_, packed, text) = browser.get_gzip(link).await;
         assert_eq!(&text, plain, "{link}");
-        assert!(packed.len() * 2 < plain.len(), "{link}: {} bytes", packed.len());
+        assert!(packed * 2 < plain.len(), "{link}: {packed} bytes");
     }
 
     // Its branch is open; the other chapters are collapsed, their levels served apart.
