@@ -257,8 +257,27 @@
     });
   }
 
+  function setupExpandables() {
+    // A link to an expandable block (or to something inside one) opens it.
+    function openTarget() {
+      var id = decodeURIComponent(location.hash.slice(1));
+      var target = id && document.getElementById(id);
+      var opened = false;
+      for (var node = target; node; node = node.parentElement) {
+        if (node.tagName === "DETAILS" && node.classList.contains("expandable") && !node.open) {
+          node.open = true;
+          opened = true;
+        }
+      }
+      if (opened) target.scrollIntoView();
+    }
+    window.addEventListener("hashchange", openTarget);
+    openTarget();
+  }
+
   ready(function () {
     setupThemeToggle();
+    setupExpandables();
     setupCopyButtons();
     setupSidebar();
     setupSearch();

@@ -803,8 +803,25 @@ impl Renderer<'_> {
         } else {
             ""
         };
-        let _ = write!(self.out, "<details class=\"expandable\"{open}><summary>");
-        if let Some(title) = node.fragment("expandable-title") {
+        let title = node.fragment("expandable-title");
+        // Linkable by its title, as GitBook's are: imported content links to them.
+        let text = title.map(|t| plain_text_of_nodes(&t.nodes)).unwrap_or_default();
+        let text = text.trim();
+        let _ = write!(self.out, "<details class=\"expandable\"{open}");
+        if !text.is_empty() {
+            let anchor = self.unique_id(&slugify(text));
+            let _ = write!(self.out, " id=\"{}\"", esc(&anchor));
+        }
+        self.push("><summary>");
+        let alias = gitbook_anchor(text);
+        if !alias.is_empty() && self.used_ids.insert(alias.clone()) {
+            let _ = write!(
+                self.out,
+                "<span class=\"anchor-alias\" id=\"{}\"></span>",
+                esc(&alias)
+            );
+        }
+        if let Some(title) = title {
             for paragraph in &title.nodes {
                 self.inlines(paragraph.children());
             }

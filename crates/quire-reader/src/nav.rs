@@ -63,6 +63,9 @@ pub struct NavTree {
     by_url: HashMap<String, usize>,
     /// Visible pages in reading order (depth first).
     reading: Vec<usize>,
+    /// The URL the first page would have by its path, had it not been the home: links from
+    /// elsewhere (the space's own URL, an old bookmark) still name it.
+    home_alias: Option<String>,
 }
 
 /// An entry of the sidebar, as the templates see it.
@@ -161,7 +164,7 @@ impl NavTree {
         }
         // The first page is the site space's home, served at the base path.
         if let Some(&first) = nav.reading.first() {
-            nav.nodes[first].url = Some(base);
+            nav.home_alias = nav.nodes[first].url.replace(base);
         }
         for (at, node) in nav.nodes.iter().enumerate() {
             if let Some(url) = &node.url {
@@ -184,6 +187,12 @@ impl NavTree {
     /// The page served at `url` (a path from the site's host, as [`NavNode::url`]).
     pub fn page_at(&self, url: &str) -> Option<&NavNode> {
         self.by_url.get(url).map(|&at| &self.nodes[at])
+    }
+
+    /// Whether `url` is the URL the home page has by its path (see [`NavNode::url`]: the home
+    /// is served at the site space's base instead).
+    pub fn is_home_alias(&self, url: &str) -> bool {
+        self.home_alias.as_deref() == Some(url)
     }
 
     /// The first visible page: the site space's home.

@@ -234,11 +234,37 @@ fn tabs_switch_without_script() {
 fn expandables_are_details() {
     assert_eq!(
         from_markdown("<details>\n<summary>More *info*</summary>\n\nBody\n\n</details>"),
-        "<details class=\"expandable\"><summary>More <em>info</em></summary><div class=\"expandable-body\"><p>Body</p></div></details>"
+        "<details class=\"expandable\" id=\"more-info\"><summary>More <em>info</em></summary><div class=\"expandable-body\"><p>Body</p></div></details>"
     );
     assert!(
         from_markdown("<details open>\n<summary>S</summary>\n\nB\n\n</details>")
-            .starts_with("<details class=\"expandable\" open>")
+            .starts_with("<details class=\"expandable\" open id=\"s\">")
+    );
+}
+
+/// Links point at expandable blocks by their title, as on GitBook (imported content does): the
+/// block has the title's anchor, unique in the page, and GitBook's where it differs.
+#[test]
+fn expandables_answer_to_their_titles_anchors() {
+    let html = from_markdown(
+        "## Delete row\n\n<details>\n<summary>Delete row</summary>\n\nA.\n\n</details>\n\n\
+         <details>\n<summary>Vue.js hooks</summary>\n\nB.\n\n</details>\n\n\
+         <details>\n<summary></summary>\n\nC.\n\n</details>\n",
+    );
+    assert!(html.contains("<h2 id=\"delete-row\">"), "{html}");
+    assert!(
+        html.contains("<details class=\"expandable\" id=\"delete-row-1\"><summary>Delete row</summary>"),
+        "{html}"
+    );
+    assert!(
+        html.contains(
+            "<summary><span class=\"anchor-alias\" id=\"vue.js-hooks\"></span>Vue.js hooks</summary>"
+        ),
+        "{html}"
+    );
+    assert!(
+        html.contains("<details class=\"expandable\"><summary></summary>"),
+        "{html}"
     );
 }
 

@@ -871,6 +871,9 @@ impl Rendering {
             What::Markdown(id, loaded)
         } else if format!("{path}/") == base {
             return Ok(Answer::redirect(base));
+        } else if nav.is_home_alias(path) {
+            // Not permanent: another page becomes the home when the tree is reordered.
+            return Ok(Answer::redirect_with(StatusCode::FOUND, base));
         } else {
             return self.not_found(path).await;
         };

@@ -278,7 +278,7 @@ async fn handbook(app: &TestApp, owner: &TestUser) -> (String, String) {
             {"operation": "insert_page", "ref": "setup", "title": "Setup", "into": "guides",
              "document": {"markdown": "# Setup\n\nInstall it with the zephyr tool.\n\n## Configure\n\nThen configure.\n\n## Run\n\nThen run.\n"}},
             {"operation": "insert_page", "title": "Reference",
-             "document": {"markdown": "# Reference\n\n| Flag | Meaning |\n| --- | --- |\n| `-v` | verbose |\n"}}
+             "document": {"markdown": "# Reference\n\n| Flag | Meaning |\n| --- | --- |\n| `-v` | verbose |\n\n<details>\n<summary>Exit codes</summary>\n\nZero means success.\n\n</details>\n"}}
         ])],
     )
     .await;
@@ -392,6 +392,26 @@ async fn browser_reads_a_site_follows_navigation_searches_and_switches_theme() {
         browsers.shot(&client, &name("setup")).await;
         follow(&client, "nav.pagination a.next", "/s/handbook/reference").await;
         assert_eq!(text_of(&client, "main h1").await, "Reference");
+        assert!(
+            script(
+                &client,
+                "return document.querySelector('details#exit-codes').open;"
+            )
+            .await
+                == false
+        );
+        // A link to an expandable block opens it.
+        client
+            .goto(&format!("{root}reference#exit-codes"))
+            .await
+            .expect("the block's link");
+        wait_for(&client, "details#exit-codes[open]").await;
+        assert!(
+            text_of(&client, "details#exit-codes")
+                .await
+                .contains("Zero means success.")
+        );
+        browsers.shot(&client, &name("expandable")).await;
         follow(&client, "nav.pagination a.previous", "/s/handbook/guides/setup").await;
 
         // Search as you type: results appear under the box, and lead to the page.
