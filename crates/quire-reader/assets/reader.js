@@ -260,7 +260,12 @@
   function setupExpandables() {
     // A link to an expandable block (or to something inside one) opens it.
     function openTarget() {
-      var id = decodeURIComponent(location.hash.slice(1));
+      var id = location.hash.slice(1);
+      try {
+        id = decodeURIComponent(id);
+      } catch (malformed) {
+        // A fragment that is not valid percent-encoding names no element: leave it as written.
+      }
       var target = id && document.getElementById(id);
       var opened = false;
       for (var node = target; node; node = node.parentElement) {
@@ -277,10 +282,10 @@
 
   ready(function () {
     setupThemeToggle();
-    setupExpandables();
     setupCopyButtons();
     setupSidebar();
     setupSearch();
     setupMenus();
+    setupExpandables();
   });
 })();
