@@ -189,7 +189,7 @@ fn the_fixture_shows_every_block_kind() {
         "<div class=\"hint hint-warning\"",
         "<div class=\"hint hint-danger\"",
         "<div class=\"tabs\">",
-        "<details class=\"expandable\">",
+        "<details class=\"expandable\" id=\"",
         "<figure class=\"code line-numbers\"><figcaption>src/main.rs</figcaption>",
         "<pre data-lang=\"TypeScript\">",
         "<span class=\"hk\">",
