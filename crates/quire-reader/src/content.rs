@@ -331,6 +331,20 @@ impl Renderer<'_> {
         id
     }
 
+    /// GitBook's own anchor of a title, as an empty element, where it differs from every id of
+    /// the page so far (the title's own anchor included), so that links written for a site
+    /// published by GitBook (imported content, links from elsewhere) still land here.
+    fn gitbook_anchor_alias(&mut self, title: &str) {
+        let alias = gitbook_anchor(title);
+        if !alias.is_empty() && self.used_ids.insert(alias.clone()) {
+            let _ = write!(
+                self.out,
+                "<span class=\"anchor-alias\" id=\"{}\"></span>",
+                esc(&alias)
+            );
+        }
+    }
+
     fn heading(&mut self, node: &Node, top_level: bool) {
         let level = heading_level(node.node_type())
             .unwrap_or(3)
@@ -346,19 +360,8 @@ impl Renderer<'_> {
         let anchor = self.unique_id(&wanted);
         let tag = level + 1;
         let _ = write!(self.out, "<h{tag} id=\"{}\">", esc(&anchor));
-        // GitBook's own anchor of the heading, where it differs, so that links written for a
-        // site published by GitBook (imported content, links from elsewhere) still land here.
-        let alias = gitbook_anchor(&title);
-        if node.data_str("id").is_none_or(str::is_empty)
-            && !alias.is_empty()
-            && alias != anchor
-            && self.used_ids.insert(alias.clone())
-        {
-            let _ = write!(
-                self.out,
-                "<span class=\"anchor-alias\" id=\"{}\"></span>",
-                esc(&alias)
-            );
+        if node.data_str("id").is_none_or(str::is_empty) {
+            self.gitbook_anchor_alias(&title);
         }
         self.inlines(node.children());
         let _ = write!(
@@ -813,14 +816,7 @@ impl Renderer<'_> {
             let _ = write!(self.out, " id=\"{}\"", esc(&anchor));
         }
         self.push("><summary>");
-        let alias = gitbook_anchor(text);
-        if !alias.is_empty() && self.used_ids.insert(alias.clone()) {
-            let _ = write!(
-                self.out,
-                "<span class=\"anchor-alias\" id=\"{}\"></span>",
-                esc(&alias)
-            );
-        }
+        self.gitbook_anchor_alias(text);
         if let Some(title) = title {
             for paragraph in &title.nodes {
                 self.inlines(paragraph.children());

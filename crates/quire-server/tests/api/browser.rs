@@ -392,14 +392,8 @@ async fn browser_reads_a_site_follows_navigation_searches_and_switches_theme() {
         browsers.shot(&client, &name("setup")).await;
         follow(&client, "nav.pagination a.next", "/s/handbook/reference").await;
         assert_eq!(text_of(&client, "main h1").await, "Reference");
-        assert!(
-            script(
-                &client,
-                "return document.querySelector('details#exit-codes').open;"
-            )
-            .await
-                == false
-        );
+        let open = "return document.querySelector('details#exit-codes').open;";
+        assert_eq!(script(&client, open).await, json!(false), "closed until asked");
         // A link to an expandable block opens it.
         client
             .goto(&format!("{root}reference#exit-codes"))

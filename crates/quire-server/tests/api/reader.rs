@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use crate::content::PNG;
 use crate::search::{new_space, write_main};
-use crate::support::{TestApp, TestUser};
+use crate::support::{TestApp, TestUser, gunzip};
 
 /// A visitor's browser: no token, no redirects followed, cookies given by hand.
 struct Browser {
@@ -75,8 +75,7 @@ impl Browser {
         assert!(vary.contains("accept-encoding"), "{path}: Vary {vary}");
         let headers = resp.headers().clone();
         let packed = resp.bytes().await.unwrap();
-        let mut text = String::new();
-        std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(&packed[..]), &mut text).unwrap();
+        let text = String::from_utf8(gunzip(&packed)).unwrap();
         (headers, packed.len(), text)
     }
 }

@@ -379,9 +379,10 @@ impl TestApp {
         assert_eq!(status, 200);
         assert_eq!(headers["content-encoding"], "gzip");
         assert_eq!(headers["vary"], "accept-encoding");
-        let mut unpacked = Vec::new();
-        std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&packed[..]), &mut unpacked).unwrap();
-        assert_eq!(&serde_json::from_slice::<Value>(&unpacked).unwrap(), expected);
+        assert_eq!(
+            &serde_json::from_slice::<Value>(&gunzip(&packed)).unwrap(),
+            expected
+        );
         let plain_headers: &[(&str, &str)] = if plain_accept.is_empty() {
             &[]
         } else {
@@ -546,4 +547,12 @@ pub fn assert_role_refusal(message: &str, role: &str) {
         message.contains("needs the `") && message.contains(&has),
         "a 403 should name the role needed and `{role}`: {message}"
     );
+}
+
+/// The bytes a gzip stream holds.
+pub fn gunzip(packed: &[u8]) -> Vec<u8> {
+    let mut unpacked = Vec::new();
+    std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(packed), &mut unpacked)
+        .expect("a gzip stream");
+    unpacked
 }
