@@ -183,3 +183,22 @@ fn random_markdown_reaches_a_fixed_point() {
         fixed_point(&random_markdown(&mut random));
     }
 }
+
+/// A code block whose language holds backticks (a tilde fence's info string may) renders to a
+/// fence that still opens: found by the fuzzers, where the code was read back as markdown and
+/// its backticks and asterisks nested past the limits.
+#[test]
+fn a_language_with_backticks_keeps_its_code_block() {
+    let md2 = fixed_point("~~~`a``b\nlet **x** = `y`;\n~~~\n");
+    assert!(md2.starts_with("~~~`a``b\n"), "{md2}");
+    let document = Document::from_json(serde_json::json!({"object": "document", "nodes": [
+        {"object": "block", "type": "code", "data": {"syntax": "x`\ny"}, "nodes": [
+            {"object": "block", "type": "code-line", "nodes": [
+                {"object": "text", "leaves": [{"object": "leaf", "text": "~~~ **a**"}]}]}]}]}))
+    .unwrap();
+    let rendered = render(&document);
+    assert_eq!(rendered, "~~~~x` y\n~~~ **a**\n~~~~\n");
+    let reparsed = parse(&rendered);
+    assert_eq!(reparsed.nodes.len(), 1, "{rendered}");
+    assert_eq!(reparsed.nodes[0].node_type(), "code", "{rendered}");
+}

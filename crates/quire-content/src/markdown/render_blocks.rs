@@ -229,14 +229,21 @@ fn code(node: &Node) -> String {
         .map(|line| plain_text_of_nodes(line.children()))
         .collect();
     let body = lines.join("\n");
+    // The info string of a backtick fence cannot hold a backtick (the line would not open a
+    // fence at all, and the code would be read as markdown): a tilde fence can. Nor can any
+    // info string hold a line break.
+    let syntax = node
+        .data_str("syntax")
+        .unwrap_or_default()
+        .replace(['\n', '\r'], " ");
+    let mark = if syntax.contains('`') { '~' } else { '`' };
     let mut longest = 0;
     let mut current = 0;
     for character in body.chars() {
-        current = if character == '`' { current + 1 } else { 0 };
+        current = if character == mark { current + 1 } else { 0 };
         longest = longest.max(current);
     }
-    let fence = "`".repeat((longest + 1).max(3));
-    let syntax = node.data_str("syntax").unwrap_or_default();
+    let fence = mark.to_string().repeat((longest + 1).max(3));
     let fenced = format!("{fence}{syntax}\n{body}\n{fence}");
     let attrs = attributes(node, &["syntax"]);
     if attrs.is_empty() {
