@@ -15,13 +15,13 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::wire::{self, GroupJson, SectionJson, SiteSpaceJson};
-use crate::app::App;
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{FromQuery, Json, Path, Query, QueryOf};
 use crate::paths::{
     SitePath, SiteSectionGroupPath, SiteSectionGroupSectionPath, SiteSectionPath, SiteSpacePath,
 };
+use crate::state::App;
 use crate::urls::Urls;
 
 pub fn routes() -> OpenApiRouter<App> {
