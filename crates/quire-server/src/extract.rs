@@ -6,10 +6,11 @@ use axum::http::header;
 use axum::http::request::Parts;
 use bytes::Bytes;
 use serde::de::DeserializeOwned;
+use serde::{Deserialize, Deserializer};
 
 use crate::error::ApiError;
 pub use quire_store::paging::Order;
-use quire_store::paging::{DEFAULT_LIMIT, MAX_LIMIT, Paging};
+use quire_store::paging::Paging;
 pub use quire_store::patch::Patch;
 
 /// A JSON request body. Requires `Content-Type: application/json` (415 otherwise), maps parse
@@ -102,104 +103,100 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     Ok(value)
 }
 
-/// The query string as name/value pairs, with typed accessors that produce precise 400s.
-/// Repeated names are kept (`authors=a&authors=b`), as are `authors[]=a` forms.
-#[derive(Debug, Default, Clone)]
-pub struct Query {
-    pairs: Vec<(String, String)>,
-}
-
-impl<S: Send + Sync> FromRequestParts<S> for Query {
-    type Rejection = ApiError;
-
-    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
-        Ok(Query::parse(parts.uri.query().unwrap_or("")))
-    }
-}
-
-impl Query {
-    pub fn parse(raw: &str) -> Query {
-        let pairs = url::form_urlencoded::parse(raw.as_bytes())
-            .map(|(k, v)| {
-                let key = k.strip_suffix("[]").unwrap_or(&k).to_string();
-                (key, v.into_owned())
-            })
-            .collect();
-        Query { pairs }
-    }
-
-    /// The last value given for `name`.
-    pub fn str(&self, name: &str) -> Option<&str> {
-        self.pairs
-            .iter()
-            .rev()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.as_str())
-    }
-
-    /// Every value given for `name`, splitting comma-separated lists too.
-    pub fn all(&self, name: &str) -> Vec<String> {
-        self.pairs
-            .iter()
-            .filter(|(k, _)| k == name)
-            .flat_map(|(_, v)| {
-                v.split(',')
-                    .map(str::trim)
-                    .filter(|s| !s.is_empty())
-                    .map(String::from)
-            })
-            .collect()
-    }
-
-    pub fn bool(&self, name: &str, default: bool) -> Result<bool, ApiError> {
-        match self.str(name) {
-            None | Some("") => Ok(default),
-            Some("true" | "1") => Ok(true),
-            Some("false" | "0") => Ok(false),
-            Some(other) => Err(ApiError::bad_request(format!(
-                "query parameter `{name}` must be true or false, not {other:?}"
-            ))),
-        }
-    }
-
-    /// A value that must be one of `allowed`.
-    pub fn one_of<'a>(&self, name: &str, allowed: &[&'a str], default: &'a str) -> Result<&'a str, ApiError> {
-        match self.str(name) {
-            None | Some("") => Ok(default),
-            Some(v) => allowed.iter().find(|a| **a == v).copied().ok_or_else(|| {
-                ApiError::bad_request(format!(
-                    "query parameter `{name}` must be one of {}, not {v:?}",
-                    allowed.join(", ")
-                ))
-            }),
-        }
-    }
-
-    /// `asc` or `desc`, default `desc` as the spec says for every `order`.
-    pub fn order(&self) -> Result<Order, ApiError> {
-        Ok(match self.one_of("order", &["asc", "desc"], "desc")? {
-            "asc" => Order::Asc,
-            _ => Order::Desc,
-        })
-    }
-}
-
-/// A query string read into a typed struct. The struct reads the pairs with [`Query`]'s
-/// accessors, so each parameter keeps its precise 400; it derives `IntoParams` for the
-/// OpenAPI document.
-pub trait FromQuery: Sized {
-    fn from_query(query: &Query) -> Result<Self, ApiError>;
-}
-
-/// Extracts a [`FromQuery`] struct.
+/// A query string read into `T`: a struct that derives `Deserialize` (how each parameter is
+/// parsed) and `utoipa::IntoParams` (how it is documented), so every parameter is declared once,
+/// with its wire name from the serde attributes both derives read. Lists take [`Paging`] with
+/// `#[serde(flatten)]`. A value that does not parse is a 400 naming the parameter.
+///
+/// What a query string holds is text: an empty value counts as absent (`?title=` filters
+/// nothing), a name given more than once (or as `name[]`) is a list, and the typed fields read
+/// text through [`flag`], [`list`] and the like.
 pub struct QueryOf<T>(pub T);
 
-impl<T: FromQuery, S: Send + Sync> FromRequestParts<S> for QueryOf<T> {
+impl<T: DeserializeOwned, S: Send + Sync> FromRequestParts<S> for QueryOf<T> {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
-        T::from_query(&Query::parse(parts.uri.query().unwrap_or(""))).map(QueryOf)
+        parse_query(parts.uri.query().unwrap_or("")).map(QueryOf)
     }
+}
+
+/// Parses a query string into `T` (see [`QueryOf`]).
+pub fn parse_query<T: DeserializeOwned>(raw: &str) -> Result<T, ApiError> {
+    use serde_json::map::Entry;
+    use serde_json::{Map, Value};
+    let mut map = Map::new();
+    for (name, value) in url::form_urlencoded::parse(raw.as_bytes()) {
+        if value.is_empty() {
+            continue;
+        }
+        let name = name.strip_suffix("[]").unwrap_or(&name).to_string();
+        let value = Value::String(value.into_owned());
+        match map.entry(name) {
+            Entry::Vacant(entry) => {
+                entry.insert(value);
+            }
+            Entry::Occupied(mut entry) => match entry.get_mut() {
+                Value::Array(values) => values.push(value),
+                first => *first = Value::Array(vec![first.take(), value]),
+            },
+        }
+    }
+    serde_path_to_error::deserialize(Value::Object(map)).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner().to_string();
+        if path == "." || path == "?" || inner.starts_with("query parameter") {
+            ApiError::bad_request(inner)
+        } else {
+            ApiError::bad_request(format!("query parameter `{path}`: {inner}"))
+        }
+    })
+}
+
+/// A boolean parameter: `true`/`1` or `false`/`0`.
+pub fn flag<'de, D: Deserializer<'de>>(d: D) -> Result<Option<bool>, D::Error> {
+    match String::deserialize(d)?.as_str() {
+        "true" | "1" => Ok(Some(true)),
+        "false" | "0" => Ok(Some(false)),
+        other => Err(serde::de::Error::custom(format!(
+            "must be true or false, not {other:?}"
+        ))),
+    }
+}
+
+/// A list parameter: the name repeated (`authors=a&authors=b`), as `authors[]=`, or
+/// comma-separated (`authors=a,b`).
+pub fn list<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum OneOrMany {
+        One(String),
+        Many(Vec<String>),
+    }
+    let values = match OneOrMany::deserialize(d)? {
+        OneOrMany::One(v) => vec![v],
+        OneOrMany::Many(vs) => vs,
+    };
+    Ok(values
+        .iter()
+        .flat_map(|v| v.split(','))
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(String::from)
+        .collect())
+}
+
+/// A parameter whose text is parsed by `FromStr` (an integer, a number).
+pub fn parsed<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: std::str::FromStr,
+    T::Err: std::fmt::Display,
+{
+    let raw = String::deserialize(d)?;
+    raw.parse()
+        .map(Some)
+        .map_err(|e| serde::de::Error::custom(format!("{e}: {raw:?}")))
 }
 
 /// Path parameters, with rejections (bad percent-encoding) as JSON errors.
@@ -227,42 +224,17 @@ pub fn param<'a>(params: &'a crate::paths::RouteIds, name: &str) -> Result<&'a s
         .ok_or_else(|| ApiError::bad_request(format!("missing path parameter {name}")))
 }
 
-impl FromQuery for Paging {
-    fn from_query(query: &Query) -> Result<Paging, ApiError> {
-        let limit = match query.str("limit") {
-            None | Some("") => DEFAULT_LIMIT,
-            Some(raw) => match raw.parse::<usize>() {
-                Ok(n) if (1..=MAX_LIMIT).contains(&n) => n,
-                _ => {
-                    return Err(ApiError::bad_request(format!(
-                        "query parameter `limit` must be an integer from 1 to {MAX_LIMIT}, not {raw:?}"
-                    )));
-                }
-            },
-        };
-        let page = query.str("page").filter(|p| !p.is_empty()).map(str::to_string);
-        Ok(Paging { limit, page })
-    }
-}
-
 /// `order` with paging, for lists ordered by time.
-#[derive(Debug, Clone, utoipa::IntoParams)]
+#[derive(Debug, Clone, Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct OrderQuery {
     /// The direction of the list's time order.
     #[param(inline, value_type = Option<Order>)]
+    #[serde(default)]
     pub order: Order,
     #[param(ignore)]
+    #[serde(flatten)]
     pub paging: Paging,
-}
-
-impl FromQuery for OrderQuery {
-    fn from_query(query: &Query) -> Result<OrderQuery, ApiError> {
-        Ok(OrderQuery {
-            order: query.order()?,
-            paging: Paging::from_query(query)?,
-        })
-    }
 }
 
 #[cfg(test)]
@@ -270,11 +242,55 @@ mod tests {
     use super::*;
     use quire_store::paging::Page;
 
+    #[derive(Debug, serde::Deserialize)]
+    struct Listed {
+        #[serde(default, deserialize_with = "list")]
+        authors: Vec<String>,
+        #[serde(default, deserialize_with = "flag")]
+        nested: Option<bool>,
+        #[serde(default)]
+        order: Order,
+        title: Option<String>,
+        #[serde(flatten)]
+        paging: Paging,
+    }
+
+    #[test]
+    fn a_query_struct_reads_lists_flags_enums_and_paging() {
+        let q: Listed = parse_query("authors=a,b&authors[]=c&nested=0&order=asc&limit=5&page=x").unwrap();
+        assert_eq!(q.authors, ["a", "b", "c"]);
+        assert_eq!(q.nested, Some(false));
+        assert_eq!(q.order, Order::Asc);
+        assert_eq!((q.paging.limit, q.paging.page.as_deref()), (5, Some("x")));
+        // Empty values are absent values; absent ones take their defaults.
+        let q: Listed = parse_query("title=&nested=&limit=").unwrap();
+        assert_eq!((q.title, q.nested, q.order), (None, None, Order::Desc));
+        assert_eq!((q.paging.limit, q.paging.page), (100, None));
+    }
+
+    #[test]
+    fn a_bad_value_is_a_400_naming_its_parameter() {
+        let message = |raw: &str| match parse_query::<Listed>(raw) {
+            Ok(q) => panic!("{raw} parsed: {q:?}"),
+            Err(e) => {
+                assert_eq!(e.status, axum::http::StatusCode::BAD_REQUEST);
+                e.message
+            }
+        };
+        let m = message("nested=maybe");
+        assert!(m.contains("`nested`") && m.contains("true or false"), "{m}");
+        let m = message("order=sideways");
+        assert!(m.contains("`order`") && m.contains("asc"), "{m}");
+        for limit in ["0", "1001", "ten"] {
+            let m = message(&format!("limit={limit}"));
+            assert!(m.contains("limit") && m.contains("from 1 to 1000"), "{m}");
+        }
+    }
+
     #[test]
     fn limit_bounds_and_cursor_scope() {
         let page = |q: &str, scope: &str| {
-            Paging::from_query(&Query::parse(q))
-                .and_then(|paging| Page::new(&paging, scope).map_err(ApiError::from))
+            parse_query::<Paging>(q).and_then(|paging| Page::new(&paging, scope).map_err(ApiError::from))
         };
         assert!(page("limit=1001", "a").is_err());
         assert!(page("limit=0", "a").is_err());

@@ -11,9 +11,10 @@ use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use futures_util::StreamExt;
+use serde::Deserialize;
 
 use crate::error::{ApiError, ApiResult};
-use crate::extract::{FromQuery, Path, Query, QueryOf};
+use crate::extract::{Path, QueryOf};
 use crate::state::App;
 use crate::urls::Urls;
 use crate::{clock, signing};
@@ -61,28 +62,30 @@ pub fn download_url(
 
 /// The query of a signed download URL, as [`download_url`] writes it. A missing or malformed
 /// part is an invalid link (404), never a 400: the URL is opaque to its holder.
-#[derive(utoipa::IntoParams)]
+#[derive(Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct DownloadQuery {
     /// The content type the file is served with.
-    #[param(rename = "ct")]
+    #[serde(rename = "ct", default, deserialize_with = "part")]
     content_type: String,
     /// When the link expires, in Unix seconds.
-    #[param(rename = "e")]
+    #[serde(rename = "e", default, deserialize_with = "seconds_or_expired")]
     expires: i64,
     /// The signature of the link.
-    #[param(rename = "s")]
+    #[serde(rename = "s", default, deserialize_with = "part")]
     signature: String,
 }
 
-impl FromQuery for DownloadQuery {
-    fn from_query(query: &Query) -> ApiResult<DownloadQuery> {
-        Ok(DownloadQuery {
-            content_type: query.str("ct").unwrap_or_default().to_string(),
-            expires: query.str("e").and_then(|e| e.parse().ok()).unwrap_or(0),
-            signature: query.str("s").unwrap_or_default().to_string(),
-        })
-    }
+/// A part of the link as given, or nothing when it is not one value: the link is then
+/// invalid, not the request.
+fn part<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    let value = serde_json::Value::deserialize(d)?;
+    Ok(value.as_str().unwrap_or_default().to_string())
+}
+
+/// An expiry that does not parse is one long past.
+fn seconds_or_expired<'de, D: serde::Deserializer<'de>>(d: D) -> Result<i64, D::Error> {
+    Ok(part(d)?.parse().unwrap_or(0))
 }
 
 #[utoipa::path(

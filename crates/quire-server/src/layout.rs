@@ -1,4 +1,4 @@
-//! The layout the crates keep (docs/decisions.md, "Layout"): SQL lives in `quire-store`, never
+//! The layout the crates keep (docs/decisions/0056-layout-store-and-http-crates.md): SQL lives in `quire-store`, never
 //! here. `.ci/layout` also checks that `quire-store` depends on no HTTP crate.
 
 use std::path::{Path, PathBuf};

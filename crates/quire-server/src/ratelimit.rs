@@ -5,7 +5,7 @@
 //! Counting is in memory, per process, in fixed one-minute windows aligned to the clock (so that
 //! `X-RateLimit-Reset` is the same for every client): a request costs a read lock on one of
 //! sixteen shards and one atomic add, never a database write. With several processes each
-//! counts on its own (see `docs/decisions.md`). Memory is bounded: keys of past windows are
+//! counts on its own (see `docs/decisions/0036-rate-limits-per-process.md`). Memory is bounded: keys of past windows are
 //! dropped when a new window starts, and beyond [`MAX_KEYS_PER_SHARD`] new keys share one
 //! overflow counter.
 //!

@@ -4,7 +4,7 @@
 --
 -- No foreign keys: an event outlives what it names (a purged space, a removed member), and a
 -- foreign key would make every event share-lock its organization's row, the hot parent row
--- design.md warns about.
+-- the "no hot rows" rule warns about (pgbench: ~10,200 inserts/s, ~850/s with a parent update).
 
 CREATE TABLE events (
     -- The order events were recorded in, and a consumer's cursor. AUTOINCREMENT so that a

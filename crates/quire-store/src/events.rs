@@ -5,7 +5,7 @@
 //! anywhere outside the transaction could not promise.
 //!
 //! Nothing reads the table yet; event delivery (the integrations issue) will, per organization
-//! in `seq` order. Kinds and payloads are listed in docs/decisions.md ("Event outbox").
+//! in `seq` order. Kinds and payloads: docs/decisions/0018-event-outbox.md.
 
 use serde_json::Value as Json;
 

@@ -5,7 +5,7 @@
 //! returns [`StoreError`]. The HTTP service (`quire-server`) depends on this crate, never the
 //! other way round; `cargo tree -p quire-store` shows neither axum nor http.
 //!
-//! The modules form a tree (docs/decisions.md, "Layout"), from the foundations (`db`,
+//! The modules form a tree (docs/decisions/0056-layout-store-and-http-crates.md), from the foundations (`db`,
 //! `error`, `permissions`, `access`, `paging`, `events`, `jobs`) through the resources
 //! (`users`, `orgs`, `members`, `teams`, `collections`, `spaces`, `content`, `files`,
 //! `search`, `links`, `grants`, `invites`, `comments`) to what builds on them

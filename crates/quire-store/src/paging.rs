@@ -56,12 +56,13 @@ fn default_limit() -> usize {
 }
 
 /// `limit` as a query string gives it: text, 1 to [`MAX_LIMIT`].
-fn limit<'de, D: serde::Deserializer<'de>>(d: D) -> Result<usize, D::Error> {
+pub fn limit<'de, D: serde::Deserializer<'de>>(d: D) -> Result<usize, D::Error> {
     let raw = String::deserialize(d)?;
     match raw.parse::<usize>() {
         Ok(n) if (1..=MAX_LIMIT).contains(&n) => Ok(n),
+        // Named here: a flattened field's errors come without their path.
         _ => Err(serde::de::Error::custom(format!(
-            "must be an integer from 1 to {MAX_LIMIT}, not {raw:?}"
+            "query parameter `limit` must be an integer from 1 to {MAX_LIMIT}, not {raw:?}"
         ))),
     }
 }

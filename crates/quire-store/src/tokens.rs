@@ -1,5 +1,5 @@
 //! A user's own API tokens: listing, reading and revoking them (GitBook's API has no token
-//! endpoints; see docs/decisions.md), for the API and for `quire admin token ...`. Issuing one,
+//! endpoints; see docs/decisions/0050-the-callers-tokens.md), for the API and for `quire admin token ...`. Issuing one,
 //! and finding the token a request came with, is `auth`'s.
 //!
 //! Revoking deletes the token's row: every process looks tokens up again within

@@ -3,7 +3,7 @@
 //! Access that names people or teams of the source organization does not carry over: team grants
 //! are dropped (teams belong to their organization), user grants are kept only for users who are
 //! members or guests of the target organization, and invite links to the moved content are
-//! deleted. See docs/decisions.md.
+//! deleted. See docs/decisions/0009-spaces-and-collections.md.
 
 use crate::db::{Args, Conn};
 use crate::error::{StoreError, StoreResult};

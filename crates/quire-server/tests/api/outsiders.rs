@@ -1296,9 +1296,10 @@ async fn an_outsider_learns_nothing_and_changes_nothing_in_another_organization(
                     }
                     // A plausible body must reach the lookup: 404. An empty one may be refused
                     // earlier (400), as long as real and unknown ids are answered alike. A
-                    // DELETE may answer 204 (docs/decisions.md: "a DELETE of something the
-                    // caller cannot see is also a 204"), likewise only as for unknown ids, and
-                    // the snapshot below shows that nothing was deleted.
+                    // DELETE may answer 204 (docs/decisions/0038-delete-of-what-one-cannot-see.md:
+                    // "a DELETE of something the caller cannot see is also a 204"), likewise
+                    // only as for unknown ids, and the snapshot below shows that nothing was
+                    // deleted.
                     let plausible = body.as_ref().is_none_or(|b| b != &json!({}));
                     let allowed = match (method, plausible) {
                         (&"DELETE", _) => matches!(real.status, 204 | 404),

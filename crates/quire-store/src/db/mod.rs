@@ -9,7 +9,7 @@
 //!
 //! Why synchronous: a closure over `&mut dyn Conn` is the simplest thing that works the same on
 //! both engines, keeps transactions explicit, and lets SQLite be queried inline on the calling
-//! thread, which design.md measured as its fastest access path.
+//! thread, measured as its fastest access path (docs/decisions/0001-storage-one-synchronous-api.md).
 
 mod changes;
 pub mod fulltext;

@@ -1,6 +1,6 @@
 //! What a link points at and whether it is broken. The API sends links and their locations as
 //! GitBook's `ContentReferenceUsage` and `ContentLocation`, with ids where GitBook embeds whole
-//! objects: see docs/decisions.md, "Links".
+//! objects: see docs/decisions/0020-links.md.
 
 use std::collections::BTreeMap;
 
@@ -147,7 +147,8 @@ impl Target {
 }
 
 /// `status` of a link.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, utoipa::ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "kebab-case")]
 #[schema(as = LinkStatus, rename_all = "kebab-case")]
 pub enum Status {
     Ok,

@@ -2,6 +2,7 @@
 //! variables edited (GitBook's `RevisionSemanticChanges`), computed from the trees the store
 //! opens (`quire_store::reads`).
 
+use serde::Deserialize;
 use std::sync::Arc;
 
 use axum::extract::State;
@@ -13,38 +14,22 @@ use serde_json::{Map, Value, json};
 use super::wire::cr_json;
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult};
-use crate::extract::{FromQuery, Path, Query, QueryOf};
+use crate::extract::{Path, QueryOf};
 use crate::paths::{ChangeRequestPath, RevisionPath};
 use crate::state::App;
 
-fn limit(q: &Query) -> ApiResult<usize> {
-    match q.str("limit") {
-        None | Some("") => Ok(10),
-        Some(raw) => raw
-            .parse::<usize>()
-            .ok()
-            .filter(|n| (1..=1000).contains(n))
-            .ok_or_else(|| {
-                ApiError::bad_request(format!(
-                    "query parameter `limit` must be an integer from 1 to 1000, not {raw:?}"
-                ))
-            }),
-    }
-}
-
 /// The query of the changes of a change request or a revision.
-#[derive(utoipa::IntoParams)]
+#[derive(Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct ChangesQuery {
     /// How many changes to answer, from 1 to 1000 (10 when absent); `more` counts the rest.
     #[param(value_type = Option<u32>, minimum = 1, maximum = 1000)]
+    #[serde(default = "ten", deserialize_with = "quire_store::paging::limit")]
     limit: usize,
 }
 
-impl FromQuery for ChangesQuery {
-    fn from_query(q: &Query) -> ApiResult<ChangesQuery> {
-        Ok(ChangesQuery { limit: limit(q)? })
-    }
+fn ten() -> usize {
+    10
 }
 
 /// The answer of the changes operations (built as JSON by [`respond`]).

@@ -5,101 +5,87 @@ use quire_store::change_requests::{self, Status, list::Filters as ListFilters};
 use quire_store::paging::{List, Order, Page, Paging};
 use quire_store::permissions::org;
 use quire_store::spaces;
+use serde::Deserialize;
 
 use super::wire::{ChangeRequestJson, crs_json};
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult};
-use crate::extract::{FromQuery, Path, Query, QueryOf};
+use crate::extract::{Path, QueryOf};
 use crate::paths::{OrgPath, SpacePath};
 use crate::state::App;
 
 /// The filters of both listings.
-#[derive(utoipa::IntoParams)]
+#[derive(Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct Filters {
     /// Only change requests in these states (repeated or comma-separated): `draft`, `open`
     /// (the default), `archived`, `merged`.
-    #[param(rename = "status", inline, value_type = Option<Vec<Status>>, style = Form, explode = true)]
+    #[param(inline, value_type = Option<Vec<Status>>, style = Form, explode = true)]
+    #[serde(rename = "status", default, deserialize_with = "crate::extract::list")]
     statuses: Vec<String>,
     /// Only those created by this user (an id).
     creator: Option<String>,
     /// Only those this user (an id) contributed to.
     contributor: Option<String>,
     /// Only those with a review requested from this user (an id).
-    #[param(rename = "requestedReviewer")]
+    #[serde(rename = "requestedReviewer")]
     reviewer: Option<String>,
     /// Only those that address this conversations issues cluster.
-    #[param(rename = "conversationsIssuesCluster")]
+    #[serde(rename = "conversationsIssuesCluster")]
     cluster: Option<String>,
     /// Only those of this space (an id); for the organization's listing.
     space: Option<String>,
     /// What the list is ordered by: `updatedAt` (the default) or `createdAt`.
-    #[param(rename = "orderBy", value_type = Option<String>)]
-    order_by: &'static str,
+    #[param(value_type = Option<String>)]
+    #[serde(rename = "orderBy", default)]
+    order_by: OrderBy,
     /// The direction of the order.
     #[param(inline, value_type = Option<Order>)]
+    #[serde(default)]
     order: Order,
-}
-
-/// The query of both listings: filters and paging.
-pub struct ListQuery {
-    filters: Filters,
+    #[param(ignore)]
+    #[serde(flatten)]
     paging: Paging,
 }
 
-impl FromQuery for ListQuery {
-    fn from_query(q: &Query) -> ApiResult<ListQuery> {
-        Ok(ListQuery {
-            filters: Filters::from_query(q)?,
-            paging: Paging::from_query(q)?,
-        })
-    }
+#[derive(Clone, Copy, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+enum OrderBy {
+    #[default]
+    UpdatedAt,
+    CreatedAt,
 }
 
 impl Filters {
-    fn from_query(q: &Query) -> ApiResult<Filters> {
-        let mut statuses = q.all("status");
+    /// The store's filters (`open` when no status is named, each status one the store
+    /// knows), and the paging.
+    fn parsed(self) -> ApiResult<(ListFilters, Paging)> {
+        let mut statuses = self.statuses;
         if statuses.is_empty() {
             statuses.push("open".to_string());
         }
-        for s in &statuses {
-            if Status::parse(s).is_none() {
-                return Err(ApiError::bad_request(format!(
-                    "query parameter `status` must be one of {}, not {s:?}",
-                    Status::list()
-                )));
-            }
+        if let Some(s) = statuses.iter().find(|s| Status::parse(s).is_none()) {
+            return Err(ApiError::bad_request(format!(
+                "query parameter `status` must be one of {}, not {s:?}",
+                Status::list()
+            )));
         }
         statuses.sort();
         statuses.dedup();
-        let non_empty = |name: &str| q.str(name).filter(|s| !s.is_empty()).map(str::to_string);
-        Ok(Filters {
+        let filters = ListFilters {
             statuses,
-            creator: non_empty("creator"),
-            contributor: non_empty("contributor"),
-            reviewer: non_empty("requestedReviewer"),
-            cluster: non_empty("conversationsIssuesCluster"),
-            space: non_empty("space"),
-            order_by: match q.one_of("orderBy", &["updatedAt", "createdAt"], "updatedAt")? {
-                "createdAt" => "cr.created_at",
-                _ => "cr.updated_at",
-            },
-            order: q.order()?,
-        })
-    }
-
-    /// The store's filters.
-    fn parsed(self) -> ListFilters {
-        ListFilters {
-            statuses: self.statuses,
             creator: self.creator,
             contributor: self.contributor,
             reviewer: self.reviewer,
             cluster: self.cluster,
             space: self.space,
-            order_by: self.order_by,
+            order_by: match self.order_by {
+                OrderBy::CreatedAt => "cr.created_at",
+                OrderBy::UpdatedAt => "cr.updated_at",
+            },
             order: self.order,
-        }
+        };
+        Ok((filters, self.paging))
     }
 }
 
@@ -116,9 +102,9 @@ pub async fn list_space_change_requests(
     caller: Caller,
     State(app): State<App>,
     Path(SpacePath { space_id }): Path<SpacePath>,
-    QueryOf(ListQuery { filters, paging }): QueryOf<ListQuery>,
+    QueryOf(query): QueryOf<Filters>,
 ) -> ApiResult<axum::Json<List<ChangeRequestJson>>> {
-    let filters = filters.parsed();
+    let (filters, paging) = query.parsed()?;
     let page = Page::new(&paging, filters.scope(&format!("space-crs:{space_id}")))?;
     let list = app
         .db
@@ -152,9 +138,9 @@ pub async fn list_org_change_requests(
     Path(OrgPath {
         organization_id: org_id,
     }): Path<OrgPath>,
-    QueryOf(ListQuery { filters, paging }): QueryOf<ListQuery>,
+    QueryOf(query): QueryOf<Filters>,
 ) -> ApiResult<axum::Json<List<ChangeRequestJson>>> {
-    let filters = filters.parsed();
+    let (filters, paging) = query.parsed()?;
     let page = Page::new(&paging, filters.scope(&format!("org-crs:{org_id}")))?;
     let list = app
         .db

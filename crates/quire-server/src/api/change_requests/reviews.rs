@@ -19,7 +19,7 @@ use crate::api::comments::wire::{BodyFormat, render_comments};
 use crate::api::users::UserJson;
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult, ErrorEnvelope};
-use crate::extract::{FromQuery, Json, Path, Query, QueryOf};
+use crate::extract::{Json, Path, QueryOf};
 use crate::paths::{ChangeRequestPath, ReviewPath};
 use crate::state::App;
 use crate::urls::Urls;
@@ -104,54 +104,31 @@ fn render_reviews<T>(
         .collect())
 }
 
-fn markdown_format(q: &Query) -> ApiResult<bool> {
-    Ok(q.one_of("format", &["markdown", "document"], "markdown")? == "markdown")
-}
-
 /// `format` of the comments in reviews.
-#[derive(utoipa::IntoParams)]
+#[derive(Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct FormatQuery {
     /// The format of comment bodies: `markdown` (the default) or `document`.
-    #[param(rename = "format", value_type = Option<String>)]
-    markdown: bool,
-}
-
-impl FromQuery for FormatQuery {
-    fn from_query(query: &Query) -> ApiResult<FormatQuery> {
-        Ok(FormatQuery {
-            markdown: markdown_format(query)?,
-        })
-    }
+    #[param(value_type = Option<String>)]
+    #[serde(default)]
+    format: BodyFormat,
 }
 
 /// The query of `GET .../change-requests/{changeRequestId}/reviews`.
-#[derive(utoipa::IntoParams)]
+#[derive(Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct ListReviewsQuery {
     /// The format of comment bodies: `markdown` (the default) or `document`.
-    #[param(rename = "format", value_type = Option<String>)]
-    markdown: bool,
+    #[param(value_type = Option<String>)]
+    #[serde(default)]
+    format: BodyFormat,
     /// Only the reviews that are outdated (`true`) or current (`false`); absent: all.
     #[param(value_type = Option<bool>)]
+    #[serde(default, deserialize_with = "crate::extract::flag")]
     outdated: Option<bool>,
     #[param(ignore)]
+    #[serde(flatten)]
     paging: Paging,
-}
-
-impl FromQuery for ListReviewsQuery {
-    fn from_query(q: &Query) -> ApiResult<ListReviewsQuery> {
-        let markdown = markdown_format(q)?;
-        let outdated = match q.str("outdated") {
-            None | Some("") => None,
-            Some(_) => Some(q.bool("outdated", false)?),
-        };
-        Ok(ListReviewsQuery {
-            markdown,
-            outdated,
-            paging: Paging::from_query(q)?,
-        })
-    }
 }
 
 #[utoipa::path(
@@ -171,7 +148,7 @@ pub async fn list_reviews(
         change_request_id: cr_id,
     }): Path<ChangeRequestPath>,
     QueryOf(ListReviewsQuery {
-        markdown,
+        format,
         outdated,
         paging,
     }): QueryOf<ListReviewsQuery>,
@@ -192,7 +169,7 @@ pub async fn list_reviews(
         &caller.user_id,
         &shown.value.items,
         &shown,
-        markdown,
+        format == BodyFormat::Markdown,
     )?;
     Ok(axum::Json(List {
         next: shown.value.next,
@@ -218,7 +195,7 @@ pub async fn get_review(
         change_request_id: cr_id,
         review_id,
     }): Path<ReviewPath>,
-    QueryOf(FormatQuery { markdown }): QueryOf<FormatQuery>,
+    QueryOf(FormatQuery { format }): QueryOf<FormatQuery>,
 ) -> ApiResult<axum::Json<ReviewJson>> {
     let user = caller.user_id.clone();
     let (space, shown) = app
@@ -235,7 +212,7 @@ pub async fn get_review(
         &caller.user_id,
         std::slice::from_ref(&shown.value),
         &shown,
-        markdown,
+        format == BodyFormat::Markdown,
     )?;
     Ok(axum::Json(
         json.into_iter()

@@ -16,7 +16,7 @@ use utoipa_axum::routes;
 use crate::api::spaces::{MoveBody, SpaceJson, space_json};
 use crate::auth::Caller;
 use crate::error::ApiResult;
-use crate::extract::{FromQuery, Json, OptionalJson, Patch, Path, Query, QueryOf};
+use crate::extract::{Json, OptionalJson, Patch, Path, QueryOf};
 use crate::paths::{CollectionPath, OrgPath};
 use crate::state::App;
 pub use wire::{CollectionJson, collection_json};
@@ -247,24 +247,17 @@ async fn transfer_collection(
 }
 
 /// The query of `GET /v1/orgs/{organizationId}/collections`.
-#[derive(utoipa::IntoParams)]
+#[derive(Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
 struct ListCollectionsQuery {
     /// Whether to list collections inside collections too (`true`, the default), or only the
     /// organization's top-level ones.
     #[param(value_type = Option<bool>)]
-    nested: bool,
+    #[serde(default, deserialize_with = "crate::extract::flag")]
+    nested: Option<bool>,
     #[param(ignore)]
+    #[serde(flatten)]
     paging: Paging,
-}
-
-impl FromQuery for ListCollectionsQuery {
-    fn from_query(query: &Query) -> ApiResult<ListCollectionsQuery> {
-        Ok(ListCollectionsQuery {
-            nested: query.bool("nested", true)?,
-            paging: Paging::from_query(query)?,
-        })
-    }
 }
 
 #[utoipa::path(
@@ -284,6 +277,7 @@ async fn list_collections(
     }): Path<OrgPath>,
     QueryOf(ListCollectionsQuery { nested, paging }): QueryOf<ListCollectionsQuery>,
 ) -> ApiResult<axum::Json<List<CollectionJson>>> {
+    let nested = nested.unwrap_or(true);
     let page = Page::new(&paging, format!("collections:{org_id}:{nested}"))?;
     let list = app
         .db

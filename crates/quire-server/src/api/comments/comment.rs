@@ -38,6 +38,7 @@ pub(crate) async fn list_comments(
     }: ListCommentsQuery,
 ) -> ApiResult<axum::response::Response> {
     authors.sort();
+    let status = status.as_str();
     let scope = format!(
         "comments:{params:?}:{}:{status}:{page_filter:?}:{authors:?}",
         order.name()

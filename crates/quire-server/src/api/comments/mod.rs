@@ -12,12 +12,13 @@ pub mod wire;
 use quire_store::comments::Opened;
 use quire_store::paging::{Order, Paging};
 use quire_store::{change_requests, spaces};
+use serde::Deserialize;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::db::Conn;
 use crate::error::ApiResult;
-use crate::extract::{FromQuery, Query, param};
+use crate::extract::param;
 use crate::paths::RouteIds;
 use crate::state::App;
 use change_request::*;
@@ -72,80 +73,73 @@ fn open(c: &mut dyn Conn, params: &RouteIds, caller: &str) -> ApiResult<Opened> 
     })
 }
 
-fn format(q: &Query) -> ApiResult<BodyFormat> {
-    Ok(match q.one_of("format", &["markdown", "document"], "markdown")? {
-        "document" => BodyFormat::Document,
-        _ => BodyFormat::Markdown,
-    })
-}
-
 /// `format` of the comment bodies in an answer.
-#[derive(utoipa::IntoParams)]
+#[derive(Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct CommentFormat {
     /// The format of bodies: `markdown` (the default) or `document`.
     #[param(value_type = Option<String>)]
+    #[serde(default)]
     format: BodyFormat,
 }
 
-impl FromQuery for CommentFormat {
-    fn from_query(q: &Query) -> ApiResult<CommentFormat> {
-        Ok(CommentFormat { format: format(q)? })
-    }
-}
-
 /// The query of the comments lists.
-#[derive(utoipa::IntoParams)]
+#[derive(Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct ListCommentsQuery {
     /// The direction of the order by time.
     #[param(inline, value_type = Option<Order>)]
+    #[serde(default)]
     order: Order,
     /// The format of bodies: `markdown` (the default) or `document`.
     #[param(value_type = Option<String>)]
+    #[serde(default)]
     format: BodyFormat,
     /// `all` (the default), `open` or `resolved`.
     #[param(value_type = Option<String>)]
-    status: &'static str,
+    #[serde(default)]
+    status: CommentStatus,
     /// Only the comments on this page (an id).
-    #[param(rename = "targetPage")]
+    #[serde(rename = "targetPage")]
     page_filter: Option<String>,
     /// Only the comments of these users (ids, repeated or comma-separated).
     #[param(value_type = Option<Vec<String>>, style = Form, explode = true)]
+    #[serde(default, deserialize_with = "crate::extract::list")]
     authors: Vec<String>,
     #[param(ignore)]
+    #[serde(flatten)]
     paging: Paging,
 }
 
-impl FromQuery for ListCommentsQuery {
-    fn from_query(q: &Query) -> ApiResult<ListCommentsQuery> {
-        Ok(ListCommentsQuery {
-            order: q.order()?,
-            format: format(q)?,
-            status: q.one_of("status", &["all", "open", "resolved"], "all")?,
-            page_filter: q.str("targetPage").filter(|s| !s.is_empty()).map(str::to_string),
-            authors: q.all("authors"),
-            paging: Paging::from_query(q)?,
-        })
+/// `status` of the comments lists.
+#[derive(Clone, Copy, Debug, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CommentStatus {
+    #[default]
+    All,
+    Open,
+    Resolved,
+}
+
+impl CommentStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CommentStatus::All => "all",
+            CommentStatus::Open => "open",
+            CommentStatus::Resolved => "resolved",
+        }
     }
 }
 
 /// The query of the replies lists.
-#[derive(utoipa::IntoParams)]
+#[derive(Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct RepliesQuery {
     /// The format of bodies: `markdown` (the default) or `document`.
     #[param(value_type = Option<String>)]
+    #[serde(default)]
     format: BodyFormat,
     #[param(ignore)]
+    #[serde(flatten)]
     paging: Paging,
-}
-
-impl FromQuery for RepliesQuery {
-    fn from_query(q: &Query) -> ApiResult<RepliesQuery> {
-        Ok(RepliesQuery {
-            format: format(q)?,
-            paging: Paging::from_query(q)?,
-        })
-    }
 }

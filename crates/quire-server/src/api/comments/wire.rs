@@ -51,9 +51,11 @@ fn permissions(space: &SpaceFor, caller: &str, author: &str) -> Permissions {
     quire_store::comments::permissions(space, caller, author).into()
 }
 
-/// How bodies are sent.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// How bodies are sent (the `format` parameter): `markdown` (the default) or `document`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum BodyFormat {
+    #[default]
     Markdown,
     Document,
 }

@@ -7,7 +7,7 @@ use axum::response::Response;
 use quire_content::Document;
 
 use super::read;
-use super::render::{FileJson, PageJson, ReadOptions, ReusableJson, RevisionJson};
+use super::render::{FileJson, PageJson, ReadOptions, ReadQuery, ReusableJson, RevisionJson};
 use crate::auth::Caller;
 use crate::error::ApiResult;
 use crate::extract::{Path, QueryOf};
@@ -25,7 +25,7 @@ use quire_store::paging::{List, Paging};
     get,
     path = "/v1/spaces/{spaceId}/content",
     tag = "Space content",
-    params(SpacePath, ReadOptions),
+    params(SpacePath, ReadQuery),
     responses((status = 200, description = "The revision with its pages, files and reusable contents.", body = RevisionJson)),
     security(("token" = ["space:content:read"]))
 )]
@@ -43,7 +43,7 @@ pub async fn get_content(
     get,
     path = "/v1/spaces/{spaceId}/content/pages",
     tag = "Space content",
-    params(SpacePath, ReadOptions),
+    params(SpacePath, ReadQuery),
     responses((status = 200, description = "The page tree (gzip-compressed for clients that accept it).", body = read::Pages)),
     security(("token" = ["space:content:read"]))
 )]
@@ -62,7 +62,7 @@ pub async fn list_content_pages(
     get,
     path = "/v1/spaces/{spaceId}/content/files",
     tag = "Space content",
-    params(SpacePath, ReadOptions, Paging),
+    params(SpacePath, ReadQuery, Paging),
     responses((status = 200, description = "The files, oldest first.", body = List<FileJson>)),
     security(("token" = ["space:content:read"]))
 )]
@@ -81,7 +81,7 @@ pub async fn list_content_files(
     get,
     path = "/v1/spaces/{spaceId}/content/files/{fileId}",
     tag = "Space content",
-    params(FilePath, ReadOptions),
+    params(FilePath, ReadQuery),
     responses((status = 200, description = "The file.", body = FileJson)),
     security(("token" = ["space:content:read"]))
 )]
@@ -99,7 +99,7 @@ pub async fn get_content_file(
     get,
     path = "/v1/spaces/{spaceId}/content/page/{pageId}",
     tag = "Space content",
-    params(PagePath, ReadOptions),
+    params(PagePath, ReadQuery),
     responses((status = 200, description = "The page with its body (gzip-compressed for clients that accept it).", body = PageJson)),
     security(("token" = ["space:content:read"]))
 )]
@@ -118,7 +118,7 @@ pub async fn get_content_page(
     get,
     path = "/v1/spaces/{spaceId}/content/path/{*pagePath}",
     tag = "Space content",
-    params(PageByPathPath, ReadOptions),
+    params(PageByPathPath, ReadQuery),
     responses((status = 200, description = "The page with its body.", body = PageJson)),
     security(("token" = ["space:content:read"]))
 )]
@@ -153,7 +153,7 @@ pub async fn get_content_reusable_content(
     get,
     path = "/v1/spaces/{spaceId}/revisions/{revisionId}",
     tag = "Revisions",
-    params(RevisionPath, ReadOptions),
+    params(RevisionPath, ReadQuery),
     responses((status = 200, description = "The revision with its pages, files and reusable contents.", body = RevisionJson)),
     security(("token" = ["space:content:read"]))
 )]
@@ -171,7 +171,7 @@ pub async fn get_revision(
     get,
     path = "/v1/spaces/{spaceId}/revisions/{revisionId}/pages",
     tag = "Revisions",
-    params(RevisionPath, ReadOptions),
+    params(RevisionPath, ReadQuery),
     responses((status = 200, description = "The page tree (gzip-compressed for clients that accept it).", body = read::Pages)),
     security(("token" = ["space:content:read"]))
 )]
@@ -190,7 +190,7 @@ pub async fn list_revision_pages(
     get,
     path = "/v1/spaces/{spaceId}/revisions/{revisionId}/files",
     tag = "Revisions",
-    params(RevisionPath, ReadOptions, Paging),
+    params(RevisionPath, ReadQuery, Paging),
     responses((status = 200, description = "The files, oldest first.", body = List<FileJson>)),
     security(("token" = ["space:content:read"]))
 )]
@@ -209,7 +209,7 @@ pub async fn list_revision_files(
     get,
     path = "/v1/spaces/{spaceId}/revisions/{revisionId}/files/{fileId}",
     tag = "Revisions",
-    params(RevisionFilePath, ReadOptions),
+    params(RevisionFilePath, ReadQuery),
     responses((status = 200, description = "The file.", body = FileJson)),
     security(("token" = ["space:content:read"]))
 )]
@@ -227,7 +227,7 @@ pub async fn get_revision_file(
     get,
     path = "/v1/spaces/{spaceId}/revisions/{revisionId}/page/{pageId}",
     tag = "Revisions",
-    params(RevisionPagePath, ReadOptions),
+    params(RevisionPagePath, ReadQuery),
     responses((status = 200, description = "The page with its body (gzip-compressed for clients that accept it).", body = PageJson)),
     security(("token" = ["space:content:read"]))
 )]
@@ -246,7 +246,7 @@ pub async fn get_revision_page(
     get,
     path = "/v1/spaces/{spaceId}/revisions/{revisionId}/path/{*pagePath}",
     tag = "Revisions",
-    params(RevisionPageByPathPath, ReadOptions),
+    params(RevisionPageByPathPath, ReadQuery),
     responses((status = 200, description = "The page with its body.", body = PageJson)),
     security(("token" = ["space:content:read"]))
 )]
@@ -281,7 +281,7 @@ pub async fn get_revision_reusable_content(
     get,
     path = "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/content",
     tag = "Change request content",
-    params(ChangeRequestPath, ReadOptions),
+    params(ChangeRequestPath, ReadQuery),
     responses((status = 200, description = "The revision with its pages, files and reusable contents.", body = RevisionJson)),
     security(("token" = ["space:content:read"]))
 )]
@@ -299,7 +299,7 @@ pub async fn get_change_request_content(
     get,
     path = "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/content/pages",
     tag = "Change request content",
-    params(ChangeRequestPath, ReadOptions),
+    params(ChangeRequestPath, ReadQuery),
     responses((status = 200, description = "The page tree (gzip-compressed for clients that accept it).", body = read::Pages)),
     security(("token" = ["space:content:read"]))
 )]
@@ -318,7 +318,7 @@ pub async fn list_change_request_pages(
     get,
     path = "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/content/files",
     tag = "Change request content",
-    params(ChangeRequestPath, ReadOptions, Paging),
+    params(ChangeRequestPath, ReadQuery, Paging),
     responses((status = 200, description = "The files, oldest first.", body = List<FileJson>)),
     security(("token" = ["space:content:read"]))
 )]
@@ -337,7 +337,7 @@ pub async fn list_change_request_files(
     get,
     path = "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/content/files/{fileId}",
     tag = "Change request content",
-    params(ChangeRequestFilePath, ReadOptions),
+    params(ChangeRequestFilePath, ReadQuery),
     responses((status = 200, description = "The file.", body = FileJson)),
     security(("token" = ["space:content:read"]))
 )]
@@ -355,7 +355,7 @@ pub async fn get_change_request_file(
     get,
     path = "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/content/page/{pageId}",
     tag = "Change request content",
-    params(ChangeRequestPagePath, ReadOptions),
+    params(ChangeRequestPagePath, ReadQuery),
     responses((status = 200, description = "The page with its body (gzip-compressed for clients that accept it).", body = PageJson)),
     security(("token" = ["space:content:read"]))
 )]
@@ -374,7 +374,7 @@ pub async fn get_change_request_page(
     get,
     path = "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/content/path/{*pagePath}",
     tag = "Change request content",
-    params(ChangeRequestPageByPathPath, ReadOptions),
+    params(ChangeRequestPageByPathPath, ReadQuery),
     responses((status = 200, description = "The page with its body.", body = PageJson)),
     security(("token" = ["space:content:read"]))
 )]
@@ -409,7 +409,7 @@ pub async fn get_change_request_reusable_content(
     get,
     path = "/v1/spaces/{spaceId}/revisions/{revisionId}/page/{pageId}/document",
     tag = "Revisions",
-    params(RevisionPagePath, ReadOptions),
+    params(RevisionPagePath, ReadQuery),
     responses((status = 200, description = "The page's document.", body = Object)),
     security(("token" = ["space:content:read"]))
 )]

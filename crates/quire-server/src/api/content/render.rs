@@ -10,8 +10,6 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::clock;
-use crate::error::ApiError;
-use crate::extract::Query;
 use crate::urls::Urls;
 use quire_store::content::store::StoredTree;
 use quire_store::spaces::Visibility;
@@ -53,60 +51,83 @@ pub enum Evaluated {
     DeterministicOnly,
 }
 
-/// Options of content reads.
-#[derive(Clone, Copy, Debug, utoipa::IntoParams)]
-#[into_params(parameter_in = Query)]
+/// Options of content reads, as [`ReadQuery`] gives them.
+#[derive(Clone, Copy, Debug, serde::Deserialize)]
+#[serde(from = "ReadQuery")]
 pub struct ReadOptions {
-    /// The body of pages: `markdown` or `document`; absent: none. Markdown takes
-    /// `format.markdown.refs`: `relative` (the default) or `stable` links.
-    #[param(value_type = Option<String>)]
     pub format: Option<Format>,
-    /// Whether expressions are evaluated: `false` (the default), `true` or
-    /// `deterministic-only`.
-    #[param(value_type = Option<String>)]
     pub evaluated: Evaluated,
-    /// `metadata=false`: leave out mutable git metadata (quire records none).
-    #[param(value_type = Option<bool>)]
     pub metadata: bool,
-    /// `computed=false`: skip computed pages.
-    #[param(value_type = Option<bool>)]
     pub computed: bool,
 }
 
-impl crate::extract::FromQuery for ReadOptions {
-    fn from_query(query: &Query) -> Result<ReadOptions, ApiError> {
-        ReadOptions::from_query(query)
-    }
+/// The query of content reads.
+#[derive(serde::Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ReadQuery {
+    /// The body of pages: `markdown` or `document`; absent: none. Markdown takes
+    /// `format.markdown.refs`: `relative` (the default) or `stable` links.
+    #[param(value_type = Option<String>)]
+    format: Option<FormatParam>,
+    #[param(ignore)]
+    #[serde(rename = "format.markdown.refs", default)]
+    refs: RefsParam,
+    /// Whether expressions are evaluated: `false` (the default), `true` or
+    /// `deterministic-only`.
+    #[param(value_type = Option<String>)]
+    #[serde(default)]
+    evaluated: EvaluatedParam,
+    /// `metadata=false`: leave out mutable git metadata (quire records none).
+    #[param(value_type = Option<bool>)]
+    #[serde(default, deserialize_with = "crate::extract::flag")]
+    metadata: Option<bool>,
+    /// `computed=false`: skip computed pages.
+    #[param(value_type = Option<bool>)]
+    #[serde(default, deserialize_with = "crate::extract::flag")]
+    computed: Option<bool>,
 }
 
-impl ReadOptions {
-    pub fn from_query(q: &Query) -> Result<ReadOptions, ApiError> {
-        let format = match q.str("format") {
-            None | Some("") => None,
-            Some("markdown") => {
-                let refs = q.one_of("format.markdown.refs", &["relative", "stable"], "relative")?;
-                Some(Format::Markdown {
-                    stable_refs: refs == "stable",
-                })
-            }
-            Some("document") => Some(Format::Document),
-            Some(other) => {
-                return Err(ApiError::bad_request(format!(
-                    "query parameter `format` must be markdown or document, not {other:?}"
-                )));
-            }
-        };
-        let evaluated = match q.one_of("evaluated", &["true", "false", "deterministic-only"], "false")? {
-            "true" => Evaluated::Yes,
-            "deterministic-only" => Evaluated::DeterministicOnly,
-            _ => Evaluated::No,
-        };
-        Ok(ReadOptions {
-            format,
-            evaluated,
-            metadata: q.bool("metadata", true)?,
-            computed: q.bool("computed", true)?,
-        })
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum FormatParam {
+    Markdown,
+    Document,
+}
+
+#[derive(Default, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum RefsParam {
+    #[default]
+    Relative,
+    Stable,
+}
+
+#[derive(Default, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+enum EvaluatedParam {
+    #[default]
+    False,
+    True,
+    DeterministicOnly,
+}
+
+impl From<ReadQuery> for ReadOptions {
+    fn from(q: ReadQuery) -> ReadOptions {
+        ReadOptions {
+            format: q.format.map(|f| match f {
+                FormatParam::Markdown => Format::Markdown {
+                    stable_refs: matches!(q.refs, RefsParam::Stable),
+                },
+                FormatParam::Document => Format::Document,
+            }),
+            evaluated: match q.evaluated {
+                EvaluatedParam::False => Evaluated::No,
+                EvaluatedParam::True => Evaluated::Yes,
+                EvaluatedParam::DeterministicOnly => Evaluated::DeterministicOnly,
+            },
+            metadata: q.metadata.unwrap_or(true),
+            computed: q.computed.unwrap_or(true),
+        }
     }
 }
 

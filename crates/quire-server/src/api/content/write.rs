@@ -7,14 +7,14 @@ use quire_content::changes::Affected;
 use quire_store::change_requests::content::{self, Written};
 use quire_store::permissions::space;
 use quire_store::spaces::SpaceFor;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::render::{self, FileJson};
 use crate::api::change_requests::wire::{ChangeRequestJson, cr_json};
 use crate::auth::Caller;
 use crate::error::{ApiResult, ErrorEnvelope};
-use crate::extract::{FromQuery, Json, Path, Query, QueryOf};
+use crate::extract::{Json, Path, QueryOf};
 use crate::paths::ChangeRequestPath;
 use crate::state::App;
 
@@ -52,21 +52,14 @@ pub struct UpdateContentBody {
 }
 
 /// The query of a batch.
-#[derive(utoipa::IntoParams)]
+#[derive(Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct UpdateContentQuery {
     /// `true` (the default): answer the change request only; `false`: also what each change
     /// affected and the files inserted.
     #[param(value_type = Option<bool>)]
-    compat: bool,
-}
-
-impl FromQuery for UpdateContentQuery {
-    fn from_query(query: &Query) -> ApiResult<UpdateContentQuery> {
-        Ok(UpdateContentQuery {
-            compat: query.bool("compat", true)?,
-        })
-    }
+    #[serde(default, deserialize_with = "crate::extract::flag")]
+    compat: Option<bool>,
 }
 
 #[utoipa::path(
@@ -107,7 +100,12 @@ pub async fn update_content(
         changes,
     )
     .await?;
-    Ok(axum::Json(respond(&app, &space, &written, compat)?))
+    Ok(axum::Json(respond(
+        &app,
+        &space,
+        &written,
+        compat.unwrap_or(true),
+    )?))
 }
 
 /// The answer of a batch: GitBook's (the change request), or with `compat=false` what each

@@ -7,17 +7,18 @@ pub mod wire;
 use quire_store::links::read::{self, Linked, Links, Revision};
 use quire_store::paging::{List, Page, Paging};
 use quire_store::reads::Opened;
+use serde::Deserialize;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::api::content::open_path;
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult};
-use crate::extract::{FromQuery, Query, param};
+use crate::extract::param;
 use crate::paths::RouteIds;
 use crate::state::App;
 use quire_store::links::model::Status;
-use wire::{BrokenStats, LinkItem, LinkList, Location, Stats, Where, status_from_query};
+use wire::{BrokenStats, LinkItem, LinkList, Location, Stats, Where};
 
 pub fn routes() -> OpenApiRouter<App> {
     OpenApiRouter::default()
@@ -31,23 +32,15 @@ pub fn routes() -> OpenApiRouter<App> {
 }
 
 /// The query of the links lists: `status` and paging.
-#[derive(utoipa::IntoParams)]
+#[derive(Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct LinksQuery {
     /// Only the links with this status.
     #[param(inline, value_type = Option<Status>)]
     status: Option<Status>,
     #[param(ignore)]
+    #[serde(flatten)]
     paging: Paging,
-}
-
-impl FromQuery for LinksQuery {
-    fn from_query(query: &Query) -> ApiResult<LinksQuery> {
-        Ok(LinksQuery {
-            status: status_from_query(query)?,
-            paging: Paging::from_query(query)?,
-        })
-    }
 }
 
 fn location_base(opened: &Opened) -> Where<'_> {

@@ -1,24 +1,8 @@
 //! Links and their locations as answered: GitBook's `ContentReferenceUsage` and
-//! `ContentLocation`, with ids where GitBook embeds whole objects (docs/decisions.md, "Links").
+//! `ContentLocation`, with ids where GitBook embeds whole objects (docs/decisions/0020-links.md).
 
 use quire_store::links::model::{Kind, Status, Target};
 use serde::Serialize;
-
-use crate::error::ApiError;
-use crate::extract::Query;
-
-/// The `status` filter of a query; a 400 names the accepted values.
-pub fn status_from_query(query: &Query) -> Result<Option<Status>, ApiError> {
-    match query.str("status") {
-        None | Some("") => Ok(None),
-        Some("ok") => Ok(Some(Status::Ok)),
-        Some("broken") => Ok(Some(Status::Broken)),
-        Some("in-app") => Ok(Some(Status::InApp)),
-        Some(other) => Err(ApiError::bad_request(format!(
-            "query parameter `status` must be one of ok, broken, in-app, not {other:?}"
-        ))),
-    }
-}
 
 /// Where content is: GitBook's `ContentLocation`, with ids for the organization, space and
 /// revision.

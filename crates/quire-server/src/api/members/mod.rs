@@ -15,7 +15,7 @@ use utoipa_axum::routes;
 
 use crate::auth::Caller;
 use crate::error::ApiResult;
-use crate::extract::{FromQuery, Json, Patch, Path, Query, QueryOf};
+use crate::extract::{Json, Patch, Path, QueryOf};
 use crate::paths::{OrgMemberPath, OrgPath};
 use crate::signing;
 use crate::state::App;
@@ -30,42 +30,44 @@ pub fn routes() -> OpenApiRouter<App> {
 }
 
 /// The query of `GET /v1/orgs/{organizationId}/members`.
-#[derive(utoipa::IntoParams)]
+#[derive(Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
 struct ListMembersQuery {
     /// The direction of the sort.
     #[param(inline, value_type = Option<Order>)]
+    #[serde(default)]
     order: Order,
     /// What to sort by: `joinedAt` (the default), `lastSeenAt` or `name`.
     #[param(value_type = Option<String>)]
-    sort: &'static str,
+    #[serde(default)]
+    sort: MemberSort,
     /// Only members with this role; `guest` for members without one.
     #[param(value_type = Option<String>)]
-    role: Option<Option<Role>>,
+    role: Option<String>,
     /// Only members whose name or email contains this text (case and accents ignored).
     #[param(value_type = Option<String>)]
     search: Option<String>,
     #[param(ignore)]
+    #[serde(flatten)]
     paging: Paging,
 }
 
-impl FromQuery for ListMembersQuery {
-    fn from_query(query: &Query) -> ApiResult<ListMembersQuery> {
-        let order = query.order()?;
-        let sort = query.one_of("sort", &["joinedAt", "lastSeenAt", "name"], "joinedAt")?;
-        let role = match query.str("role") {
-            None | Some("") => None,
-            Some("guest") => Some(None),
-            Some(r) => Some(Some(Role::parse_field("role", r)?)),
-        };
-        let search = query.str("search").map(users::fold).filter(|s| !s.is_empty());
-        Ok(ListMembersQuery {
-            order,
-            sort,
-            role,
-            search,
-            paging: Paging::from_query(query)?,
-        })
+#[derive(Clone, Copy, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+enum MemberSort {
+    #[default]
+    JoinedAt,
+    LastSeenAt,
+    Name,
+}
+
+impl MemberSort {
+    fn as_str(self) -> &'static str {
+        match self {
+            MemberSort::JoinedAt => "joinedAt",
+            MemberSort::LastSeenAt => "lastSeenAt",
+            MemberSort::Name => "name",
+        }
     }
 }
 
@@ -92,6 +94,13 @@ async fn list_members(
         paging,
     }): QueryOf<ListMembersQuery>,
 ) -> ApiResult<axum::Json<List<MemberJson>>> {
+    let sort = sort.as_str();
+    let role = match role.as_deref() {
+        None => None,
+        Some("guest") => Some(None),
+        Some(r) => Some(Some(Role::parse_field("role", r)?)),
+    };
+    let search = search.as_deref().map(users::fold).filter(|s| !s.is_empty());
     let scope = format!("members:{org_id}:{}:{sort}:{role:?}:{search:?}", order.name());
     let page = Page::new(&paging, scope)?;
     let filter = Filter {

@@ -9,7 +9,7 @@ use serde::Serialize;
 use crate::urls::Urls;
 
 /// A self-hosted quire has no billing: every feature is available and nothing is sold, which
-/// GitBook's product list calls `internal`. See docs/decisions.md.
+/// GitBook's product list calls `internal`. See docs/decisions/0004-organizations-plan-billing-trial.md.
 const SELF_HOSTED_PLAN: &str = "internal";
 
 pub fn org_json(urls: &Urls, org_for: &OrgFor) -> OrgJson {

@@ -12,14 +12,14 @@ use quire_store::paging::{List, Page, Paging};
 use quire_store::permissions::org;
 use quire_store::search::query::PageMatch;
 use quire_store::search::{self, Shown};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::api::content::render::Context;
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult};
-use crate::extract::{FromQuery, Path, Query, QueryOf};
+use crate::extract::{Path, QueryOf};
 use crate::paths::{OrgPath, SpacePath};
 use crate::state::App;
 
@@ -33,28 +33,17 @@ pub fn routes() -> OpenApiRouter<App> {
 const MAX_QUERY_CHARS: usize = 512;
 
 /// The query of both searches.
-#[derive(utoipa::IntoParams)]
+#[derive(Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct SearchQuery {
     /// What to look for: words, all required, the last one also as a prefix; at most 512
     /// characters.
-    #[param(rename = "query", value_type = String)]
-    raw: String,
+    #[param(value_type = String)]
+    #[serde(default)]
+    query: String,
     #[param(ignore)]
-    fts: FtsQuery,
-    #[param(ignore)]
+    #[serde(flatten)]
     paging: Paging,
-}
-
-impl FromQuery for SearchQuery {
-    fn from_query(query: &Query) -> ApiResult<SearchQuery> {
-        let (raw, fts) = parse_query(query)?;
-        Ok(SearchQuery {
-            raw,
-            fts,
-            paging: Paging::from_query(query)?,
-        })
-    }
 }
 
 /// A last word shorter than this is matched whole: as a prefix it would match most of the index.
@@ -64,8 +53,7 @@ const MIN_PREFIX_CHARS: usize = 2;
 const EXCERPT_CHARS: usize = 240;
 
 /// The `query` parameter: required, at most 512 characters.
-fn parse_query(query: &Query) -> ApiResult<(String, FtsQuery)> {
-    let raw = query.str("query").unwrap_or("");
+fn search_words(raw: &str) -> ApiResult<FtsQuery> {
     if raw.trim().is_empty() {
         return Err(ApiError::bad_request("query parameter `query` is required"));
     }
@@ -78,7 +66,7 @@ fn parse_query(query: &Query) -> ApiResult<(String, FtsQuery)> {
     let prefix_last = words
         .last()
         .is_some_and(|w| w.chars().count() >= MIN_PREFIX_CHARS);
-    Ok((raw.to_string(), FtsQuery { words, prefix_last }))
+    Ok(FtsQuery { words, prefix_last })
 }
 
 /// GitBook's `SearchPageResult`.
@@ -148,8 +136,9 @@ async fn search_space(
     caller: Caller,
     State(app): State<App>,
     Path(SpacePath { space_id }): Path<SpacePath>,
-    QueryOf(SearchQuery { raw, fts, paging }): QueryOf<SearchQuery>,
+    QueryOf(SearchQuery { query: raw, paging }): QueryOf<SearchQuery>,
 ) -> ApiResult<axum::response::Response> {
+    let fts = search_words(&raw)?;
     let page = Page::new(&paging, format!("search:{space_id}:{raw}"))?;
     let options = format!(
         "{}\u{0}{}\u{0}{raw}",
@@ -212,8 +201,9 @@ async fn search_org(
     Path(OrgPath {
         organization_id: org_id,
     }): Path<OrgPath>,
-    QueryOf(SearchQuery { raw, fts, paging }): QueryOf<SearchQuery>,
+    QueryOf(SearchQuery { query: raw, paging }): QueryOf<SearchQuery>,
 ) -> ApiResult<axum::Json<List<SpaceHit>>> {
+    let fts = search_words(&raw)?;
     let page = Page::new(&paging, format!("org-search:{org_id}:{raw}"))?;
     let app2 = app.clone();
     let list = app

@@ -23,7 +23,7 @@ use utoipa_axum::routes;
 
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult};
-use crate::extract::{FromQuery, Json, OptionalJson, Path, Query, QueryOf};
+use crate::extract::{Json, OptionalJson, Path, QueryOf};
 use crate::paths::{OrgPath, SitePath};
 use crate::state::App;
 use wire::{AdaptiveSchemaJson, PublishingAuthJson, TemplateConditionJson, TemplateConditionsJson};
@@ -52,36 +52,26 @@ fn check_title(title: &str) -> ApiResult<()> {
 }
 
 /// The query of `GET /v1/orgs/{organizationId}/sites`.
-#[derive(utoipa::IntoParams)]
+#[derive(Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
 struct ListSitesQuery {
     /// Only sites that publish this space.
     #[param(value_type = Option<String>)]
     space: Option<String>,
+    /// GitBook's name for `space`.
+    #[param(ignore)]
+    #[serde(rename = "spaceId")]
+    space_id: Option<String>,
     /// Only sites whose title contains this text (case-insensitive).
     #[param(value_type = Option<String>)]
     title: Option<String>,
     /// Only published (`true`) or unpublished (`false`) sites.
     #[param(value_type = Option<bool>)]
+    #[serde(default, deserialize_with = "crate::extract::flag")]
     published: Option<bool>,
     #[param(ignore)]
+    #[serde(flatten)]
     paging: Paging,
-}
-
-impl FromQuery for ListSitesQuery {
-    fn from_query(query: &Query) -> ApiResult<ListSitesQuery> {
-        let published = match query.str("published") {
-            None | Some("") => None,
-            Some(_) => Some(query.bool("published", false)?),
-        };
-        let text = |name: &str| query.str(name).filter(|s| !s.is_empty()).map(String::from);
-        Ok(ListSitesQuery {
-            space: text("space").or_else(|| text("spaceId")),
-            title: text("title"),
-            published,
-            paging: Paging::from_query(query)?,
-        })
-    }
 }
 
 #[utoipa::path(
@@ -101,13 +91,14 @@ async fn list_sites(
     }): Path<OrgPath>,
     QueryOf(query): QueryOf<ListSitesQuery>,
 ) -> ApiResult<axum::Json<List<SiteJson>>> {
+    let space = query.space.or(query.space_id);
     let scope = format!(
         "sites:{org_id}:{:?}:{:?}:{:?}",
-        query.space, query.title, query.published
+        space, query.title, query.published
     );
     let page = Page::new(&query.paging, scope)?;
     let filters = sites::Filters {
-        space: query.space,
+        space,
         title: query.title,
         published: query.published,
     };

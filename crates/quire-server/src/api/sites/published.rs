@@ -10,6 +10,7 @@ use quire_store::orgs;
 use quire_store::permissions::{Standing, site};
 use quire_store::sites::published::{self, Published, Shown, Visitor};
 use quire_store::sites::{self, SiteVisibility};
+use serde::Deserialize;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -18,7 +19,7 @@ use crate::api::spaces::wire::with_role;
 use crate::auth::Caller;
 use crate::encoding;
 use crate::error::{ApiError, ApiResult};
-use crate::extract::{FromQuery, Path, Query, QueryOf};
+use crate::extract::{Path, QueryOf};
 use crate::paths::SitePath;
 use crate::state::App;
 
@@ -29,26 +30,17 @@ pub fn routes() -> OpenApiRouter<App> {
 }
 
 /// `shareKey` and `visitorAuthToken`.
-#[derive(utoipa::IntoParams)]
+#[derive(Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
+#[serde(rename_all = "camelCase")]
 struct PublishedQuery {
     /// The key of an active share link: required by share-link sites.
-    #[param(value_type = Option<String>, rename = "shareKey")]
+    #[param(value_type = Option<String>)]
     share_key: Option<String>,
     /// A visitor token: a JWT signed (HS256) with the site's visitor key, `aud` the site's
     /// id, with `exp`. Required by visitor-auth sites; its claims feed adaptive content.
-    #[param(value_type = Option<String>, rename = "visitorAuthToken")]
+    #[param(value_type = Option<String>)]
     visitor_auth_token: Option<String>,
-}
-
-impl FromQuery for PublishedQuery {
-    fn from_query(query: &Query) -> ApiResult<PublishedQuery> {
-        let text = |name: &str| query.str(name).filter(|s| !s.is_empty()).map(String::from);
-        Ok(PublishedQuery {
-            share_key: text("shareKey"),
-            visitor_auth_token: text("visitorAuthToken"),
-        })
-    }
 }
 
 #[utoipa::path(

@@ -13,8 +13,8 @@ use utoipa_axum::routes;
 
 use super::wire::reader_url;
 use crate::auth::Caller;
-use crate::error::{ApiError, ApiResult};
-use crate::extract::{FromQuery, Json, Path, Query, QueryOf};
+use crate::error::ApiResult;
+use crate::extract::{Json, Path, QueryOf};
 use crate::paths::{SitePath, SiteRedirectPath};
 use crate::state::App;
 use crate::urls::Urls;
@@ -235,29 +235,17 @@ async fn delete_redirect(
 }
 
 /// `source` (required) and `shareKey`.
-#[derive(utoipa::IntoParams)]
+#[derive(Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
+#[serde(rename_all = "camelCase")]
 struct ResolveQuery {
     /// The path to resolve (`/docs/old`).
     source: String,
-    /// A share key of the site (accepted; members see every redirect).
-    #[param(value_type = Option<String>, rename = "shareKey")]
+    /// A share key of the site (accepted from GitBook's clients; a member sees every
+    /// redirect without one, so it changes nothing here).
+    #[param(value_type = Option<String>)]
+    #[allow(dead_code)]
     share_key: Option<String>,
-}
-
-impl FromQuery for ResolveQuery {
-    fn from_query(query: &Query) -> ApiResult<ResolveQuery> {
-        let source = query
-            .str("source")
-            .filter(|s| !s.is_empty())
-            .ok_or_else(|| ApiError::bad_request("query parameter `source` is required"))?
-            .to_string();
-        redirects::check_source("source", &source, false)?;
-        Ok(ResolveQuery {
-            source,
-            share_key: query.str("shareKey").map(String::from),
-        })
-    }
 }
 
 #[derive(Serialize, Debug, Clone, utoipa::ToSchema)]
@@ -292,7 +280,7 @@ async fn resolve_redirect(
     Path(path): Path<SitePath>,
     QueryOf(query): QueryOf<ResolveQuery>,
 ) -> ApiResult<axum::Json<ResolvedJson>> {
-    let _ = query.share_key;
+    redirects::check_source("source", &query.source, false)?;
     let (site, redirect, target) = app
         .db
         .read_as::<site::View, _>(caller.user_id.clone(), path.site(), move |c, site| {

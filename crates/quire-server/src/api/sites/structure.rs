@@ -17,7 +17,7 @@ use utoipa_axum::routes;
 use super::wire::{self, GroupJson, SectionJson, SiteSpaceJson};
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult};
-use crate::extract::{FromQuery, Json, Path, Query, QueryOf};
+use crate::extract::{Json, Path, QueryOf};
 use crate::paths::{
     SitePath, SiteSectionGroupPath, SiteSectionGroupSectionPath, SiteSectionPath, SiteSpacePath,
 };
@@ -95,23 +95,16 @@ fn base(urls: &Urls, path: &SitePath) -> String {
 // Sections.
 
 /// `shareKey` and PAGING.
-#[derive(utoipa::IntoParams)]
+#[derive(Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
 struct SharedListQuery {
     /// A share key of the site (accepted; members see every item).
-    #[param(value_type = Option<String>, rename = "shareKey")]
+    #[param(value_type = Option<String>)]
+    #[serde(rename = "shareKey")]
     share_key: Option<String>,
     #[param(ignore)]
+    #[serde(flatten)]
     paging: Paging,
-}
-
-impl FromQuery for SharedListQuery {
-    fn from_query(query: &Query) -> ApiResult<SharedListQuery> {
-        Ok(SharedListQuery {
-            share_key: query.str("shareKey").map(String::from),
-            paging: Paging::from_query(query)?,
-        })
-    }
 }
 
 #[utoipa::path(
@@ -644,31 +637,20 @@ async fn move_group(
 // Site spaces.
 
 /// `shareKey`, PAGING and `default`.
-#[derive(utoipa::IntoParams)]
+#[derive(Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
 struct ListSiteSpacesQuery {
     /// A share key of the site (accepted; members see every item).
-    #[param(value_type = Option<String>, rename = "shareKey")]
+    #[param(value_type = Option<String>)]
+    #[serde(rename = "shareKey")]
     share_key: Option<String>,
     /// `true`: only default site spaces (of the root or of a section); `false`: only the others.
     #[param(value_type = Option<bool>)]
+    #[serde(default, deserialize_with = "crate::extract::flag")]
     default: Option<bool>,
     #[param(ignore)]
+    #[serde(flatten)]
     paging: Paging,
-}
-
-impl FromQuery for ListSiteSpacesQuery {
-    fn from_query(query: &Query) -> ApiResult<ListSiteSpacesQuery> {
-        let default = match query.str("default") {
-            None | Some("") => None,
-            Some(_) => Some(query.bool("default", false)?),
-        };
-        Ok(ListSiteSpacesQuery {
-            share_key: query.str("shareKey").map(String::from),
-            default,
-            paging: Paging::from_query(query)?,
-        })
-    }
 }
 
 #[utoipa::path(

@@ -18,7 +18,7 @@ use utoipa_axum::routes;
 
 use crate::auth::Caller;
 use crate::error::ApiResult;
-use crate::extract::{FromQuery, Json, OrderQuery, Patch, Path, Query, QueryOf};
+use crate::extract::{Json, OrderQuery, Patch, Path, QueryOf};
 use crate::paths::{OrgMemberPath, OrgPath, SpacePath};
 use crate::state::App;
 use create::{__path_create_space, __path_duplicate_space, create_space, duplicate_space};
@@ -36,21 +36,14 @@ pub fn routes() -> OpenApiRouter<App> {
 }
 
 /// The query of `GET /v1/spaces/{spaceId}`.
-#[derive(utoipa::IntoParams)]
+#[derive(Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
 struct GetSpaceQuery {
     /// The key of a share-link site, which resolves its published URLs. quire publishes no
     /// sites yet, so the key changes nothing in the answer.
-    #[param(rename = "shareKey")]
+    #[serde(rename = "shareKey")]
+    #[allow(dead_code)]
     share_key: Option<String>,
-}
-
-impl FromQuery for GetSpaceQuery {
-    fn from_query(query: &Query) -> ApiResult<GetSpaceQuery> {
-        Ok(GetSpaceQuery {
-            share_key: query.str("shareKey").map(str::to_string),
-        })
-    }
 }
 
 #[utoipa::path(
@@ -66,9 +59,7 @@ async fn get_space(
     caller: Caller,
     State(app): State<App>,
     Path(SpacePath { space_id }): Path<SpacePath>,
-    QueryOf(GetSpaceQuery {
-        share_key: _share_key,
-    }): QueryOf<GetSpaceQuery>,
+    QueryOf(_): QueryOf<GetSpaceQuery>,
 ) -> ApiResult<axum::Json<SpaceJson>> {
     let space = app
         .spaces

@@ -15,7 +15,7 @@ use super::wire::{TeamJson, TeamMemberRole, team_json};
 use crate::api::members::{MemberJson, member_json};
 use crate::auth::Caller;
 use crate::error::ApiResult;
-use crate::extract::{FromQuery, Json, OptionalJson, Path, Query, QueryOf};
+use crate::extract::{Json, OptionalJson, Path, QueryOf};
 use crate::paths::{OrgMemberPath, TeamMemberPath, TeamPath};
 use crate::state::App;
 
@@ -181,22 +181,14 @@ pub(super) async fn remove_team_member(
 }
 
 /// The query of `GET /v1/orgs/{organizationId}/members/{userId}/teams`.
-#[derive(utoipa::IntoParams)]
+#[derive(Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct ListMemberTeamsQuery {
     /// Only the teams whose title contains this text (case and accents ignored).
     title: Option<String>,
     #[param(ignore)]
+    #[serde(flatten)]
     paging: Paging,
-}
-
-impl FromQuery for ListMemberTeamsQuery {
-    fn from_query(query: &Query) -> ApiResult<ListMemberTeamsQuery> {
-        Ok(ListMemberTeamsQuery {
-            title: query.str("title").map(users::fold).filter(|s| !s.is_empty()),
-            paging: Paging::from_query(query)?,
-        })
-    }
 }
 
 #[derive(Serialize, utoipa::ToSchema)]
@@ -224,6 +216,7 @@ pub async fn list_member_teams(
     }): Path<OrgMemberPath>,
     QueryOf(ListMemberTeamsQuery { title, paging }): QueryOf<ListMemberTeamsQuery>,
 ) -> ApiResult<axum::Json<List<MemberTeamItem>>> {
+    let title = title.as_deref().map(users::fold).filter(|s| !s.is_empty());
     let page = Page::new(&paging, format!("member-teams:{org_id}:{user_id}:{title:?}"))?;
     let (standing, list) = app
         .db

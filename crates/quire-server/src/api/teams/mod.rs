@@ -17,7 +17,7 @@ use utoipa_axum::routes;
 
 use crate::auth::Caller;
 use crate::error::ApiResult;
-use crate::extract::{FromQuery, Json, Path, Query, QueryOf};
+use crate::extract::{Json, Path, QueryOf};
 use crate::paths::{OrgPath, TeamPath};
 use crate::state::App;
 pub use members::*;
@@ -33,7 +33,7 @@ pub fn routes() -> OpenApiRouter<App> {
 }
 
 /// The query of `GET /v1/orgs/{organizationId}/teams`.
-#[derive(utoipa::IntoParams)]
+#[derive(Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
 struct ListTeamsQuery {
     /// Only the teams this user (an id) belongs to.
@@ -41,17 +41,8 @@ struct ListTeamsQuery {
     /// Only the teams whose title contains this text (case and accents ignored).
     title: Option<String>,
     #[param(ignore)]
+    #[serde(flatten)]
     paging: Paging,
-}
-
-impl FromQuery for ListTeamsQuery {
-    fn from_query(query: &Query) -> ApiResult<ListTeamsQuery> {
-        Ok(ListTeamsQuery {
-            owner: query.str("owner").filter(|s| !s.is_empty()).map(String::from),
-            title: query.str("title").map(users::fold).filter(|s| !s.is_empty()),
-            paging: Paging::from_query(query)?,
-        })
-    }
 }
 
 #[utoipa::path(
@@ -71,6 +62,7 @@ async fn list_teams(
     }): Path<OrgPath>,
     QueryOf(ListTeamsQuery { owner, title, paging }): QueryOf<ListTeamsQuery>,
 ) -> ApiResult<axum::Json<List<TeamJson>>> {
+    let title = title.as_deref().map(users::fold).filter(|s| !s.is_empty());
     let page = Page::new(&paging, format!("teams:{org_id}:{owner:?}:{title:?}"))?;
     let filter = teams::Filter { owner, title };
     let (standing, list) = app
