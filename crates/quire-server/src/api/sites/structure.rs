@@ -8,13 +8,14 @@ use quire_store::paging::{List, Page, Paging};
 use quire_store::patch::Patch;
 use quire_store::permissions::site;
 use quire_store::sites::order::{Kind, Position, Ref};
-use quire_store::sites::structure::{self as st, SiteView};
+use quire_store::sites::structure::{self as st, ShownSiteSpace, Written};
+use quire_store::sites::{Group, Section};
 use quire_store::{sites, validate};
 use serde::Deserialize;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use super::wire::{self, GroupJson, SectionJson, SiteSpaceJson};
+use super::wire::{self, GroupJson, ItemJson, SectionJson, SiteSpaceJson};
 use crate::app::App;
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult};
@@ -22,7 +23,6 @@ use crate::extract::{FromQuery, Json, Path, Query, QueryOf};
 use crate::paths::{
     SitePath, SiteSectionGroupPath, SiteSectionGroupSectionPath, SiteSectionPath, SiteSpacePath,
 };
-use crate::urls::Urls;
 
 pub fn routes() -> OpenApiRouter<App> {
     OpenApiRouter::default()
@@ -54,29 +54,56 @@ fn page_of<T>(items: Vec<(Vec<String>, T)>, page: &Page) -> ApiResult<List<T>> {
         .map(|(_, item)| item))
 }
 
-fn view_read(
-    app: &App,
+/// One page of a site's items of a kind that `keep` keeps, in reading order; `scope` ties the
+/// page's cursor to this list.
+async fn list<T: ItemJson>(
+    app: App,
     caller: Caller,
     path: SitePath,
-) -> impl Future<Output = Result<SiteView, quire_store::StoreError>> {
-    let db = app.db.clone();
-    async move {
-        db.read(move |c| {
+    paging: &Paging,
+    scope: String,
+    keep: impl Fn(&T::Json) -> bool,
+) -> ApiResult<axum::Json<List<T::Json>>> {
+    let page = Page::new(paging, scope)?;
+    let view = app
+        .db
+        .read(move |c| {
             let site = sites::load_visible(c, &path.organization_id, &path.site_id, &caller.user_id)?;
             st::view(c, site, &caller.user_id)
         })
-        .await
-    }
+        .await?;
+    let items = wire::items_of::<T>(&app.urls, &view)
+        .into_iter()
+        .filter(|(_, json)| keep(json))
+        .collect();
+    Ok(axum::Json(page_of(items, &page)?))
 }
 
-fn check_icon(icon: &Patch<String>) -> ApiResult<()> {
-    if let Patch::Value(i) = icon {
+fn check_icon(icon: Option<&String>) -> ApiResult<()> {
+    if let Some(i) = icon {
         validate::name("icon", i, st::ICON_MAX)?;
     }
     Ok(())
 }
 
-fn created<T: serde::Serialize>(location: String, json: T) -> impl IntoResponse {
+/// The value a patch sets, if it sets one.
+fn set(patch: &Patch<String>) -> Option<&String> {
+    match patch {
+        Patch::Value(v) => Some(v),
+        Patch::Absent | Patch::Null => None,
+    }
+}
+
+/// 201 with a new item, and where it is.
+fn created<T: ItemJson>(app: &App, path: &SitePath, written: &Written<T>) -> impl IntoResponse + use<T> {
+    let location = app.urls.api(&format!(
+        "/orgs/{}/sites/{}/{}/{}",
+        path.organization_id,
+        path.site_id,
+        T::COLLECTION,
+        written.item.id()
+    ));
+    let json = wire::written_json(&app.urls, written);
     (
         StatusCode::CREATED,
         [(header::LOCATION, location)],
@@ -84,42 +111,88 @@ fn created<T: serde::Serialize>(location: String, json: T) -> impl IntoResponse 
     )
 }
 
-fn missing(what: &str, id: &str) -> ApiError {
-    ApiError::not_found(format!("{what} {id:?} not found"))
+/// Deletes an item: 204, also when it never was.
+async fn delete(
+    app: App,
+    caller: Caller,
+    organization_id: String,
+    site_id: String,
+    kind: Kind,
+    id: String,
+) -> ApiResult<StatusCode> {
+    app.db
+        .write(move |c| {
+            let site = sites::load_visible(c, &organization_id, &site_id, &caller.user_id)?
+                .authorize::<site::Manage>()?;
+            st::delete(c, &site, kind, &id)
+        })
+        .await?;
+    Ok(StatusCode::NO_CONTENT)
 }
 
-fn base(urls: &Urls, path: &SitePath) -> String {
-    urls.api(&format!("/orgs/{}/sites/{}", path.organization_id, path.site_id))
+/// The body of a move, as the store takes it.
+trait MoveBody {
+    fn into_move(self) -> ApiResult<st::Move>;
+}
+
+/// Moves an item and answers it as moved.
+async fn move_item<T: ItemJson + Send + 'static>(
+    app: App,
+    caller: Caller,
+    organization_id: String,
+    site_id: String,
+    id: String,
+    body: impl MoveBody,
+) -> ApiResult<axum::Json<T::Json>> {
+    let to = body.into_move()?;
+    let written = app
+        .db
+        .write(move |c| {
+            let site = sites::load_visible(c, &organization_id, &site_id, &caller.user_id)?
+                .authorize::<site::Manage>()?;
+            st::move_item::<T>(c, &site, &caller.user_id, &id, &to)
+        })
+        .await?;
+    Ok(axum::Json(wire::written_json(&app.urls, &written)))
+}
+
+/// Which side of a sibling: `{before}` or `{after}`, exactly one. Each kind's move names its
+/// siblings by a pointer of its own shape.
+fn position<P: Into<Ref>>(before: Option<P>, after: Option<P>) -> ApiResult<Position> {
+    match (before, after) {
+        (Some(_), Some(_)) => Err(ApiError::bad_request(
+            "`position` takes `before` or `after`, not both",
+        )),
+        (Some(b), None) => Ok(Position::Before(b.into())),
+        (None, Some(a)) => Ok(Position::After(a.into())),
+        (None, None) => Err(ApiError::bad_request(
+            "`position` needs `before` or `after`, naming a sibling",
+        )),
+    }
+}
+
+/// A move before or after a sibling, within the item's level.
+fn beside<P: Into<Ref>>(before: Option<P>, after: Option<P>) -> ApiResult<st::Move> {
+    Ok(st::Move {
+        position: Some(position(before, after)?),
+        parent: Patch::Absent,
+    })
 }
 
 // Sections.
 
-/// `shareKey` and PAGING.
-#[derive(utoipa::IntoParams)]
-#[into_params(parameter_in = Query)]
-struct SharedListQuery {
-    /// A share key of the site (accepted; members see every item).
-    #[param(value_type = Option<String>, rename = "shareKey")]
-    share_key: Option<String>,
-    #[param(ignore)]
-    paging: Paging,
-}
-
-impl FromQuery for SharedListQuery {
-    fn from_query(query: &Query) -> ApiResult<SharedListQuery> {
-        Ok(SharedListQuery {
-            share_key: query.str("shareKey").map(String::from),
-            paging: Paging::from_query(query)?,
-        })
-    }
-}
-
+// `shareKey` is documented, as GitBook has it, but not read: a share key lets a visitor read a
+// share-link site, and changes nothing for a member, who sees every item.
 #[utoipa::path(
     get,
     path = "/v1/orgs/{organizationId}/sites/{siteId}/sections",
     tag = "Site sections, section groups, site spaces",
     summary = "List the sections of a site",
-    params(SitePath, SharedListQuery, Paging),
+    params(
+        SitePath,
+        ("shareKey" = Option<String>, Query, description = "A share key of the site (accepted; members see every item)."),
+        Paging
+    ),
     responses((status = 200, description = "The sections in reading order.", body = List<SectionJson>)),
     security(("token" = ["site:metadata:read"]))
 )]
@@ -127,12 +200,10 @@ async fn list_sections(
     caller: Caller,
     State(app): State<App>,
     Path(path): Path<SitePath>,
-    QueryOf(query): QueryOf<SharedListQuery>,
+    QueryOf(paging): QueryOf<Paging>,
 ) -> ApiResult<axum::Json<List<SectionJson>>> {
-    let _ = query.share_key;
-    let page = Page::new(&query.paging, format!("site-sections:{}", path.site_id))?;
-    let view = view_read(&app, caller, path).await?;
-    Ok(axum::Json(page_of(wire::sections_of(&app.urls, &view), &page)?))
+    let scope = format!("site-sections:{}", path.site_id);
+    list::<Section>(app, caller, path, &paging, scope, |_| true).await
 }
 
 #[derive(Deserialize, utoipa::ToSchema)]
@@ -160,16 +231,14 @@ async fn create_section(
     Json(body): Json<CreateSection>,
 ) -> ApiResult<impl IntoResponse> {
     validate::title("title", &body.title, st::SECTION_TITLE_MIN, st::SECTION_TITLE_MAX)?;
-    if let Some(i) = &body.icon {
-        validate::name("icon", i, st::ICON_MAX)?;
-    }
+    check_icon(body.icon.as_ref())?;
     let new = st::NewSection {
         space_id: body.space_id,
         title: body.title,
         icon: body.icon,
     };
     let p = path.clone();
-    let (view, id) = app
+    let written = app
         .db
         .write(move |c| {
             let site = sites::load_visible(c, &p.organization_id, &p.site_id, &caller.user_id)?
@@ -177,8 +246,7 @@ async fn create_section(
             st::create_section(c, &site, &caller.user_id, &new)
         })
         .await?;
-    let json = wire::section_of(&app.urls, &view, &id).ok_or_else(|| missing("site section", &id))?;
-    Ok(created(format!("{}/sections/{id}", base(&app.urls, &path)), json))
+    Ok(created(&app, &path, &written))
 }
 
 #[derive(Deserialize, utoipa::ToSchema)]
@@ -220,10 +288,10 @@ async fn update_section(
     if let Some(p) = &body.path {
         st::check_path("path", p)?;
     }
-    if let Patch::Value(d) = &body.description {
+    if let Some(d) = set(&body.description) {
         validate::name("description", d, st::SECTION_DESCRIPTION_MAX)?;
     }
-    check_icon(&body.icon)?;
+    check_icon(set(&body.icon))?;
     let changes = st::SectionChanges {
         title: body.title,
         path: body.path,
@@ -232,8 +300,7 @@ async fn update_section(
         icon: body.icon,
         description: body.description,
     };
-    let id = path.site_section_id.clone();
-    let view = app
+    let written = app
         .db
         .write(move |c| {
             let site = sites::load_visible(c, &path.organization_id, &path.site_id, &caller.user_id)?
@@ -241,8 +308,7 @@ async fn update_section(
             st::update_section(c, &site, &caller.user_id, &path.site_section_id, &changes)
         })
         .await?;
-    let json = wire::section_of(&app.urls, &view, &id).ok_or_else(|| missing("site section", &id))?;
-    Ok(axum::Json(json))
+    Ok(axum::Json(wire::written_json(&app.urls, &written)))
 }
 
 #[utoipa::path(
@@ -257,30 +323,17 @@ async fn update_section(
 async fn delete_section(
     caller: Caller,
     State(app): State<App>,
-    Path(path): Path<SiteSectionPath>,
+    Path(p): Path<SiteSectionPath>,
 ) -> ApiResult<StatusCode> {
-    app.db
-        .write(move |c| {
-            let site = sites::load_visible(c, &path.organization_id, &path.site_id, &caller.user_id)?
-                .authorize::<site::Manage>()?;
-            st::delete_section(c, &site, &path.site_section_id)
-        })
-        .await?;
-    Ok(StatusCode::NO_CONTENT)
-}
-
-/// Which side of a sibling: `{before}` or `{after}`, exactly one.
-fn position<P>(before: Option<P>, after: Option<P>, to_ref: impl Fn(P) -> Ref) -> ApiResult<Position> {
-    match (before, after) {
-        (Some(_), Some(_)) => Err(ApiError::bad_request(
-            "`position` takes `before` or `after`, not both",
-        )),
-        (Some(b), None) => Ok(Position::Before(to_ref(b))),
-        (None, Some(a)) => Ok(Position::After(to_ref(a))),
-        (None, None) => Err(ApiError::bad_request(
-            "`position` needs `before` or `after`, naming a sibling",
-        )),
-    }
+    delete(
+        app,
+        caller,
+        p.organization_id,
+        p.site_id,
+        Kind::Section,
+        p.site_section_id,
+    )
+    .await
 }
 
 #[derive(Deserialize, utoipa::ToSchema)]
@@ -298,6 +351,15 @@ struct SiteSectionPointer {
     site_section: String,
 }
 
+impl From<SiteSectionPointer> for Ref {
+    fn from(p: SiteSectionPointer) -> Ref {
+        Ref {
+            kind: Kind::Section,
+            id: p.site_section,
+        }
+    }
+}
+
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct SiteSectionMovePosition {
@@ -309,6 +371,12 @@ struct SiteSectionMovePosition {
 #[serde(deny_unknown_fields)]
 struct MoveSection {
     position: SiteSectionMovePosition,
+}
+
+impl MoveBody for MoveSection {
+    fn into_move(self) -> ApiResult<st::Move> {
+        beside(self.position.before, self.position.after)
+    }
 }
 
 #[utoipa::path(
@@ -324,24 +392,10 @@ struct MoveSection {
 async fn move_section(
     caller: Caller,
     State(app): State<App>,
-    Path(path): Path<SiteSectionPath>,
+    Path(p): Path<SiteSectionPath>,
     Json(body): Json<MoveSection>,
 ) -> ApiResult<axum::Json<SectionJson>> {
-    let position = position(body.position.before, body.position.after, |p| Ref {
-        kind: Kind::Section,
-        id: p.site_section,
-    })?;
-    let id = path.site_section_id.clone();
-    let view = app
-        .db
-        .write(move |c| {
-            let site = sites::load_visible(c, &path.organization_id, &path.site_id, &caller.user_id)?
-                .authorize::<site::Manage>()?;
-            st::move_section(c, &site, &caller.user_id, &path.site_section_id, &position)
-        })
-        .await?;
-    let json = wire::section_of(&app.urls, &view, &id).ok_or_else(|| missing("site section", &id))?;
-    Ok(axum::Json(json))
+    move_item::<Section>(app, caller, p.organization_id, p.site_id, p.site_section_id, body).await
 }
 
 // Section groups.
@@ -361,9 +415,8 @@ async fn list_groups(
     Path(path): Path<SitePath>,
     QueryOf(paging): QueryOf<Paging>,
 ) -> ApiResult<axum::Json<List<GroupJson>>> {
-    let page = Page::new(&paging, format!("site-section-groups:{}", path.site_id))?;
-    let view = view_read(&app, caller, path).await?;
-    Ok(axum::Json(page_of(wire::groups_of(&app.urls, &view), &page)?))
+    let scope = format!("site-section-groups:{}", path.site_id);
+    list::<Group>(app, caller, path, &paging, scope, |_| true).await
 }
 
 #[derive(Deserialize, utoipa::ToSchema)]
@@ -397,9 +450,7 @@ async fn create_group(
     Json(body): Json<CreateGroup>,
 ) -> ApiResult<impl IntoResponse> {
     check_group_title(&body.title)?;
-    if let Some(i) = &body.icon {
-        validate::name("icon", i, st::ICON_MAX)?;
-    }
+    check_icon(body.icon.as_ref())?;
     let new = st::NewGroup {
         title: body.title,
         icon: body.icon,
@@ -407,7 +458,7 @@ async fn create_group(
         parent: body.parent,
     };
     let p = path.clone();
-    let (view, id) = app
+    let written = app
         .db
         .write(move |c| {
             let site = sites::load_visible(c, &p.organization_id, &p.site_id, &caller.user_id)?
@@ -415,11 +466,7 @@ async fn create_group(
             st::create_group(c, &site, &caller.user_id, &new)
         })
         .await?;
-    let json = wire::group_of(&app.urls, &view, &id).ok_or_else(|| missing("site section group", &id))?;
-    Ok(created(
-        format!("{}/section-groups/{id}", base(&app.urls, &path)),
-        json,
-    ))
+    Ok(created(&app, &path, &written))
 }
 
 #[derive(Deserialize, utoipa::ToSchema)]
@@ -450,13 +497,12 @@ async fn update_group(
     if let Some(t) = &body.title {
         check_group_title(t)?;
     }
-    check_icon(&body.icon)?;
+    check_icon(set(&body.icon))?;
     let changes = st::GroupChanges {
         title: body.title,
         icon: body.icon,
     };
-    let id = path.site_section_group_id.clone();
-    let view = app
+    let written = app
         .db
         .write(move |c| {
             let site = sites::load_visible(c, &path.organization_id, &path.site_id, &caller.user_id)?
@@ -464,8 +510,7 @@ async fn update_group(
             st::update_group(c, &site, &caller.user_id, &path.site_section_group_id, &changes)
         })
         .await?;
-    let json = wire::group_of(&app.urls, &view, &id).ok_or_else(|| missing("site section group", &id))?;
-    Ok(axum::Json(json))
+    Ok(axum::Json(wire::written_json(&app.urls, &written)))
 }
 
 #[utoipa::path(
@@ -480,16 +525,17 @@ async fn update_group(
 async fn delete_group(
     caller: Caller,
     State(app): State<App>,
-    Path(path): Path<SiteSectionGroupPath>,
+    Path(p): Path<SiteSectionGroupPath>,
 ) -> ApiResult<StatusCode> {
-    app.db
-        .write(move |c| {
-            let site = sites::load_visible(c, &path.organization_id, &path.site_id, &caller.user_id)?
-                .authorize::<site::Manage>()?;
-            st::delete_group(c, &site, &path.site_section_group_id)
-        })
-        .await?;
-    Ok(StatusCode::NO_CONTENT)
+    delete(
+        app,
+        caller,
+        p.organization_id,
+        p.site_id,
+        Kind::Group,
+        p.site_section_group_id,
+    )
+    .await
 }
 
 #[derive(Deserialize, utoipa::ToSchema)]
@@ -514,23 +560,16 @@ async fn add_section_to_group(
     Path(path): Path<SiteSectionGroupPath>,
     Json(body): Json<AddSection>,
 ) -> ApiResult<axum::Json<GroupJson>> {
-    let id = path.site_section_group_id.clone();
-    let view = app
+    let written = app
         .db
         .write(move |c| {
             let site = sites::load_visible(c, &path.organization_id, &path.site_id, &caller.user_id)?
                 .authorize::<site::Manage>()?;
-            st::add_to_group(
-                c,
-                &site,
-                &caller.user_id,
-                &path.site_section_group_id,
-                &body.section_id,
-            )
+            let group = &path.site_section_group_id;
+            st::add_to_group(c, &site, &caller.user_id, group, &body.section_id)
         })
         .await?;
-    let json = wire::group_of(&app.urls, &view, &id).ok_or_else(|| missing("site section group", &id))?;
-    Ok(axum::Json(json))
+    Ok(axum::Json(wire::written_json(&app.urls, &written)))
 }
 
 #[utoipa::path(
@@ -573,6 +612,16 @@ struct SiteSectionGroupPointer {
     id: String,
 }
 
+impl From<SiteSectionGroupPointer> for Ref {
+    fn from(p: SiteSectionGroupPointer) -> Ref {
+        let kind = match p.kind {
+            StructureItemType::SiteSection => Kind::Section,
+            StructureItemType::SiteSectionGroup => Kind::Group,
+        };
+        Ref { kind, id: p.id }
+    }
+}
+
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct SiteSectionGroupMovePosition {
@@ -590,6 +639,24 @@ struct MoveGroup {
     parent: Patch<String>,
 }
 
+impl MoveBody for MoveGroup {
+    fn into_move(self) -> ApiResult<st::Move> {
+        let position = match self.position {
+            Some(p) => Some(position(p.before, p.after)?),
+            None if self.parent.is_absent() => {
+                return Err(ApiError::bad_request(
+                    "a move needs `position` (before or after a sibling) or `parent`",
+                ));
+            }
+            None => None,
+        };
+        Ok(st::Move {
+            position,
+            parent: self.parent,
+        })
+    }
+}
+
 #[utoipa::path(
     post,
     path = "/v1/orgs/{organizationId}/sites/{siteId}/section-groups/{siteSectionGroupId}/move",
@@ -603,53 +670,26 @@ struct MoveGroup {
 async fn move_group(
     caller: Caller,
     State(app): State<App>,
-    Path(path): Path<SiteSectionGroupPath>,
+    Path(p): Path<SiteSectionGroupPath>,
     Json(body): Json<MoveGroup>,
 ) -> ApiResult<axum::Json<GroupJson>> {
-    let position = match body.position {
-        Some(p) => Some(position(p.before, p.after, |p| Ref {
-            kind: match p.kind {
-                StructureItemType::SiteSection => Kind::Section,
-                StructureItemType::SiteSectionGroup => Kind::Group,
-            },
-            id: p.id,
-        })?),
-        None if body.parent.is_absent() => {
-            return Err(ApiError::bad_request(
-                "a move needs `position` (before or after a sibling) or `parent`",
-            ));
-        }
-        None => None,
-    };
-    let id = path.site_section_group_id.clone();
-    let view = app
-        .db
-        .write(move |c| {
-            let site = sites::load_visible(c, &path.organization_id, &path.site_id, &caller.user_id)?
-                .authorize::<site::Manage>()?;
-            st::move_group(
-                c,
-                &site,
-                &caller.user_id,
-                &path.site_section_group_id,
-                &body.parent,
-                position.as_ref(),
-            )
-        })
-        .await?;
-    let json = wire::group_of(&app.urls, &view, &id).ok_or_else(|| missing("site section group", &id))?;
-    Ok(axum::Json(json))
+    move_item::<Group>(
+        app,
+        caller,
+        p.organization_id,
+        p.site_id,
+        p.site_section_group_id,
+        body,
+    )
+    .await
 }
 
 // Site spaces.
 
-/// `shareKey`, PAGING and `default`.
+/// `default` and PAGING (`shareKey` is documented with the operation, and not read).
 #[derive(utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
 struct ListSiteSpacesQuery {
-    /// A share key of the site (accepted; members see every item).
-    #[param(value_type = Option<String>, rename = "shareKey")]
-    share_key: Option<String>,
     /// `true`: only default site spaces (of the root or of a section); `false`: only the others.
     #[param(value_type = Option<bool>)]
     default: Option<bool>,
@@ -664,7 +704,6 @@ impl FromQuery for ListSiteSpacesQuery {
             Some(_) => Some(query.bool("default", false)?),
         };
         Ok(ListSiteSpacesQuery {
-            share_key: query.str("shareKey").map(String::from),
             default,
             paging: Paging::from_query(query)?,
         })
@@ -676,7 +715,12 @@ impl FromQuery for ListSiteSpacesQuery {
     path = "/v1/orgs/{organizationId}/sites/{siteId}/site-spaces",
     tag = "Site sections, section groups, site spaces",
     summary = "List the site spaces of a site",
-    params(SitePath, ListSiteSpacesQuery, Paging),
+    params(
+        SitePath,
+        ("shareKey" = Option<String>, Query, description = "A share key of the site (accepted; members see every item)."),
+        ListSiteSpacesQuery,
+        Paging
+    ),
     responses((status = 200, description = "The site spaces in reading order: the root's, then each section's.", body = List<SiteSpaceJson>)),
     security(("token" = ["site:metadata:read"]))
 )]
@@ -686,18 +730,9 @@ async fn list_site_spaces(
     Path(path): Path<SitePath>,
     QueryOf(query): QueryOf<ListSiteSpacesQuery>,
 ) -> ApiResult<axum::Json<List<SiteSpaceJson>>> {
-    let _ = query.share_key;
-    let page = Page::new(
-        &query.paging,
-        format!("site-spaces:{}:{:?}", path.site_id, query.default),
-    )?;
-    let view = view_read(&app, caller, path).await?;
-    let items = wire::site_spaces_of(&app.urls, &view)
-        .into_iter()
-        .filter(|(_, is_default, _)| query.default.is_none_or(|d| d == *is_default))
-        .map(|(key, _, json)| (key, json))
-        .collect();
-    Ok(axum::Json(page_of(items, &page)?))
+    let scope = format!("site-spaces:{}:{:?}", path.site_id, query.default);
+    let keep = |ss: &SiteSpaceJson| query.default.is_none_or(|d| d == ss.default);
+    list::<ShownSiteSpace>(app, caller, path, &query.paging, scope, keep).await
 }
 
 #[derive(Deserialize, utoipa::ToSchema)]
@@ -724,25 +759,16 @@ async fn create_site_space(
     Json(body): Json<CreateSiteSpace>,
 ) -> ApiResult<impl IntoResponse> {
     let p = path.clone();
-    let (view, id) = app
+    let written = app
         .db
         .write(move |c| {
             let site = sites::load_visible(c, &p.organization_id, &p.site_id, &caller.user_id)?
                 .authorize::<site::Manage>()?;
-            st::create_site_space(
-                c,
-                &site,
-                &caller.user_id,
-                &body.space_id,
-                body.section_id.as_deref(),
-            )
+            let section = body.section_id.as_deref();
+            st::create_site_space(c, &site, &caller.user_id, &body.space_id, section)
         })
         .await?;
-    let json = wire::site_space_of(&app.urls, &view, &id).ok_or_else(|| missing("site space", &id))?;
-    Ok(created(
-        format!("{}/site-spaces/{id}", base(&app.urls, &path)),
-        json,
-    ))
+    Ok(created(&app, &path, &written))
 }
 
 #[derive(Deserialize, utoipa::ToSchema)]
@@ -779,8 +805,7 @@ async fn update_site_space(
         condition: body.condition,
         space_id: body.space_id,
     };
-    let id = path.site_space_id.clone();
-    let view = app
+    let written = app
         .db
         .write(move |c| {
             let site = sites::load_visible(c, &path.organization_id, &path.site_id, &caller.user_id)?
@@ -788,8 +813,7 @@ async fn update_site_space(
             st::update_site_space(c, &site, &caller.user_id, &path.site_space_id, &changes)
         })
         .await?;
-    let json = wire::site_space_of(&app.urls, &view, &id).ok_or_else(|| missing("site space", &id))?;
-    Ok(axum::Json(json))
+    Ok(axum::Json(wire::written_json(&app.urls, &written)))
 }
 
 #[utoipa::path(
@@ -804,16 +828,17 @@ async fn update_site_space(
 async fn delete_site_space(
     caller: Caller,
     State(app): State<App>,
-    Path(path): Path<SiteSpacePath>,
+    Path(p): Path<SiteSpacePath>,
 ) -> ApiResult<StatusCode> {
-    app.db
-        .write(move |c| {
-            let site = sites::load_visible(c, &path.organization_id, &path.site_id, &caller.user_id)?
-                .authorize::<site::Manage>()?;
-            st::delete_site_space(c, &site, &path.site_space_id)
-        })
-        .await?;
-    Ok(StatusCode::NO_CONTENT)
+    delete(
+        app,
+        caller,
+        p.organization_id,
+        p.site_id,
+        Kind::SiteSpace,
+        p.site_space_id,
+    )
+    .await
 }
 
 #[derive(Deserialize, utoipa::ToSchema)]
@@ -831,6 +856,15 @@ struct SiteSpacePointer {
     site_space: String,
 }
 
+impl From<SiteSpacePointer> for Ref {
+    fn from(p: SiteSpacePointer) -> Ref {
+        Ref {
+            kind: Kind::SiteSpace,
+            id: p.site_space,
+        }
+    }
+}
+
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct SiteSpaceMovePosition {
@@ -842,6 +876,12 @@ struct SiteSpaceMovePosition {
 #[serde(deny_unknown_fields)]
 struct MoveSiteSpace {
     position: SiteSpaceMovePosition,
+}
+
+impl MoveBody for MoveSiteSpace {
+    fn into_move(self) -> ApiResult<st::Move> {
+        beside(self.position.before, self.position.after)
+    }
 }
 
 #[utoipa::path(
@@ -857,22 +897,8 @@ struct MoveSiteSpace {
 async fn move_site_space(
     caller: Caller,
     State(app): State<App>,
-    Path(path): Path<SiteSpacePath>,
+    Path(p): Path<SiteSpacePath>,
     Json(body): Json<MoveSiteSpace>,
 ) -> ApiResult<axum::Json<SiteSpaceJson>> {
-    let position = position(body.position.before, body.position.after, |p| Ref {
-        kind: Kind::SiteSpace,
-        id: p.site_space,
-    })?;
-    let id = path.site_space_id.clone();
-    let view = app
-        .db
-        .write(move |c| {
-            let site = sites::load_visible(c, &path.organization_id, &path.site_id, &caller.user_id)?
-                .authorize::<site::Manage>()?;
-            st::move_site_space(c, &site, &caller.user_id, &path.site_space_id, &position)
-        })
-        .await?;
-    let json = wire::site_space_of(&app.urls, &view, &id).ok_or_else(|| missing("site space", &id))?;
-    Ok(axum::Json(json))
+    move_item::<ShownSiteSpace>(app, caller, p.organization_id, p.site_id, p.site_space_id, body).await
 }
