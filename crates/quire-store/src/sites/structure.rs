@@ -147,8 +147,9 @@ fn written<T: StructureItem>(
 ) -> StoreResult<Written<T>> {
     let site = model::load_visible(c, &site.site.org_id, &site.site.id, caller)?;
     let view = view(c, site, caller)?;
-    // Read back in the transaction that wrote it: only a site space whose space is gone misses,
-    // and the write is then undone with the 404.
+    // Read back in the transaction that wrote it, so it is there: a site space could miss only
+    // without its space, and a space that goes takes its site spaces (`detach`). Were it to miss,
+    // the 404 undoes the write rather than answering one that was made.
     let item = T::in_view(&view, id).ok_or_else(|| not_found(T::KIND, id))?;
     Ok(Written { view, item })
 }
