@@ -7,8 +7,8 @@ use axum::http::header;
 use axum::http::request::Parts;
 pub use quire_store::auth::{Caller, SCOPES, TOKEN_PREFIX, token_hash};
 
-use crate::app::App;
 use crate::error::ApiError;
+use crate::state::App;
 
 impl FromRequestParts<App> for Caller {
     type Rejection = ApiError;
@@ -20,7 +20,7 @@ impl FromRequestParts<App> for Caller {
             .ok_or_else(|| ApiError::unauthorized("the bearer token is not valid"))?;
         // Looked up for every token, not only scoped ones, so that a route missing from the
         // table fails in every test that calls it rather than only with scoped tokens.
-        let needed = crate::openapi::required_scope(app, parts)?;
+        let needed = crate::openapi::required_scope(app.api.get(), parts)?;
         if !known.allows_scope(needed) {
             return Err(ApiError::forbidden(format!(
                 "this token lacks the scope `{needed}`"

@@ -45,9 +45,9 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
 use tokio::time::{Instant, Sleep};
 
-use crate::app::App;
 use crate::config::ConnectionArgs;
 use crate::ratelimit::{Admission, unix_now};
+use crate::state::App;
 
 /// The connection bounds, from `quire serve`'s flags.
 #[derive(Clone, Debug)]

@@ -12,9 +12,9 @@ use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use futures_util::StreamExt;
 
-use crate::app::App;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{FromQuery, Path, Query, QueryOf};
+use crate::state::App;
 use crate::urls::Urls;
 use crate::{clock, signing};
 

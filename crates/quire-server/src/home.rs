@@ -5,7 +5,7 @@ use axum::extract::State;
 use axum::http::header;
 use axum::response::IntoResponse;
 
-use crate::app::App;
+use crate::state::App;
 
 /// The home page
 ///

@@ -2,16 +2,18 @@
 //!
 //! Layout: `api/<group>/`, one folder per group of the spec's operations (its routes, handlers
 //! and JSON shapes; handlers parse, call a domain function of `quire_store`, and shape the
-//! answer), beside the HTTP infrastructure: `app` (state and router), `auth` (bearer tokens and
-//! scopes), `extract`, `paths`, `error` (the one mapping of `StoreError` to the error
-//! envelope), `openapi`, `files` (signed downloads), connections, rate limits, CORS, metrics.
+//! answer), beside the HTTP infrastructure: `state` (what handlers share; it imports no
+//! handler), `router` (the list of every area's routes), `middleware` (request ids, logs,
+//! deadlines, the error envelope), `auth` (bearer tokens and scopes), `extract`, `paths`,
+//! `error` (the one mapping of `StoreError` to the error envelope), `openapi`, `files` (signed
+//! downloads), connections, rate limits, CORS, metrics. The reader site (`reader`) sits beside
+//! `api/`. See docs/architecture.md.
 //! No SQL here (`layout` tests it).
 
 /// The store's database, clock, ids and parameters, as the tests and the command line name them.
 pub use quire_store::{clock, db, ids, params};
 
 pub mod api;
-pub mod app;
 pub mod auth;
 pub mod config;
 pub mod connections;
@@ -24,10 +26,15 @@ mod home;
 #[cfg(test)]
 mod layout;
 mod metrics;
+pub mod middleware;
 pub mod openapi;
 pub mod paths;
+mod published_bodies;
 pub mod ratelimit;
 pub mod reader;
+pub mod router;
 pub mod server;
+mod service;
 pub mod signing;
+pub mod state;
 pub mod urls;

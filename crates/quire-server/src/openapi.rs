@@ -9,17 +9,13 @@
 
 use std::collections::HashMap;
 
-use axum::extract::{MatchedPath, State};
+use axum::extract::MatchedPath;
+use axum::http::Method;
 use axum::http::request::Parts;
-use axum::http::{Method, header};
-use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value, json};
 use utoipa::openapi::OpenApi;
 use utoipa::openapi::path::{Operation, PathItem};
-use utoipa_axum::router::OpenApiRouter;
-use utoipa_axum::routes;
 
-use crate::app::App;
 use crate::error::ApiError;
 
 /// The name of the one security scheme: `Authorization: Bearer <token>`.
@@ -157,11 +153,9 @@ impl Api {
 /// fault of the build: a 500 naming the route in the log, never a default scope.
 ///
 /// [`Caller`]: crate::auth::Caller
-pub fn required_scope(app: &App, parts: &Parts) -> Result<&'static str, ApiError> {
+pub fn required_scope(api: Option<&Api>, parts: &Parts) -> Result<&'static str, ApiError> {
     let route = parts.extensions.get::<MatchedPath>().map(MatchedPath::as_str);
-    let access = app
-        .api
-        .get()
+    let access = api
         .zip(route)
         .and_then(|(api, route)| api.table.access(&parts.method, route));
     match access {
@@ -183,53 +177,12 @@ fn unscoped(parts: &Parts, why: &str) -> ApiError {
     ApiError::internal("internal server error")
 }
 
-/// Every route of quire, each registered from its annotation.
-pub fn routes() -> OpenApiRouter<App> {
-    OpenApiRouter::default()
-        .merge(crate::app::service_routes())
-        .routes(routes!(get_openapi))
-        .merge(crate::api::users::routes())
-        .merge(crate::api::tokens::routes())
-        .merge(crate::api::orgs::routes())
-        .merge(crate::api::members::routes())
-        .merge(crate::api::teams::routes())
-        .merge(crate::api::invites::routes())
-        .merge(crate::api::collections::routes())
-        .merge(crate::api::spaces::routes())
-        .merge(crate::api::grants::routes())
-        .merge(crate::api::change_requests::routes())
-        .merge(crate::api::content::routes())
-        .merge(crate::api::comments::routes())
-        .merge(crate::api::links::routes())
-        .merge(crate::files::routes())
-        .merge(crate::api::search::routes())
-        .merge(crate::api::sites::routes())
-}
-
 /// The document as committed in `docs/openapi.json`: pretty-printed, for [`SNAPSHOT_URL`].
 pub fn snapshot() -> String {
-    let (_, doc) = routes().split_for_parts();
+    let (_, doc) = crate::router::routes().split_for_parts();
     let mut text = serde_json::to_string_pretty(&document(&doc, SNAPSHOT_URL)).unwrap_or_default();
     text.push('\n');
     text
-}
-
-/// quire's OpenAPI document
-#[utoipa::path(
-    get,
-    path = "/v1/openapi.json",
-    tag = "Service",
-    summary = "quire's OpenAPI 3.1 document",
-    description = "Every operation quire serves, with its parameters, bodies, answers and the token \
-                   scope it needs. Generated from the code at startup; no token needed.",
-    responses((status = 200, description = "The document.", content_type = "application/json", body = Object)),
-    security(())
-)]
-async fn get_openapi(State(app): State<App>) -> Response {
-    match app.api.get() {
-        Some(api) => ([(header::CONTENT_TYPE, "application/json")], api.json.clone()).into_response(),
-        None => ApiError::internal("the OpenAPI document is not built").into_response(),
-    }
 }
 
 /// A rich text input as quire reads it (`quire_content::changes::DocumentInput`): markdown or a
@@ -470,6 +423,9 @@ fn add_errors(path: &str, op: &mut Map<String, Value>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::state::App;
+    use utoipa_axum::router::OpenApiRouter;
+    use utoipa_axum::routes;
 
     /// The scope the path parsing that the table replaced computed (`auth::required_scope`
     /// until the annotations declared scopes): kept as the oracle that no route's scope moved.
@@ -506,7 +462,7 @@ mod tests {
     }
 
     fn table() -> RouteTable {
-        let (_, doc) = routes().split_for_parts();
+        let (_, doc) = crate::router::routes().split_for_parts();
         RouteTable::from_openapi(&doc).unwrap()
     }
 
@@ -578,7 +534,7 @@ mod tests {
     #[utoipa::path(post, path = "/v1/other-scheme", responses((status = 200)), security(("cookie" = ["org:read"])))]
     async fn other_scheme() {}
 
-    /// A route that does not say who may call it cannot be built into a router: `app::router`
+    /// A route that does not say who may call it cannot be built into a router: `router::router`
     /// panics with this message rather than serve it under some default scope.
     #[test]
     fn a_route_without_a_valid_access_is_refused_by_name() {
@@ -604,14 +560,14 @@ mod tests {
             "{why}"
         );
         // The same routes beside quire's: still refused.
-        let why = refused(routes().routes(routes!(unscoped)));
+        let why = refused(crate::router::routes().routes(routes!(unscoped)));
         assert!(why.contains("/v1/unscoped"), "{why}");
-        assert!(Api::new(&routes().split_for_parts().1, SNAPSHOT_URL).is_ok());
+        assert!(Api::new(&crate::router::routes().split_for_parts().1, SNAPSHOT_URL).is_ok());
     }
 
     #[test]
     fn operation_ids_are_unique() {
-        let doc = document(&routes().split_for_parts().1, SNAPSHOT_URL);
+        let doc = document(&crate::router::routes().split_for_parts().1, SNAPSHOT_URL);
         let mut seen = std::collections::BTreeSet::new();
         for item in doc["paths"].as_object().unwrap().values() {
             for op in item.as_object().unwrap().values() {

@@ -455,3 +455,38 @@ route_ids! {
     ChangeRequestCommentPath { change_request_id, comment_id }
     ChangeRequestReplyPath { change_request_id, comment_id, comment_reply_id }
 }
+
+/// The site a path names, as [`quire_store::visible`] loads it (`db.read_as::<site::X, _>`).
+macro_rules! site_keys {
+    ($($name:ident)+) => {$(
+        impl $name {
+            pub fn site(&self) -> quire_store::sites::SiteKey {
+                quire_store::sites::SiteKey {
+                    org_id: self.organization_id.clone(),
+                    site_id: self.site_id.clone(),
+                }
+            }
+        }
+    )+};
+}
+
+site_keys! {
+    SitePath SiteSectionPath SiteSectionGroupPath SiteSectionGroupSectionPath SiteSpacePath
+    SiteRedirectPath SiteShareLinkPath
+}
+
+/// The team a path names (`db.read_as::<team::X, _>`).
+macro_rules! team_keys {
+    ($($name:ident)+) => {$(
+        impl $name {
+            pub fn team(&self) -> quire_store::teams::TeamKey {
+                quire_store::teams::TeamKey {
+                    org_id: self.organization_id.clone(),
+                    team_id: self.team_id.clone(),
+                }
+            }
+        }
+    )+};
+}
+
+team_keys! { TeamPath TeamMemberPath }

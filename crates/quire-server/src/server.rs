@@ -7,9 +7,9 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-use crate::app::{App, Settings};
 use crate::config::ServeArgs;
 use crate::db::Db;
+use crate::state::{App, Settings};
 use crate::urls::Urls;
 use quire_store::Quota;
 use quire_store::Store;
@@ -103,7 +103,7 @@ pub async fn start(args: &ServeArgs) -> Result<Running, String> {
         .await
         .map_err(|e| format!("cannot schedule file collection: {}", e.message))?;
     let (stop, stopped) = watch::channel(false);
-    let router = crate::app::router(app.clone());
+    let router = crate::router::router(app.clone());
     let limits = crate::connections::Limits::from_args(&args.connections);
     let http = tokio::spawn(crate::connections::serve(
         listener,

@@ -59,6 +59,7 @@ pub mod tokens;
 pub mod transfer;
 pub mod users;
 pub mod validate;
+pub mod visible;
 
 pub use error::{ErrorKind, StoreError, StoreResult};
 

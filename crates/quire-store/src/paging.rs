@@ -29,22 +29,49 @@ struct Cursor {
     k: serde_json::Value,
 }
 
-/// `limit` and `page`, the query parameters of every list.
-#[derive(Debug, Clone, Default, utoipa::IntoParams)]
+/// `limit` and `page`, the query parameters of every list (a query struct takes them with
+/// `#[serde(flatten)]`).
+#[derive(Debug, Clone, Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct Paging {
     /// How many items to answer, from 1 to 1000 (100 when absent).
     #[param(value_type = Option<u32>, minimum = 1, maximum = 1000)]
+    #[serde(default = "default_limit", deserialize_with = "limit")]
     pub limit: usize,
     /// Where to continue: the `next.page` of the previous answer of the same list.
     pub page: Option<String>,
 }
 
+impl Default for Paging {
+    fn default() -> Paging {
+        Paging {
+            limit: DEFAULT_LIMIT,
+            page: None,
+        }
+    }
+}
+
+fn default_limit() -> usize {
+    DEFAULT_LIMIT
+}
+
+/// `limit` as a query string gives it: text, 1 to [`MAX_LIMIT`].
+fn limit<'de, D: serde::Deserializer<'de>>(d: D) -> Result<usize, D::Error> {
+    let raw = String::deserialize(d)?;
+    match raw.parse::<usize>() {
+        Ok(n) if (1..=MAX_LIMIT).contains(&n) => Ok(n),
+        _ => Err(serde::de::Error::custom(format!(
+            "must be an integer from 1 to {MAX_LIMIT}, not {raw:?}"
+        ))),
+    }
+}
+
 /// The order of a list by its time: `asc` or `desc` (the default).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, utoipa::ToSchema)]
-#[schema(rename_all = "lowercase")]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
 pub enum Order {
     Asc,
+    #[default]
     Desc,
 }
 

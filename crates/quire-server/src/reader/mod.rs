@@ -21,15 +21,16 @@ mod assets;
 mod layout;
 mod pool;
 mod serve;
+mod state;
 
 use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::Response;
 use quire_store::reader::SiteKey;
 
-use crate::app::App;
+use crate::state::App;
 
-pub use serve::ReaderState;
+pub use state::ReaderState;
 
 /// Paths that stay the API's on a site's hostname.
 const API_PREFIXES: &[&str] = &["/v1/", "/v1", "/blobs/", "/healthz", "/readyz", "/metrics"];

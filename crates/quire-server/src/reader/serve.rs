@@ -22,14 +22,14 @@ use quire_store::db::fulltext::FtsQuery;
 use quire_store::permissions::Standing;
 use quire_store::reader::SiteKey;
 use quire_store::sites::SiteVisibility;
-use quire_store::sites::published::{self, Published, Shown, Visitor};
+use quire_store::sites::published::{self, Published, Visitor};
 use quire_store::sites::redirects::Target as RedirectTarget;
-use sha2::{Digest, Sha256};
 
 use super::layout::{Layout, Located, Placed};
+use super::state::{Answer, AnswerKey};
 use super::{Target, assets};
-use crate::app::App;
 use crate::error::ApiError;
+use crate::state::App;
 
 /// The cookie that keeps a share key, and the one that keeps a visitor token.
 const SHARE_COOKIE: &str = "quire_share";
@@ -43,168 +43,6 @@ const MAX_QUERY_CHARS: usize = 512;
 const SEARCH_HITS: usize = 20;
 /// Entries of the Atom feed.
 const FEED_ENTRIES: usize = 20;
-
-/// The reader's caches and what it knows of the public URL.
-pub struct ReaderState {
-    public_host: Option<String>,
-    secure: bool,
-    /// Page trees by (revision, base path): revisions never change.
-    nav_trees: quick_cache::sync::Cache<(String, String), Arc<NavTree>, NavWeight>,
-    /// Rendered answers (see [`AnswerKey`]), weighed by their bytes.
-    answers: quick_cache::sync::Cache<AnswerKey, Arc<Answer>, AnswerWeight>,
-    /// What a visitor without claims sees, by published load: the same for every such visitor,
-    /// and computing it compares every site space with every section.
-    shown_without_claims: quick_cache::sync::Cache<u64, Arc<Shown>>,
-    /// Answers being made at once (see [`render_permits`]).
-    renders: tokio::sync::Semaphore,
-    /// Where they are rendered.
-    pool: super::pool::RenderPool,
-}
-
-/// How many answers are made at once (their documents read, then rendered on the
-/// [`RenderPool`](super::pool::RenderPool)): twice the processors, so that one waiting for the
-/// database does not leave a processor idle. 64 visitors on pages nobody had asked for yet
-/// made 64 at once, no sooner in all on two processors, each with its parsed document.
-fn render_permits() -> usize {
-    std::thread::available_parallelism().map_or(2, |n| n.get()) * 2
-}
-
-/// Page tree entries kept at most (a 10,000-page space is 10,000).
-const NAV_ENTRIES: u64 = 200_000;
-
-#[derive(Clone)]
-struct NavWeight;
-
-impl quick_cache::Weighter<(String, String), Arc<NavTree>> for NavWeight {
-    fn weight(&self, _: &(String, String), nav: &Arc<NavTree>) -> u64 {
-        1 + nav.nodes().len() as u64
-    }
-}
-
-/// Rendered answers kept at most (bytes of bodies and keys).
-const ANSWER_BYTES: u64 = 32 * 1024 * 1024;
-
-#[derive(Clone)]
-struct AnswerWeight;
-
-impl quick_cache::Weighter<AnswerKey, Arc<Answer>> for AnswerWeight {
-    fn weight(&self, key: &AnswerKey, answer: &Arc<Answer>) -> u64 {
-        (answer.body.len() + key.path.len() + key.shown.sections.len() + key.shown.site_spaces.len() + 128)
-            as u64
-    }
-}
-
-impl ReaderState {
-    pub fn new(public_url: &str) -> ReaderState {
-        let parsed = url::Url::parse(public_url).ok();
-        ReaderState {
-            public_host: parsed
-                .as_ref()
-                .and_then(|u| u.host_str())
-                .map(str::to_ascii_lowercase),
-            secure: parsed.as_ref().is_some_and(|u| u.scheme() == "https"),
-            nav_trees: quick_cache::sync::Cache::with_weighter(1_000, NAV_ENTRIES, NavWeight),
-            answers: quick_cache::sync::Cache::with_weighter(4_096, ANSWER_BYTES, AnswerWeight),
-            shown_without_claims: quick_cache::sync::Cache::new(1_000),
-            renders: tokio::sync::Semaphore::new(render_permits()),
-            pool: super::pool::RenderPool::new(),
-        }
-    }
-
-    /// How full the reader's caches are.
-    pub fn sizes(&self) -> Vec<quire_store::stamped::CacheSize> {
-        use quire_store::stamped::CacheSize;
-        vec![
-            CacheSize::of("reader_nav_trees", "entries", &self.nav_trees),
-            CacheSize::of("reader_answers", "bytes", &self.answers),
-            CacheSize::of("reader_shown", "entries", &self.shown_without_claims),
-        ]
-    }
-
-    /// Whether `host` is the host of the public URL (the API's own).
-    pub fn is_public_host(&self, host: &str) -> bool {
-        self.public_host.as_deref() == Some(host)
-    }
-}
-
-/// What a rendered answer depends on: the published load (new after any write), what the
-/// visitor sees, the visitor's token (`if` blocks read its claims), the hour (file URLs are
-/// signed for it) and the path.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-struct AnswerKey {
-    generation: u64,
-    shown: Arc<Shown>,
-    visitor: u64,
-    hour: i64,
-    path: String,
-}
-
-/// An answer as kept: status, type, bytes and their `ETag`, or a redirect.
-struct Answer {
-    status: StatusCode,
-    content_type: &'static str,
-    /// The bytes, gzip-compressed when `gzipped`.
-    body: Bytes,
-    gzipped: bool,
-    /// The tag of the bytes uncompressed, quoted (the compressed ones are tagged
-    /// [`Answer::gzip_etag`]).
-    etag: String,
-    location: Option<String>,
-}
-
-/// Answers from this size on are kept gzip-compressed.
-const GZIP_FROM: usize = 1024;
-
-impl Answer {
-    /// An answer of `body`, kept compressed when it is large enough: browsers take gzip, so
-    /// that is what is sent (a page of the 10,000-page space: 17 KB of HTML, 5 KB
-    /// compressed), and the cache holds four times more pages (it holds the bytes). The rare
-    /// client without gzip gets them inflated. Compressed once, when rendered.
-    fn new(status: StatusCode, content_type: &'static str, body: String) -> Answer {
-        let digest = Sha256::digest(body.as_bytes());
-        let hash: String = digest.iter().take(12).map(|b| format!("{b:02x}")).collect();
-        let packed = (body.len() >= GZIP_FROM)
-            .then(|| crate::encoding::gzip(body.as_bytes(), crate::encoding::Effort::Fast).ok())
-            .flatten()
-            .filter(|packed| packed.len() < body.len());
-        let (body, gzipped) = match packed {
-            Some(packed) => (packed, true),
-            None => (crate::encoding::kept(body.into_bytes()), false),
-        };
-        Answer {
-            status,
-            content_type,
-            body,
-            gzipped,
-            etag: format!("\"{hash}\""),
-            location: None,
-        }
-    }
-
-    /// The tag of the compressed bytes: another representation, so another strong tag.
-    fn gzip_etag(&self) -> String {
-        format!("{}-gzip\"", self.etag.trim_end_matches('"'))
-    }
-
-    fn html(status: StatusCode, body: String) -> Answer {
-        Answer::new(status, "text/html; charset=utf-8", body)
-    }
-
-    fn redirect(to: String) -> Answer {
-        Answer::redirect_with(StatusCode::MOVED_PERMANENTLY, to)
-    }
-
-    fn redirect_with(status: StatusCode, to: String) -> Answer {
-        Answer {
-            status,
-            content_type: "text/plain; charset=utf-8",
-            body: Bytes::new(),
-            gzipped: false,
-            etag: String::new(),
-            location: Some(to),
-        }
-    }
-}
 
 /// The request as the reader reads it.
 struct Asked {

@@ -636,7 +636,7 @@ const SWEEP: &[(&str, &str, Expect)] = &[
 /// way to list routes). HEAD, which axum answers for every GET, is left out.
 pub(crate) fn router_routes(app: &TestApp) -> BTreeSet<(String, String)> {
     let state = app.server().clone();
-    let dump = format!("{:?}", quire_server::app::router(state));
+    let dump = format!("{:?}", quire_server::router::router(state));
     // `Router { path_router: PathRouter { routes: {RouteId(n): MethodRouter(MethodRouter { ...,
     // allow_header: Bytes(b"GET,HEAD") }), ...}, node: Node { paths: {RouteId(n): "/path", ...} } },
     // fallback_router: ... }`

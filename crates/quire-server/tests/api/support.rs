@@ -92,9 +92,7 @@ impl Drop for PgSchema {
         let sql = format!("DROP SCHEMA IF EXISTS {} CASCADE", self.schema);
         // The synchronous client must not run on an async runtime thread.
         let _ = std::thread::spawn(move || {
-            if let Ok(mut c) = postgres::Client::connect(&url, postgres::NoTls) {
-                let _ = c.batch_execute(&sql);
-            }
+            let _ = quire_server::db::postgres_execute_batch(&url, &sql);
         })
         .join();
     }
@@ -124,9 +122,8 @@ impl TestApp {
                 let admin_url = url.clone();
                 let create = format!("CREATE SCHEMA {schema}");
                 std::thread::spawn(move || {
-                    let mut c = postgres::Client::connect(&admin_url, postgres::NoTls)
-                        .expect("connect to test PostgreSQL");
-                    c.batch_execute(&create).expect("create test schema");
+                    quire_server::db::postgres_execute_batch(&admin_url, &create)
+                        .expect("create a test schema in PostgreSQL");
                 })
                 .join()
                 .expect("schema thread");
@@ -211,7 +208,7 @@ impl TestApp {
     }
 
     /// The running server's application state, to run its background work directly.
-    pub fn server(&self) -> &quire_server::app::App {
+    pub fn server(&self) -> &quire_server::state::App {
         self.running.as_ref().expect("server running").app()
     }
 

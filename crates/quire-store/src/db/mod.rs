@@ -21,6 +21,7 @@ mod value;
 use std::sync::Arc;
 
 pub use changes::Stamp;
+pub use postgres::execute_batch as postgres_execute_batch;
 pub use value::{Col, FromValue, Row, Value};
 
 /// Which SQL dialect a connection speaks, for the few statements that differ (full-text search).

@@ -257,17 +257,29 @@ impl PgDb {
 /// Whether the database at `url` holds quire's schema (its migrations table is on the search
 /// path), asked on a connection of its own that changes nothing.
 pub fn holds_quire(url: &str) -> Result<bool, DbError> {
+    let mut client = connect_alone(url)?;
+    let row = client
+        .query_one("SELECT to_regclass('schema_migrations') IS NOT NULL", &[])
+        .map_err(map_err)?;
+    Ok(row.get::<_, bool>(0))
+}
+
+/// Runs `sql` (statements without parameters) on a connection of its own to `url`: how test
+/// and bench harnesses make and drop the schema each of their servers runs in, without a
+/// database driver of their own.
+pub fn execute_batch(url: &str, sql: &str) -> Result<(), DbError> {
+    let mut client = connect_alone(url)?;
+    client.batch_execute(sql).map_err(map_err)
+}
+
+fn connect_alone(url: &str) -> Result<postgres::Client, DbError> {
     let mut config: postgres::Config = url
         .parse()
         .map_err(|e| DbError::Other(format!("invalid PostgreSQL URL: {e}")))?;
     if config.get_connect_timeout().is_none() {
         config.connect_timeout(Duration::from_secs(10));
     }
-    let mut client = config.connect(NoTls).map_err(map_err)?;
-    let row = client
-        .query_one("SELECT to_regclass('schema_migrations') IS NOT NULL", &[])
-        .map_err(map_err)?;
-    Ok(row.get::<_, bool>(0))
+    config.connect(NoTls).map_err(map_err)
 }
 
 /// How often the listening thread looks up from waiting to see whether it should stop.

@@ -17,34 +17,48 @@ use crate::permissions::{Action, Authorized, MemberAction, OrgAction, Role, memb
 use crate::{clock, params};
 
 /// A membership the caller acts on: the organization as loaded for them, and the member.
+/// What names a membership: the organization and the member's user id.
+#[derive(Clone, Debug)]
+pub struct MemberKey {
+    pub org_id: String,
+    pub user_id: String,
+}
+
 #[derive(Clone, Debug)]
 #[non_exhaustive]
 pub struct Membership {
     pub org: OrgFor,
     pub user_id: String,
+    /// Whether the caller it was loaded for is that member (members may leave, and see
+    /// themselves).
+    by_self: bool,
 }
 
-/// Proof that the caller (`caller_id`) may do `A` to the membership of `user_id` (404 when the
-/// organization is invisible to them, 403 when the action is not theirs).
-pub fn authorize<A: Action<MemberAction>>(
-    org: OrgFor,
-    caller_id: &str,
-    user_id: &str,
-) -> StoreResult<Authorized<Membership, A>> {
-    org.require(OrgAction::View)?;
-    let action = A::ACTION;
-    if !member_allows(org.standing, caller_id == user_id, action) {
-        return Err(crate::permissions::role_forbidden(
-            action.describe(),
-            action.needed(),
-            &format!("in organization {:?}", org.org.id),
-            org.standing.role(),
-        ));
+impl Membership {
+    /// The membership of `user_id` in `org`, as the caller `caller_id` sees it: 404 when the
+    /// organization is invisible to them.
+    pub fn load(org: OrgFor, caller_id: &str, user_id: &str) -> StoreResult<Membership> {
+        org.require(OrgAction::View)?;
+        Ok(Membership {
+            org,
+            user_id: user_id.to_string(),
+            by_self: caller_id == user_id,
+        })
     }
-    Ok(Authorized::granted(Membership {
-        org,
-        user_id: user_id.to_string(),
-    }))
+
+    /// Proof that the caller may do `A` to the membership (403 when the action is not theirs).
+    pub fn authorize<A: Action<MemberAction>>(self) -> StoreResult<Authorized<Membership, A>> {
+        let action = A::ACTION;
+        if !member_allows(self.org.standing, self.by_self, action) {
+            return Err(crate::permissions::role_forbidden(
+                action.describe(),
+                action.needed(),
+                &format!("in organization {:?}", self.org.org.id),
+                self.org.standing.role(),
+            ));
+        }
+        Ok(Authorized::granted(self))
+    }
 }
 
 /// How a member list is filtered and sorted.

@@ -149,6 +149,13 @@ impl Site {
     }
 }
 
+/// What names a site: its organization and its id (both are in every site path).
+#[derive(Clone, Debug)]
+pub struct SiteKey {
+    pub org_id: String,
+    pub site_id: String,
+}
+
 /// A site with the caller's standing in its organization. Only this crate's loaders make one.
 #[derive(Clone, Debug)]
 #[non_exhaustive]

@@ -19,6 +19,13 @@ pub fn title(value: &str) -> StoreResult<String> {
     validate::title("title", value, 1, 64)
 }
 
+/// What names a team: its organization and its id.
+#[derive(Clone, Debug)]
+pub struct TeamKey {
+    pub org_id: String,
+    pub team_id: String,
+}
+
 /// A team as the caller sees it, with the organization as loaded for them.
 #[derive(Clone, Debug)]
 #[non_exhaustive]
@@ -35,7 +42,9 @@ impl TeamFor {
     }
 
     fn require(&self, action: TeamAction) -> StoreResult<()> {
-        if !self.team.allows(self.org.standing, action) {
+        // A team is loaded only for who may see it (its owners too, whatever their role), so
+        // seeing it needs nothing more.
+        if action != TeamAction::View && !self.team.allows(self.org.standing, action) {
             let refusal = crate::permissions::role_refusal(
                 &format!("changing team {:?}", self.team.id),
                 Role::Admin,

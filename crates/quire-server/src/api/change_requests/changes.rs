@@ -11,11 +11,11 @@ use quire_store::{reads, spaces};
 use serde_json::{Map, Value, json};
 
 use super::wire::cr_json;
-use crate::app::App;
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{FromQuery, Path, Query, QueryOf};
 use crate::paths::{ChangeRequestPath, RevisionPath};
+use crate::state::App;
 
 fn limit(q: &Query) -> ApiResult<usize> {
     match q.str("limit") {

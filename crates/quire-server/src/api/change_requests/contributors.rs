@@ -9,11 +9,11 @@ use serde::Serialize;
 
 use super::user_json;
 use crate::api::users::UserJson;
-use crate::app::App;
 use crate::auth::Caller;
 use crate::error::ApiResult;
 use crate::extract::{Path, QueryOf};
 use crate::paths::ChangeRequestPath;
+use crate::state::App;
 
 #[derive(Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]

@@ -2,16 +2,16 @@
 
 use axum::extract::State;
 use quire_store::change_requests::{self, Status, list::Filters as ListFilters};
-use quire_store::orgs;
 use quire_store::paging::{List, Order, Page, Paging};
+use quire_store::permissions::org;
 use quire_store::spaces;
 
 use super::wire::{ChangeRequestJson, crs_json};
-use crate::app::App;
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{FromQuery, Path, Query, QueryOf};
 use crate::paths::{OrgPath, SpacePath};
+use crate::state::App;
 
 /// The filters of both listings.
 #[derive(utoipa::IntoParams)]
@@ -158,8 +158,7 @@ pub async fn list_org_change_requests(
     let page = Page::new(&paging, filters.scope(&format!("org-crs:{org_id}")))?;
     let list = app
         .db
-        .read_blocking(move |c| {
-            let org = orgs::load_visible(c, &org_id, &caller.user_id)?;
+        .read_blocking_as::<org::View, _>(caller.user_id.clone(), org_id, move |c, org| {
             let list = change_requests::list::of_org(c, &org, &caller.user_id, &filters, &page)?;
             let shown = change_requests::with_users(c, list.items)?;
             Ok::<_, quire_store::StoreError>((list.next, list.count, shown))

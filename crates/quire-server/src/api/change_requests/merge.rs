@@ -6,11 +6,11 @@ use quire_store::permissions::space;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::app::App;
 use crate::auth::Caller;
 use crate::error::{ApiResult, ErrorEnvelope};
 use crate::extract::Path;
 use crate::paths::ChangeRequestPath;
+use crate::state::App;
 
 #[derive(Serialize, utoipa::ToSchema)]
 pub struct MergeResult {

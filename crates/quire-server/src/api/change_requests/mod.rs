@@ -23,11 +23,11 @@ use serde::Deserialize;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::app::App;
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult, ErrorEnvelope};
 use crate::extract::{OptionalJson, Path};
 use crate::paths::{ChangeRequestPath, SpacePath};
+use crate::state::App;
 pub use wire::{ChangeRequestJson, cr_json};
 
 /// A user named by an answer, or a "Deleted user".

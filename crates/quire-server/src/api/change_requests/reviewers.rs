@@ -16,11 +16,11 @@ use serde::{Deserialize, Serialize};
 
 use super::user_json;
 use crate::api::users::UserJson;
-use crate::app::App;
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult, ErrorEnvelope};
 use crate::extract::{Json, Path, QueryOf};
 use crate::paths::{ChangeRequestPath, ChangeRequestUserPath};
+use crate::state::App;
 use crate::urls::Urls;
 
 #[derive(Serialize, utoipa::ToSchema)]

@@ -17,11 +17,11 @@ use serde::{Deserialize, Serialize};
 use super::user_json;
 use crate::api::comments::wire::{BodyFormat, render_comments};
 use crate::api::users::UserJson;
-use crate::app::App;
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult, ErrorEnvelope};
 use crate::extract::{FromQuery, Json, Path, Query, QueryOf};
 use crate::paths::{ChangeRequestPath, ReviewPath};
+use crate::state::App;
 use crate::urls::Urls;
 
 #[derive(Serialize, utoipa::ToSchema)]

@@ -7,18 +7,18 @@ use axum::http::{StatusCode, header};
 use axum::response::IntoResponse;
 use quire_store::collections::{self, DESCRIPTION_MAX, TITLE_MAX};
 use quire_store::paging::{List, Page, Paging};
-use quire_store::permissions::{DefaultLevel, collection};
-use quire_store::{orgs, spaces, validate};
+use quire_store::permissions::{DefaultLevel, collection, org};
+use quire_store::{spaces, validate};
 use serde::Deserialize;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::api::spaces::{MoveBody, SpaceJson, space_json};
-use crate::app::App;
 use crate::auth::Caller;
 use crate::error::ApiResult;
 use crate::extract::{FromQuery, Json, OptionalJson, Patch, Path, Query, QueryOf};
 use crate::paths::{CollectionPath, OrgPath};
+use crate::state::App;
 pub use wire::{CollectionJson, collection_json};
 
 pub fn routes() -> OpenApiRouter<App> {
@@ -46,7 +46,7 @@ async fn get_collection(
 ) -> ApiResult<axum::Json<CollectionJson>> {
     let col = app
         .db
-        .read(move |c| collections::load_visible(c, &id, &caller.user_id))
+        .read_as::<collection::View, _>(caller.user_id.clone(), id.clone(), |_, it| Ok(it.into_inner()))
         .await?;
     Ok(axum::Json(collection_json(&app.urls, &col)))
 }
@@ -132,8 +132,7 @@ async fn update_collection(
     };
     let col = app
         .db
-        .write(move |c| {
-            let col = collections::load_visible(c, &id, &caller.user_id)?.authorize::<collection::Admin>()?;
+        .write_as::<collection::Admin, _>(caller.user_id.clone(), id.clone(), move |c, col| {
             collections::update(c, &col, &caller.user_id, &changes)
         })
         .await?;
@@ -156,9 +155,8 @@ async fn delete_collection(
 ) -> ApiResult<StatusCode> {
     let retention = app.store.settings.space_retention_ms;
     app.db
-        .write(move |c| {
+        .write_as::<collection::Admin, _>(caller.user_id.clone(), id.clone(), move |c, col| {
             // A collection the caller cannot see (or that never existed) answers 404.
-            let col = collections::load_visible(c, &id, &caller.user_id)?.authorize::<collection::Admin>()?;
             spaces::lifecycle::delete_collection(c, &col, retention, &caller.user_id)
         })
         .await?;
@@ -183,8 +181,7 @@ async fn list_collection_spaces(
     let page = Page::new(&paging, format!("collection-spaces:{id}"))?;
     let list = app
         .db
-        .read(move |c| {
-            let col = collections::load_visible(c, &id, &caller.user_id)?;
+        .read_as::<collection::View, _>(caller.user_id.clone(), id.clone(), move |c, col| {
             spaces::in_collection(c, &col, &caller.user_id, &page)
         })
         .await?;
@@ -210,8 +207,7 @@ async fn move_collection(
     body.check()?;
     let col = app
         .db
-        .write(move |c| {
-            let col = collections::load_visible(c, &id, &caller.user_id)?.authorize::<collection::Admin>()?;
+        .write_as::<collection::Admin, _>(caller.user_id.clone(), id.clone(), move |c, col| {
             collections::move_to(c, &col, &caller.user_id, &body.parent, body.position.as_ref())
         })
         .await?;
@@ -243,8 +239,7 @@ async fn transfer_collection(
 ) -> ApiResult<axum::Json<CollectionJson>> {
     let col = app
         .db
-        .write(move |c| {
-            let col = collections::load_visible(c, &id, &caller.user_id)?.authorize::<collection::Admin>()?;
+        .write_as::<collection::Admin, _>(caller.user_id.clone(), id.clone(), move |c, col| {
             collections::transfer(c, &col, &caller.user_id, &body.organization)
         })
         .await?;
@@ -292,8 +287,7 @@ async fn list_collections(
     let page = Page::new(&paging, format!("collections:{org_id}:{nested}"))?;
     let list = app
         .db
-        .read(move |c| {
-            let org = orgs::load_visible(c, &org_id, &caller.user_id)?;
+        .read_as::<org::View, _>(caller.user_id.clone(), org_id.clone(), move |c, org| {
             collections::list(c, &org, &caller.user_id, nested, &page)
         })
         .await?;

@@ -11,11 +11,11 @@ use serde::Deserialize;
 use super::wire::{BodyFormat, CommentJson, comment_json, render_comments};
 use super::{CommentFormat, ListCommentsQuery, open};
 use crate::api::members::{MemberJson, member_json};
-use crate::app::App;
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::param;
 use crate::paths::RouteIds;
+use crate::state::App;
 
 /// A page of comments. The answer is kept (`App::lists`) by what it lists and for whom while
 /// the database has not changed: a page of 100 comments costs four statements and rendering

@@ -15,11 +15,11 @@ use quire_store::{change_requests, spaces};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::app::App;
 use crate::db::Conn;
 use crate::error::ApiResult;
 use crate::extract::{FromQuery, Query, param};
 use crate::paths::RouteIds;
+use crate::state::App;
 use change_request::*;
 pub(crate) use comment::*;
 pub(crate) use reply::*;

@@ -9,11 +9,11 @@ use serde::Deserialize;
 
 use super::wire::{BodyFormat, ReplyJson, render_replies, reply_json};
 use super::{CommentFormat, RepliesQuery, open};
-use crate::app::App;
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::param;
 use crate::paths::RouteIds;
+use crate::state::App;
 
 pub(crate) async fn list_replies(
     caller: Caller,

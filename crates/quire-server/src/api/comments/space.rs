@@ -9,11 +9,11 @@ use super::{
     CommentFormat, ListCommentsQuery, PostComment, PostReply, RepliesQuery, UpdateComment, UpdateReply,
 };
 use crate::api::members::MemberJson;
-use crate::app::App;
 use crate::auth::Caller;
 use crate::error::ApiResult;
 use crate::extract::{Json, Path, QueryOf};
 use crate::paths::{CommentPath, ReplyPath, SpacePath};
+use crate::state::App;
 
 /// List the comments of a space
 #[utoipa::path(

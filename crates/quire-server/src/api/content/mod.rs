@@ -13,10 +13,10 @@ use quire_store::reads::{self, Opened, Source};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::app::App;
 use crate::error::ApiResult;
 use crate::extract::param;
 use crate::paths::RouteIds;
+use crate::state::App;
 use render::Context;
 
 pub fn routes() -> OpenApiRouter<App> {

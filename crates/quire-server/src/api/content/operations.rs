@@ -8,7 +8,6 @@ use quire_content::Document;
 
 use super::read;
 use super::render::{FileJson, PageJson, ReadOptions, ReusableJson, RevisionJson};
-use crate::app::App;
 use crate::auth::Caller;
 use crate::error::ApiResult;
 use crate::extract::{Path, QueryOf};
@@ -18,6 +17,7 @@ use crate::paths::{
     RevisionFilePath, RevisionPageByPathPath, RevisionPagePath, RevisionPath, RevisionReusableContentPath,
     SpacePath,
 };
+use crate::state::App;
 use quire_store::paging::{List, Paging};
 
 /// Get the revision of main

@@ -5,10 +5,10 @@ use quire_content::Document;
 use serde::Serialize;
 
 use super::render::{self, FileJson, PageJson, ReadOptions, ReusableJson, RevisionJson};
-use crate::app::App;
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::Path;
+use crate::state::App;
 use quire_store::content::store;
 use quire_store::paging::{List, Page};
 use quire_store::reads::{Opened, Source, open_space};

@@ -10,11 +10,11 @@ use quire_store::templates::{self, TemplateRequest};
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::app::App;
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult, ErrorEnvelope};
 use crate::extract::{Json, Path};
 use crate::paths::SpacePath;
+use crate::state::App;
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -12,11 +12,11 @@ use serde_json::Value;
 
 use super::render::{self, FileJson};
 use crate::api::change_requests::wire::{ChangeRequestJson, cr_json};
-use crate::app::App;
 use crate::auth::Caller;
 use crate::error::{ApiResult, ErrorEnvelope};
 use crate::extract::{FromQuery, Json, Path, Query, QueryOf};
 use crate::paths::ChangeRequestPath;
+use crate::state::App;
 
 #[derive(Serialize, utoipa::ToSchema)]
 #[serde(untagged)]

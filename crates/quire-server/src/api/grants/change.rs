@@ -6,11 +6,11 @@ use quire_store::grants::Holder;
 use quire_store::siblings::Kind;
 
 use super::*;
-use crate::app::App;
 use crate::auth::Caller;
 use crate::error::ApiResult;
 use crate::extract::{Json, Path};
 use crate::paths::{CollectionTeamPath, CollectionUserPath, SpaceTeamPath, SpaceUserPath};
+use crate::state::App;
 
 #[utoipa::path(
     patch,

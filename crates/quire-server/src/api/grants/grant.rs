@@ -5,11 +5,11 @@ use axum::http::StatusCode;
 use quire_store::siblings::Kind;
 
 use super::*;
-use crate::app::App;
 use crate::auth::Caller;
 use crate::error::ApiResult;
 use crate::extract::{Json, Path};
 use crate::paths::{CollectionPath, SpacePath};
+use crate::state::App;
 
 #[utoipa::path(
     post,

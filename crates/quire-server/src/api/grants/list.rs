@@ -5,11 +5,11 @@ use quire_store::paging::{List, Paging};
 use quire_store::siblings::Kind;
 
 use super::*;
-use crate::app::App;
 use crate::auth::Caller;
 use crate::error::ApiResult;
 use crate::extract::{Path, QueryOf};
 use crate::paths::{CollectionPath, SpacePath};
+use crate::state::App;
 
 #[utoipa::path(
     get,

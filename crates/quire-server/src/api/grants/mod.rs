@@ -18,10 +18,10 @@ use utoipa_axum::routes;
 
 use crate::api::teams::{TeamJson, team_json};
 use crate::api::users::{UserJson, user_json};
-use crate::app::App;
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::Patch;
+use crate::state::App;
 use change::*;
 use grant::*;
 use list::*;

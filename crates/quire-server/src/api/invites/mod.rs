@@ -6,18 +6,17 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::IntoResponse;
 use quire_store::invites::{self, NewInvite, role_field};
-use quire_store::orgs;
 use quire_store::paging::{List, Page, Paging};
 use quire_store::permissions::org;
 use serde::{Deserialize, Serialize};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::app::App;
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{Json, Patch, Path, QueryOf};
 use crate::paths::{InvitePath, OrgPath};
+use crate::state::App;
 use wire::{InviteJson, invite_json};
 
 pub fn routes() -> OpenApiRouter<App> {
@@ -47,8 +46,7 @@ async fn list_invites(
     let page = Page::new(&paging, format!("invites:{org_id}"))?;
     let list = app
         .db
-        .read(move |c| {
-            let org = orgs::load_visible(c, &org_id, &caller.user_id)?.authorize::<org::Admin>()?;
+        .read_as::<org::Admin, _>(caller.user_id.clone(), org_id.clone(), move |c, org| {
             invites::list(c, &org, &caller.user_id, &page)
         })
         .await?;

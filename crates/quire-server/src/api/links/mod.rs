@@ -11,11 +11,11 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::api::content::open_path;
-use crate::app::App;
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{FromQuery, Query, param};
 use crate::paths::RouteIds;
+use crate::state::App;
 use quire_store::links::model::Status;
 use wire::{BrokenStats, LinkItem, LinkList, Location, Stats, Where, status_from_query};
 

@@ -5,11 +5,11 @@ use axum::extract::State;
 
 use super::LinksQuery;
 use super::wire::{LinkList, Location};
-use crate::app::App;
 use crate::auth::Caller;
 use crate::error::ApiResult;
 use crate::extract::{Path, QueryOf};
 use crate::paths::{ChangeRequestFilePath, ChangeRequestPagePath, FilePath, PagePath, SpacePath};
+use crate::state::App;
 use quire_store::paging::{List, Paging};
 
 /// List the links of a space's main content

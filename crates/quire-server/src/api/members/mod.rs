@@ -4,8 +4,8 @@ pub mod wire;
 
 use axum::extract::State;
 use axum::http::StatusCode;
+use quire_store::members::MemberKey;
 use quire_store::members::{self, Filter};
-use quire_store::orgs;
 use quire_store::paging::{List, Order, Page, Paging};
 use quire_store::permissions::{Role, member, org};
 use quire_store::{clock, users};
@@ -13,12 +13,12 @@ use serde::{Deserialize, Serialize};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::app::App;
 use crate::auth::Caller;
 use crate::error::ApiResult;
 use crate::extract::{FromQuery, Json, Patch, Path, Query, QueryOf};
 use crate::paths::{OrgMemberPath, OrgPath};
 use crate::signing;
+use crate::state::App;
 pub use wire::{MemberJson, member_json};
 
 pub fn routes() -> OpenApiRouter<App> {
@@ -102,8 +102,7 @@ async fn list_members(
     };
     let list = app
         .db
-        .read(move |c| {
-            let org = orgs::load_visible(c, &org_id, &caller.user_id)?.authorize::<org::ListMembers>()?;
+        .read_as::<org::ListMembers, _>(caller.user_id.clone(), org_id.clone(), move |c, org| {
             members::list(c, &org, &filter, &page)
         })
         .await?;
@@ -129,11 +128,11 @@ async fn get_member(
 ) -> ApiResult<axum::Json<MemberJson>> {
     let member = app
         .db
-        .read(move |c| {
-            let org = orgs::load_visible(c, &org_id, &caller.user_id)?;
-            let membership = members::authorize::<member::View>(org, &caller.user_id, &user_id)?;
-            members::get(c, &membership)
-        })
+        .read_as::<member::View, _>(
+            caller.user_id.clone(),
+            MemberKey { org_id, user_id },
+            move |c, membership| members::get(c, &membership),
+        )
         .await?;
     Ok(axum::Json(member_json(&app.urls, &member)))
 }
@@ -172,11 +171,11 @@ async fn update_member(
     };
     let member = app
         .db
-        .write(move |c| {
-            let org = orgs::load_visible(c, &org_id, &caller.user_id)?;
-            let membership = members::authorize::<member::ChangeRole>(org, &caller.user_id, &user_id)?;
-            members::change_role(c, &membership, role)
-        })
+        .write_as::<member::ChangeRole, _>(
+            caller.user_id.clone(),
+            MemberKey { org_id, user_id },
+            move |c, membership| members::change_role(c, &membership, role),
+        )
         .await?;
     Ok(axum::Json(member_json(&app.urls, &member)))
 }
@@ -199,11 +198,11 @@ async fn remove_member(
     }): Path<OrgMemberPath>,
 ) -> ApiResult<StatusCode> {
     app.db
-        .write(move |c| {
-            let org = orgs::load_visible(c, &org_id, &caller.user_id)?;
-            let membership = members::authorize::<member::Remove>(org, &caller.user_id, &user_id)?;
-            members::remove(c, &membership, &caller.user_id)
-        })
+        .write_as::<member::Remove, _>(
+            caller.user_id.clone(),
+            MemberKey { org_id, user_id },
+            move |c, membership| members::remove(c, &membership, &caller.user_id),
+        )
         .await?;
     Ok(StatusCode::NO_CONTENT)
 }
@@ -227,11 +226,11 @@ async fn set_sso(
 ) -> ApiResult<axum::Json<MemberJson>> {
     let member = app
         .db
-        .write(move |c| {
-            let org = orgs::load_visible(c, &org_id, &caller.user_id)?;
-            let membership = members::authorize::<member::MarkSso>(org, &caller.user_id, &user_id)?;
-            members::mark_sso(c, &membership)
-        })
+        .write_as::<member::MarkSso, _>(
+            caller.user_id.clone(),
+            MemberKey { org_id, user_id },
+            move |c, membership| members::mark_sso(c, &membership),
+        )
         .await?;
     Ok(axum::Json(member_json(&app.urls, &member)))
 }
@@ -264,8 +263,7 @@ async fn ping(
     let user_id = caller.user_id.clone();
     let org = app
         .db
-        .write(move |c| {
-            let org = orgs::load_visible(c, &org_id, &user_id)?.authorize::<org::View>()?;
+        .write_as::<org::View, _>(caller.user_id.clone(), org_id, move |c, org| {
             members::seen(c, &org, &user_id, now)?;
             Ok::<_, quire_store::StoreError>(org.into_inner())
         })

@@ -2,18 +2,18 @@
 
 use axum::extract::State;
 use quire_store::clock;
-use quire_store::orgs::{self, agent_instructions};
+use quire_store::orgs::agent_instructions;
 use quire_store::permissions::org;
 use quire_store::richtext;
 use serde::{Deserialize, Serialize};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::app::App;
 use crate::auth::Caller;
 use crate::error::ApiResult;
 use crate::extract::{Json, Path};
 use crate::paths::OrgPath;
+use crate::state::App;
 
 pub fn routes() -> OpenApiRouter<App> {
     OpenApiRouter::default().routes(routes!(get_instructions, put_instructions))
@@ -68,9 +68,7 @@ async fn get_instructions(
     let location = app.urls.api(&format!("/orgs/{org_id}/agent-instructions"));
     let found = app
         .db
-        .read(move |c| {
-            let org =
-                orgs::load_visible(c, &org_id, &caller.user_id)?.authorize::<org::ReadAgentInstructions>()?;
+        .read_as::<org::ReadAgentInstructions, _>(caller.user_id.clone(), org_id, move |c, org| {
             agent_instructions::get(c, &org)
         })
         .await?;
@@ -105,8 +103,7 @@ async fn put_instructions(
     let location = app.urls.api(&format!("/orgs/{org_id}/agent-instructions"));
     let found = app
         .db
-        .write(move |c| {
-            let org = orgs::load_visible(c, &org_id, &caller.user_id)?.authorize::<org::Admin>()?;
+        .write_as::<org::Admin, _>(caller.user_id.clone(), org_id.clone(), move |c, org| {
             agent_instructions::put(c, &org, &caller.user_id, &document)
         })
         .await?;

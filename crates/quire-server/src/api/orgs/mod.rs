@@ -16,12 +16,12 @@ use serde::Deserialize;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::app::App;
 use crate::auth::Caller;
 use crate::error::ErrorEnvelope;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{Json, Patch, Path, QueryOf};
 use crate::paths::OrgPath;
+use crate::state::App;
 pub use wire::{OrgJson, org_json};
 
 pub fn routes() -> OpenApiRouter<App> {
@@ -108,7 +108,11 @@ async fn get_org(
 ) -> ApiResult<axum::Json<OrgJson>> {
     let org = app
         .db
-        .read(move |c| orgs::load_visible(c, &org_id, &caller.user_id))
+        .read_as::<org::View, _>(
+            caller.user_id.clone(),
+            org_id.clone(),
+            |_, it| Ok(it.into_inner()),
+        )
         .await?;
     Ok(axum::Json(org_json(&app.urls, &org)))
 }
@@ -207,8 +211,7 @@ async fn update_org(
     };
     let org = app
         .db
-        .write(move |c| {
-            let org = orgs::load_visible(c, &org_id, &caller.user_id)?.authorize::<org::Admin>()?;
+        .write_as::<org::Admin, _>(caller.user_id.clone(), org_id.clone(), move |c, org| {
             orgs::update(c, &org, &caller.user_id, &changes)
         })
         .await?;

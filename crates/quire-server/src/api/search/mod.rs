@@ -8,8 +8,8 @@ use axum::extract::State;
 use quire_content::search_text::{find_word, query_words};
 use quire_store::content::store::RenderedKey;
 use quire_store::db::fulltext::FtsQuery;
-use quire_store::orgs;
 use quire_store::paging::{List, Page, Paging};
+use quire_store::permissions::org;
 use quire_store::search::query::PageMatch;
 use quire_store::search::{self, Shown};
 use serde::Serialize;
@@ -17,11 +17,11 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::api::content::render::Context;
-use crate::app::App;
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{FromQuery, Path, Query, QueryOf};
 use crate::paths::{OrgPath, SpacePath};
+use crate::state::App;
 
 pub fn routes() -> OpenApiRouter<App> {
     OpenApiRouter::default()
@@ -218,8 +218,7 @@ async fn search_org(
     let app2 = app.clone();
     let list = app
         .db
-        .read_blocking(move |c| {
-            let org = orgs::load_visible(c, &org_id, &caller.user_id)?;
+        .read_blocking_as::<org::View, _>(caller.user_id.clone(), org_id, move |c, org| {
             let results = search::in_org(c, &app2.content, &org, &caller.user_id, &fts, &page)?;
             let shown = &results.shown;
             let hits = render_hits(&app2, &fts, results.matches, shown);
@@ -239,7 +238,7 @@ async fn search_org(
                     }),
                 }
             }
-            Ok::<_, ApiError>(List {
+            Ok(List {
                 next: results.next,
                 count: results.total,
                 items: groups,

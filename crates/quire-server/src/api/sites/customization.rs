@@ -12,11 +12,11 @@ use serde::{Deserialize, Serialize};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::app::App;
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{Json, Path};
 use crate::paths::{SitePath, SiteSpacePath};
+use crate::state::App;
 
 pub fn routes() -> OpenApiRouter<App> {
     OpenApiRouter::default()
@@ -297,8 +297,7 @@ async fn get_site_customization(
 ) -> ApiResult<axum::Json<serde_json::Value>> {
     let stored = app
         .db
-        .read(move |c| {
-            let site = sites::load_visible(c, &path.organization_id, &path.site_id, &caller.user_id)?;
+        .read_as::<site::View, _>(caller.user_id.clone(), path.site(), move |_c, site| {
             customization::of_site(&site)
         })
         .await?;
@@ -325,9 +324,7 @@ async fn put_site_customization(
     let json = body.to_json()?;
     let stored = app
         .db
-        .write(move |c| {
-            let site = sites::load_visible(c, &path.organization_id, &path.site_id, &caller.user_id)?
-                .authorize::<site::Manage>()?;
+        .write_as::<site::Manage, _>(caller.user_id.clone(), path.site(), move |c, site| {
             customization::set_site(c, &site, &json)
         })
         .await?;
@@ -350,8 +347,7 @@ async fn get_site_space_customization(
 ) -> ApiResult<axum::Json<serde_json::Value>> {
     let stored = app
         .db
-        .read(move |c| {
-            let site = sites::load_visible(c, &path.organization_id, &path.site_id, &caller.user_id)?;
+        .read_as::<site::View, _>(caller.user_id.clone(), path.site(), move |c, site| {
             customization::of_site_space(c, &site, &path.site_space_id)
         })
         .await?;
@@ -378,9 +374,7 @@ async fn put_site_space_customization(
     let json = body.to_json()?;
     let stored = app
         .db
-        .write(move |c| {
-            let site = sites::load_visible(c, &path.organization_id, &path.site_id, &caller.user_id)?
-                .authorize::<site::Manage>()?;
+        .write_as::<site::Manage, _>(caller.user_id.clone(), path.site(), move |c, site| {
             customization::set_site_space(c, &site, &path.site_space_id, &json)
         })
         .await?;

@@ -14,18 +14,18 @@ use axum::http::{StatusCode, header};
 use axum::response::IntoResponse;
 use quire_store::paging::{List, Page, Paging};
 use quire_store::patch::Patch;
-use quire_store::permissions::site;
+use quire_store::permissions::{org, site};
 use quire_store::sites::{self, AgentsContext, SiteType, SiteVisibility};
-use quire_store::{orgs, validate};
+use quire_store::validate;
 use serde::Deserialize;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::app::App;
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{FromQuery, Json, OptionalJson, Path, Query, QueryOf};
 use crate::paths::{OrgPath, SitePath};
+use crate::state::App;
 use wire::{AdaptiveSchemaJson, PublishingAuthJson, TemplateConditionJson, TemplateConditionsJson};
 pub use wire::{SiteJson, site_json};
 
@@ -113,8 +113,7 @@ async fn list_sites(
     };
     let list = app
         .db
-        .read(move |c| {
-            let org = orgs::load_visible(c, &org_id, &caller.user_id)?;
+        .read_as::<org::View, _>(caller.user_id.clone(), org_id.clone(), move |c, org| {
             sites::list(c, &org, &filters, &page)
         })
         .await?;
@@ -162,8 +161,7 @@ async fn create_site(
     };
     let site = app
         .db
-        .write(move |c| {
-            let org = orgs::load_visible(c, &org_id, &caller.user_id)?;
+        .write_as::<org::View, _>(caller.user_id.clone(), org_id.clone(), move |c, org| {
             sites::create(c, &org, &caller.user_id, &new)
         })
         .await?;
@@ -191,7 +189,7 @@ async fn get_site(
 ) -> ApiResult<axum::Json<SiteJson>> {
     let site = app
         .db
-        .read(move |c| sites::load_visible(c, &path.organization_id, &path.site_id, &caller.user_id))
+        .read_as::<site::View, _>(caller.user_id.clone(), path.site(), |_, it| Ok(it.into_inner()))
         .await?;
     Ok(axum::Json(site_json(&app.urls, &site.site, site.standing)))
 }
@@ -268,9 +266,7 @@ async fn update_site(
     };
     let site = app
         .db
-        .write(move |c| {
-            let site = sites::load_visible(c, &path.organization_id, &path.site_id, &caller.user_id)?
-                .authorize::<site::Manage>()?;
+        .write_as::<site::Manage, _>(caller.user_id.clone(), path.site(), move |c, site| {
             sites::update(c, &site, &caller.user_id, &changes)
         })
         .await?;
@@ -292,9 +288,7 @@ async fn delete_site(
     Path(path): Path<SitePath>,
 ) -> ApiResult<StatusCode> {
     app.db
-        .write(move |c| {
-            let site = sites::load_visible(c, &path.organization_id, &path.site_id, &caller.user_id)?
-                .authorize::<site::Manage>()?;
+        .write_as::<site::Manage, _>(caller.user_id.clone(), path.site(), move |c, site| {
             sites::delete(c, &site, &caller.user_id)
         })
         .await?;
@@ -309,9 +303,7 @@ async fn set_published(
 ) -> ApiResult<axum::Json<SiteJson>> {
     let site = app
         .db
-        .write(move |c| {
-            let site = sites::load_visible(c, &path.organization_id, &path.site_id, &caller.user_id)?
-                .authorize::<site::Manage>()?;
+        .write_as::<site::Manage, _>(caller.user_id.clone(), path.site(), move |c, site| {
             sites::set_published(c, &site, &caller.user_id, published)
         })
         .await?;
@@ -368,8 +360,7 @@ async fn get_adaptive_schema(
 ) -> ApiResult<axum::Json<AdaptiveSchemaJson>> {
     let schema = app
         .db
-        .read(move |c| {
-            let site = sites::load_visible(c, &path.organization_id, &path.site_id, &caller.user_id)?;
+        .read_as::<site::View, _>(caller.user_id.clone(), path.site(), move |_c, site| {
             sites::adaptive_schema(&site)
         })
         .await?;
@@ -406,9 +397,7 @@ async fn put_adaptive_schema(
     let schema = sites::parse_schema(&body.json_schema)?;
     let stored = app
         .db
-        .write(move |c| {
-            let site = sites::load_visible(c, &path.organization_id, &path.site_id, &caller.user_id)?
-                .authorize::<site::Manage>()?;
+        .write_as::<site::Manage, _>(caller.user_id.clone(), path.site(), move |c, site| {
             sites::set_adaptive_schema(c, &site, &schema)
         })
         .await?;
@@ -435,8 +424,7 @@ async fn get_template_conditions(
 ) -> ApiResult<axum::Json<TemplateConditionsJson>> {
     let items = app
         .db
-        .read(move |c| {
-            let site = sites::load_visible(c, &path.organization_id, &path.site_id, &caller.user_id)?;
+        .read_as::<site::View, _>(caller.user_id.clone(), path.site(), move |_c, site| {
             sites::template_conditions(&site)
         })
         .await?;
@@ -476,9 +464,7 @@ async fn get_publishing_auth(
 ) -> ApiResult<axum::Json<PublishingAuthJson>> {
     let key = app
         .db
-        .read(move |c| {
-            let site = sites::load_visible(c, &path.organization_id, &path.site_id, &caller.user_id)?
-                .authorize::<site::Admin>()?;
+        .read_as::<site::Admin, _>(caller.user_id.clone(), path.site(), move |_c, site| {
             Ok::<_, quire_store::StoreError>(sites::publishing_auth(&site))
         })
         .await?;
@@ -512,9 +498,7 @@ async fn update_publishing_auth(
 ) -> ApiResult<axum::Json<PublishingAuthJson>> {
     let auth = app
         .db
-        .write(move |c| {
-            let site = sites::load_visible(c, &path.organization_id, &path.site_id, &caller.user_id)?
-                .authorize::<site::Admin>()?;
+        .write_as::<site::Admin, _>(caller.user_id.clone(), path.site(), move |c, site| {
             match &body.fallback_url {
                 Patch::Absent => Ok(sites::publishing_auth(&site)),
                 Patch::Null => sites::set_visitor_fallback_url(c, &site, None),
@@ -541,9 +525,7 @@ async fn regenerate_publishing_auth(
 ) -> ApiResult<axum::Json<PublishingAuthJson>> {
     let key = app
         .db
-        .write(move |c| {
-            let site = sites::load_visible(c, &path.organization_id, &path.site_id, &caller.user_id)?
-                .authorize::<site::Admin>()?;
+        .write_as::<site::Admin, _>(caller.user_id.clone(), path.site(), move |c, site| {
             sites::regenerate_visitor_key(c, &site)
         })
         .await?;

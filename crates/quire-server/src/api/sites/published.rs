@@ -6,9 +6,8 @@ use std::collections::HashMap;
 use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::Response;
-use bytes::Bytes;
 use quire_store::orgs;
-use quire_store::permissions::Standing;
+use quire_store::permissions::{Standing, site};
 use quire_store::sites::published::{self, Published, Shown, Visitor};
 use quire_store::sites::{self, SiteVisibility};
 use utoipa_axum::router::OpenApiRouter;
@@ -16,12 +15,12 @@ use utoipa_axum::routes;
 
 use super::wire::{self, PublishedCustomizations, PublishedSiteJson, Render, StructureJson};
 use crate::api::spaces::wire::with_role;
-use crate::app::App;
 use crate::auth::Caller;
 use crate::encoding;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{FromQuery, Path, Query, QueryOf};
 use crate::paths::SitePath;
+use crate::state::App;
 
 pub fn routes() -> OpenApiRouter<App> {
     OpenApiRouter::default()
@@ -92,7 +91,7 @@ async fn get_published(
     )?;
     let shown = published::shown(&site, &claims);
     let key = (site.generation, shown);
-    let body = match app.published_bodies.0.get(&key) {
+    let body = match app.published_bodies.get(&key) {
         Some(body) => body,
         None => {
             let json = render(&app, &site, &key.1);
@@ -100,11 +99,11 @@ async fn get_published(
                 .map_err(|e| ApiError::internal(format!("cannot render a published site: {e}")))?;
             let gzip = encoding::gzip(&plain, encoding::Effort::Fast)
                 .map_err(|e| ApiError::internal(format!("cannot compress a published site: {e}")))?;
-            let body = Body {
+            let body = crate::published_bodies::Body {
                 plain: encoding::kept(plain),
                 gzip,
             };
-            app.published_bodies.0.insert(key, body.clone());
+            app.published_bodies.insert(key, body.clone());
             body
         }
     };
@@ -113,48 +112,6 @@ async fn get_published(
     } else {
         encoding::json(body.plain, false)
     })
-}
-
-/// A rendered published site, plain and compressed (about 140 KB and 10 KB for 60 site
-/// spaces: compressed once per render rather than per request).
-#[derive(Clone)]
-pub struct Body {
-    plain: Bytes,
-    gzip: Bytes,
-}
-
-/// Rendered published sites by (load generation, what the visitor sees), at most
-/// `BODIES_BYTES` in all.
-pub struct Bodies(quick_cache::sync::Cache<(u64, Shown), Body, BodyWeight>);
-
-/// Only the bodies of a site's current load are ever asked for again (a new load has a new
-/// generation), so a few megabytes hold every visitor set of the live loads; more only kept
-/// dead generations and raised the bench's peak RSS by about 16 MB.
-const BODIES_BYTES: u64 = 4 << 20;
-
-impl Bodies {
-    pub fn size(&self) -> quire_store::stamped::CacheSize {
-        quire_store::stamped::CacheSize::of("published_bodies", "bytes", &self.0)
-    }
-}
-
-impl Default for Bodies {
-    fn default() -> Self {
-        Bodies(quick_cache::sync::Cache::with_weighter(
-            1_000,
-            BODIES_BYTES,
-            BodyWeight,
-        ))
-    }
-}
-
-#[derive(Clone)]
-pub struct BodyWeight;
-
-impl quick_cache::Weighter<(u64, Shown), Body> for BodyWeight {
-    fn weight(&self, _: &(u64, Shown), body: &Body) -> u64 {
-        (body.plain.len() + body.gzip.len()) as u64 + 64
-    }
 }
 
 fn render(app: &App, p: &Published, shown: &Shown) -> PublishedSiteJson {
@@ -222,9 +179,8 @@ async fn get_structure(
 ) -> ApiResult<axum::Json<StructureJson>> {
     let view = app
         .db
-        .read(move |c| {
-            let site = sites::load_visible(c, &path.organization_id, &path.site_id, &caller.user_id)?;
-            sites::structure::view(c, site, &caller.user_id)
+        .read_as::<site::View, _>(caller.user_id.clone(), path.site(), move |c, site| {
+            sites::structure::view(c, site.into_inner(), &caller.user_id)
         })
         .await?;
     let space = wire::view_space(&app.urls, &view);

@@ -5,18 +5,18 @@ use axum::http::{StatusCode, header};
 use axum::response::IntoResponse;
 use quire_store::paging::{List, Page, Paging};
 use quire_store::permissions::site;
+use quire_store::sites::Site;
 use quire_store::sites::redirects::{self, Destination, Redirect, Target};
-use quire_store::sites::{self, Site};
 use serde::{Deserialize, Serialize};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::wire::reader_url;
-use crate::app::App;
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{FromQuery, Json, Path, Query, QueryOf};
 use crate::paths::{SitePath, SiteRedirectPath};
+use crate::state::App;
 use crate::urls::Urls;
 
 pub fn routes() -> OpenApiRouter<App> {
@@ -83,8 +83,7 @@ async fn list_redirects(
     let page = Page::new(&paging, format!("site-redirects:{}", path.site_id))?;
     let list = app
         .db
-        .read(move |c| {
-            let site = sites::load_visible(c, &path.organization_id, &path.site_id, &caller.user_id)?;
+        .read_as::<site::View, _>(caller.user_id.clone(), path.site(), move |c, site| {
             redirects::list(c, &site, &page)
         })
         .await?;
@@ -129,9 +128,7 @@ async fn create_redirect(
     let p = path.clone();
     let created = app
         .db
-        .write(move |c| {
-            let site = sites::load_visible(c, &p.organization_id, &p.site_id, &caller.user_id)?
-                .authorize::<site::Manage>()?;
+        .write_as::<site::Manage, _>(caller.user_id.clone(), p.site(), move |c, site| {
             redirects::create(c, &site, &new)
         })
         .await?;
@@ -162,8 +159,7 @@ async fn get_redirect(
 ) -> ApiResult<axum::Json<RedirectJson>> {
     let found = app
         .db
-        .read(move |c| {
-            let site = sites::load_visible(c, &path.organization_id, &path.site_id, &caller.user_id)?;
+        .read_as::<site::View, _>(caller.user_id.clone(), path.site(), move |c, site| {
             redirects::get(c, &site, &path.site_redirect_id)
         })
         .await?;
@@ -209,9 +205,7 @@ async fn update_redirect(
     };
     let updated = app
         .db
-        .write(move |c| {
-            let site = sites::load_visible(c, &path.organization_id, &path.site_id, &caller.user_id)?
-                .authorize::<site::Manage>()?;
+        .write_as::<site::Manage, _>(caller.user_id.clone(), path.site(), move |c, site| {
             redirects::update(c, &site, &path.site_redirect_id, &changes)
         })
         .await?;
@@ -233,9 +227,7 @@ async fn delete_redirect(
     Path(path): Path<SiteRedirectPath>,
 ) -> ApiResult<StatusCode> {
     app.db
-        .write(move |c| {
-            let site = sites::load_visible(c, &path.organization_id, &path.site_id, &caller.user_id)?
-                .authorize::<site::Manage>()?;
+        .write_as::<site::Manage, _>(caller.user_id.clone(), path.site(), move |c, site| {
             redirects::delete(c, &site, &path.site_redirect_id)
         })
         .await?;
@@ -303,8 +295,7 @@ async fn resolve_redirect(
     let _ = query.share_key;
     let (site, redirect, target) = app
         .db
-        .read(move |c| {
-            let site = sites::load_visible(c, &path.organization_id, &path.site_id, &caller.user_id)?;
+        .read_as::<site::View, _>(caller.user_id.clone(), path.site(), move |c, site| {
             let (redirect, target) = redirects::resolve(c, &site, &query.source)?;
             Ok::<_, quire_store::StoreError>((site, redirect, target))
         })

@@ -5,18 +5,18 @@ use axum::http::{StatusCode, header};
 use axum::response::IntoResponse;
 use quire_store::paging::{List, Page, Paging};
 use quire_store::permissions::site;
-use quire_store::sites::{self, share_links};
+use quire_store::sites::share_links;
 use quire_store::validate;
 use serde::Deserialize;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::wire::{ShareLinkJson, share_link_json};
-use crate::app::App;
 use crate::auth::Caller;
 use crate::error::ApiResult;
 use crate::extract::{Json, Path, QueryOf};
 use crate::paths::{SitePath, SiteShareLinkPath};
+use crate::state::App;
 
 pub fn routes() -> OpenApiRouter<App> {
     OpenApiRouter::default()
@@ -42,9 +42,7 @@ async fn list_share_links(
     let page = Page::new(&paging, format!("site-share-links:{}", path.site_id))?;
     let (site, list) = app
         .db
-        .read(move |c| {
-            let site = sites::load_visible(c, &path.organization_id, &path.site_id, &caller.user_id)?
-                .authorize::<site::Manage>()?;
+        .read_as::<site::Manage, _>(caller.user_id.clone(), path.site(), move |c, site| {
             let list = share_links::list(c, &site, &page)?;
             Ok::<_, quire_store::StoreError>((site.into_inner(), list))
         })
@@ -80,9 +78,7 @@ async fn create_share_link(
     let p = path.clone();
     let (site, link) = app
         .db
-        .write(move |c| {
-            let site = sites::load_visible(c, &p.organization_id, &p.site_id, &caller.user_id)?
-                .authorize::<site::Manage>()?;
+        .write_as::<site::Manage, _>(caller.user_id.clone(), p.site(), move |c, site| {
             let link = share_links::create(c, &site, &body.name)?;
             Ok::<_, quire_store::StoreError>((site.into_inner(), link))
         })
@@ -126,9 +122,7 @@ async fn update_share_link(
     }
     let (site, link) = app
         .db
-        .write(move |c| {
-            let site = sites::load_visible(c, &path.organization_id, &path.site_id, &caller.user_id)?
-                .authorize::<site::Manage>()?;
+        .write_as::<site::Manage, _>(caller.user_id.clone(), path.site(), move |c, site| {
             let link = share_links::update(c, &site, &path.share_link_id, body.name.as_deref(), body.active)?;
             Ok::<_, quire_store::StoreError>((site.into_inner(), link))
         })
@@ -151,9 +145,7 @@ async fn delete_share_link(
     Path(path): Path<SiteShareLinkPath>,
 ) -> ApiResult<StatusCode> {
     app.db
-        .write(move |c| {
-            let site = sites::load_visible(c, &path.organization_id, &path.site_id, &caller.user_id)?
-                .authorize::<site::Manage>()?;
+        .write_as::<site::Manage, _>(caller.user_id.clone(), path.site(), move |c, site| {
             share_links::delete(c, &site, &path.share_link_id)
         })
         .await?;

@@ -9,20 +9,21 @@ use quire_store::patch::Patch;
 use quire_store::permissions::site;
 use quire_store::sites::order::{Kind, Position, Ref};
 use quire_store::sites::structure::{self as st, ShownSiteSpace, Written};
-use quire_store::sites::{Group, Section};
-use quire_store::{sites, validate};
+use quire_store::sites::{Group, Section, SiteKey};
+use quire_store::validate;
 use serde::Deserialize;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::wire::{self, GroupJson, ItemJson, SectionJson, SiteSpaceJson};
-use crate::app::App;
+
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{FromQuery, Json, Path, Query, QueryOf};
 use crate::paths::{
     SitePath, SiteSectionGroupPath, SiteSectionGroupSectionPath, SiteSectionPath, SiteSpacePath,
 };
+use crate::state::App;
 
 pub fn routes() -> OpenApiRouter<App> {
     OpenApiRouter::default()
@@ -67,9 +68,8 @@ async fn list<T: ItemJson>(
     let page = Page::new(paging, scope)?;
     let view = app
         .db
-        .read(move |c| {
-            let site = sites::load_visible(c, &path.organization_id, &path.site_id, &caller.user_id)?;
-            st::view(c, site, &caller.user_id)
+        .read_as::<site::View, _>(caller.user_id.clone(), path.site(), move |c, site| {
+            st::view(c, site.into_inner(), &caller.user_id)
         })
         .await?;
     let items = wire::items_of::<T>(&app.urls, &view)
@@ -112,18 +112,9 @@ fn created<T: ItemJson>(app: &App, path: &SitePath, written: &Written<T>) -> imp
 }
 
 /// Deletes an item: 204, also when it never was.
-async fn delete(
-    app: App,
-    caller: Caller,
-    organization_id: String,
-    site_id: String,
-    kind: Kind,
-    id: String,
-) -> ApiResult<StatusCode> {
+async fn delete(app: App, caller: Caller, site: SiteKey, kind: Kind, id: String) -> ApiResult<StatusCode> {
     app.db
-        .write(move |c| {
-            let site = sites::load_visible(c, &organization_id, &site_id, &caller.user_id)?
-                .authorize::<site::Manage>()?;
+        .write_as::<site::Manage, _>(caller.user_id.clone(), site, move |c, site| {
             st::delete(c, &site, kind, &id)
         })
         .await?;
@@ -139,17 +130,14 @@ trait MoveBody {
 async fn move_item<T: ItemJson + Send + 'static>(
     app: App,
     caller: Caller,
-    organization_id: String,
-    site_id: String,
+    site: SiteKey,
     id: String,
     body: impl MoveBody,
 ) -> ApiResult<axum::Json<T::Json>> {
     let to = body.into_move()?;
     let written = app
         .db
-        .write(move |c| {
-            let site = sites::load_visible(c, &organization_id, &site_id, &caller.user_id)?
-                .authorize::<site::Manage>()?;
+        .write_as::<site::Manage, _>(caller.user_id.clone(), site, move |c, site| {
             st::move_item::<T>(c, &site, &caller.user_id, &id, &to)
         })
         .await?;
@@ -237,12 +225,9 @@ async fn create_section(
         title: body.title,
         icon: body.icon,
     };
-    let p = path.clone();
     let written = app
         .db
-        .write(move |c| {
-            let site = sites::load_visible(c, &p.organization_id, &p.site_id, &caller.user_id)?
-                .authorize::<site::Manage>()?;
+        .write_as::<site::Manage, _>(caller.user_id.clone(), path.site(), move |c, site| {
             st::create_section(c, &site, &caller.user_id, &new)
         })
         .await?;
@@ -302,9 +287,7 @@ async fn update_section(
     };
     let written = app
         .db
-        .write(move |c| {
-            let site = sites::load_visible(c, &path.organization_id, &path.site_id, &caller.user_id)?
-                .authorize::<site::Manage>()?;
+        .write_as::<site::Manage, _>(caller.user_id.clone(), path.site(), move |c, site| {
             st::update_section(c, &site, &caller.user_id, &path.site_section_id, &changes)
         })
         .await?;
@@ -325,15 +308,7 @@ async fn delete_section(
     State(app): State<App>,
     Path(p): Path<SiteSectionPath>,
 ) -> ApiResult<StatusCode> {
-    delete(
-        app,
-        caller,
-        p.organization_id,
-        p.site_id,
-        Kind::Section,
-        p.site_section_id,
-    )
-    .await
+    delete(app, caller, p.site(), Kind::Section, p.site_section_id).await
 }
 
 #[derive(Deserialize, utoipa::ToSchema)]
@@ -395,7 +370,7 @@ async fn move_section(
     Path(p): Path<SiteSectionPath>,
     Json(body): Json<MoveSection>,
 ) -> ApiResult<axum::Json<SectionJson>> {
-    move_item::<Section>(app, caller, p.organization_id, p.site_id, p.site_section_id, body).await
+    move_item::<Section>(app, caller, p.site(), p.site_section_id, body).await
 }
 
 // Section groups.
@@ -457,12 +432,9 @@ async fn create_group(
         sections: body.sections.unwrap_or_default(),
         parent: body.parent,
     };
-    let p = path.clone();
     let written = app
         .db
-        .write(move |c| {
-            let site = sites::load_visible(c, &p.organization_id, &p.site_id, &caller.user_id)?
-                .authorize::<site::Manage>()?;
+        .write_as::<site::Manage, _>(caller.user_id.clone(), path.site(), move |c, site| {
             st::create_group(c, &site, &caller.user_id, &new)
         })
         .await?;
@@ -504,9 +476,7 @@ async fn update_group(
     };
     let written = app
         .db
-        .write(move |c| {
-            let site = sites::load_visible(c, &path.organization_id, &path.site_id, &caller.user_id)?
-                .authorize::<site::Manage>()?;
+        .write_as::<site::Manage, _>(caller.user_id.clone(), path.site(), move |c, site| {
             st::update_group(c, &site, &caller.user_id, &path.site_section_group_id, &changes)
         })
         .await?;
@@ -527,15 +497,7 @@ async fn delete_group(
     State(app): State<App>,
     Path(p): Path<SiteSectionGroupPath>,
 ) -> ApiResult<StatusCode> {
-    delete(
-        app,
-        caller,
-        p.organization_id,
-        p.site_id,
-        Kind::Group,
-        p.site_section_group_id,
-    )
-    .await
+    delete(app, caller, p.site(), Kind::Group, p.site_section_group_id).await
 }
 
 #[derive(Deserialize, utoipa::ToSchema)]
@@ -562,9 +524,7 @@ async fn add_section_to_group(
 ) -> ApiResult<axum::Json<GroupJson>> {
     let written = app
         .db
-        .write(move |c| {
-            let site = sites::load_visible(c, &path.organization_id, &path.site_id, &caller.user_id)?
-                .authorize::<site::Manage>()?;
+        .write_as::<site::Manage, _>(caller.user_id.clone(), path.site(), move |c, site| {
             let group = &path.site_section_group_id;
             st::add_to_group(c, &site, &caller.user_id, group, &body.section_id)
         })
@@ -587,9 +547,7 @@ async fn remove_section_from_group(
     Path(path): Path<SiteSectionGroupSectionPath>,
 ) -> ApiResult<StatusCode> {
     app.db
-        .write(move |c| {
-            let site = sites::load_visible(c, &path.organization_id, &path.site_id, &caller.user_id)?
-                .authorize::<site::Manage>()?;
+        .write_as::<site::Manage, _>(caller.user_id.clone(), path.site(), move |c, site| {
             st::remove_from_group(c, &site, &path.site_section_group_id, &path.site_section_id)
         })
         .await?;
@@ -673,15 +631,7 @@ async fn move_group(
     Path(p): Path<SiteSectionGroupPath>,
     Json(body): Json<MoveGroup>,
 ) -> ApiResult<axum::Json<GroupJson>> {
-    move_item::<Group>(
-        app,
-        caller,
-        p.organization_id,
-        p.site_id,
-        p.site_section_group_id,
-        body,
-    )
-    .await
+    move_item::<Group>(app, caller, p.site(), p.site_section_group_id, body).await
 }
 
 // Site spaces.
@@ -758,12 +708,9 @@ async fn create_site_space(
     Path(path): Path<SitePath>,
     Json(body): Json<CreateSiteSpace>,
 ) -> ApiResult<impl IntoResponse> {
-    let p = path.clone();
     let written = app
         .db
-        .write(move |c| {
-            let site = sites::load_visible(c, &p.organization_id, &p.site_id, &caller.user_id)?
-                .authorize::<site::Manage>()?;
+        .write_as::<site::Manage, _>(caller.user_id.clone(), path.site(), move |c, site| {
             let section = body.section_id.as_deref();
             st::create_site_space(c, &site, &caller.user_id, &body.space_id, section)
         })
@@ -807,9 +754,7 @@ async fn update_site_space(
     };
     let written = app
         .db
-        .write(move |c| {
-            let site = sites::load_visible(c, &path.organization_id, &path.site_id, &caller.user_id)?
-                .authorize::<site::Manage>()?;
+        .write_as::<site::Manage, _>(caller.user_id.clone(), path.site(), move |c, site| {
             st::update_site_space(c, &site, &caller.user_id, &path.site_space_id, &changes)
         })
         .await?;
@@ -830,15 +775,7 @@ async fn delete_site_space(
     State(app): State<App>,
     Path(p): Path<SiteSpacePath>,
 ) -> ApiResult<StatusCode> {
-    delete(
-        app,
-        caller,
-        p.organization_id,
-        p.site_id,
-        Kind::SiteSpace,
-        p.site_space_id,
-    )
-    .await
+    delete(app, caller, p.site(), Kind::SiteSpace, p.site_space_id).await
 }
 
 #[derive(Deserialize, utoipa::ToSchema)]
@@ -900,5 +837,5 @@ async fn move_site_space(
     Path(p): Path<SiteSpacePath>,
     Json(body): Json<MoveSiteSpace>,
 ) -> ApiResult<axum::Json<SiteSpaceJson>> {
-    move_item::<ShownSiteSpace>(app, caller, p.organization_id, p.site_id, p.site_space_id, body).await
+    move_item::<ShownSiteSpace>(app, caller, p.site(), p.site_space_id, body).await
 }

@@ -10,11 +10,11 @@ use quire_store::validate;
 use serde::Deserialize;
 
 use super::wire::{SpaceJson, space_json};
-use crate::app::App;
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{OptionalJson, Path};
 use crate::paths::{OrgPath, SpacePath};
+use crate::state::App;
 
 #[derive(Deserialize, Default, utoipa::ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]

@@ -6,20 +6,21 @@ pub mod wire;
 
 use axum::extract::State;
 use axum::http::StatusCode;
+use quire_store::members::MemberKey;
 use quire_store::merge_rules::MergeRules;
 use quire_store::paging::{List, Order, Page, Paging};
 use quire_store::permissions::{DefaultLevel, Role, member, space};
 use quire_store::spaces::{self, TITLE_MAX};
-use quire_store::{members, orgs, validate};
+use quire_store::validate;
 use serde::{Deserialize, Serialize};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::app::App;
 use crate::auth::Caller;
 use crate::error::ApiResult;
 use crate::extract::{FromQuery, Json, OrderQuery, Patch, Path, Query, QueryOf};
 use crate::paths::{OrgMemberPath, OrgPath, SpacePath};
+use crate::state::App;
 use create::{__path_create_space, __path_duplicate_space, create_space, duplicate_space};
 pub use wire::{MoveBody, SpaceJson, space_json};
 
@@ -138,11 +139,11 @@ async fn list_member_spaces(
     )?;
     let list = app
         .db
-        .read(move |c| {
-            let org = orgs::load_visible(c, &org_id, &caller.user_id)?;
-            let membership = members::authorize::<member::View>(org, &caller.user_id, &user_id)?;
-            spaces::of_member(c, &membership, &caller.user_id, order, &page)
-        })
+        .read_as::<member::View, _>(
+            caller.user_id.clone(),
+            MemberKey { org_id, user_id },
+            move |c, membership| spaces::of_member(c, &membership, &caller.user_id, order, &page),
+        )
         .await?;
     Ok(axum::Json(list.map(|(permission, s)| MemberSpace {
         permission,
@@ -209,8 +210,7 @@ async fn update_space(
     };
     let space = app
         .db
-        .write(move |c| {
-            let space = spaces::load_visible(c, &space_id, &caller.user_id)?.authorize::<space::Admin>()?;
+        .write_as::<space::Admin, _>(caller.user_id.clone(), space_id.clone(), move |c, space| {
             spaces::update(c, &space, &caller.user_id, &changes)
         })
         .await?;
@@ -233,10 +233,9 @@ async fn delete_space(
 ) -> ApiResult<StatusCode> {
     let retention = app.store.settings.space_retention_ms;
     app.db
-        .write(move |c| {
+        .write_as::<space::Admin, _>(caller.user_id.clone(), space_id.clone(), move |c, space| {
             // A space the caller cannot see (or that never existed) answers 404, like every
             // other operation on it; deleting a deleted space again is a 204 for its admins.
-            let space = spaces::load_visible(c, &space_id, &caller.user_id)?.authorize::<space::Admin>()?;
             spaces::delete(c, &space, retention, &caller.user_id)
         })
         .await?;
@@ -260,8 +259,7 @@ async fn restore_space(
     let retention = app.store.settings.space_retention_ms;
     let space = app
         .db
-        .write(move |c| {
-            let space = spaces::load_visible(c, &space_id, &caller.user_id)?.authorize::<space::Admin>()?;
+        .write_as::<space::Admin, _>(caller.user_id.clone(), space_id.clone(), move |c, space| {
             spaces::restore(c, &space, &caller.user_id, retention)
         })
         .await?;
@@ -287,8 +285,7 @@ async fn move_space(
     body.check()?;
     let space = app
         .db
-        .write(move |c| {
-            let space = spaces::load_visible(c, &space_id, &caller.user_id)?.authorize::<space::Admin>()?;
+        .write_as::<space::Admin, _>(caller.user_id.clone(), space_id.clone(), move |c, space| {
             spaces::move_to(c, &space, &caller.user_id, &body.parent, body.position.as_ref())
         })
         .await?;
@@ -320,8 +317,7 @@ async fn transfer_space(
 ) -> ApiResult<axum::Json<SpaceJson>> {
     let space = app
         .db
-        .write(move |c| {
-            let space = spaces::load_visible(c, &space_id, &caller.user_id)?.authorize::<space::Admin>()?;
+        .write_as::<space::Admin, _>(caller.user_id.clone(), space_id.clone(), move |c, space| {
             spaces::transfer(
                 c,
                 &space,

@@ -4,20 +4,20 @@ use std::collections::HashMap;
 
 use axum::extract::State;
 use axum::http::StatusCode;
-use quire_store::orgs;
 use quire_store::paging::{List, Page, Paging};
-use quire_store::permissions::team;
+use quire_store::permissions::{org, team};
+use quire_store::teams::TeamKey;
 use quire_store::teams::{self, TeamRole};
 use quire_store::users;
 use serde::{Deserialize, Serialize};
 
 use super::wire::{TeamJson, TeamMemberRole, team_json};
 use crate::api::members::{MemberJson, member_json};
-use crate::app::App;
 use crate::auth::Caller;
 use crate::error::ApiResult;
 use crate::extract::{FromQuery, Json, OptionalJson, Path, Query, QueryOf};
 use crate::paths::{OrgMemberPath, TeamMemberPath, TeamPath};
+use crate::state::App;
 
 #[derive(Serialize, utoipa::ToSchema)]
 pub(super) struct TeamMemberItem {
@@ -52,11 +52,11 @@ pub(super) async fn list_team_members(
     let page = Page::new(&paging, format!("team-members:{team_id}"))?;
     let list = app
         .db
-        .read(move |c| {
-            let org = orgs::load_visible(c, &org_id, &caller.user_id)?;
-            let team = teams::load(c, org, &team_id, &caller.user_id)?;
-            teams::list_members(c, &team, &page)
-        })
+        .read_as::<team::View, _>(
+            caller.user_id.clone(),
+            TeamKey { org_id, team_id },
+            move |c, team| teams::list_members(c, &team, &page),
+        )
         .await?;
     Ok(axum::Json(list.map(|(m, role)| TeamMemberItem {
         organization: member_json(&app.urls, &m),
@@ -112,11 +112,11 @@ pub(super) async fn update_team_members(
             .collect(),
     };
     app.db
-        .write(move |c| {
-            let org = orgs::load_visible(c, &org_id, &caller.user_id)?;
-            let team = teams::load(c, org, &team_id, &caller.user_id)?.authorize::<team::Manage>()?;
-            teams::change_members(c, &team, &changes)
-        })
+        .write_as::<team::Manage, _>(
+            caller.user_id.clone(),
+            TeamKey { org_id, team_id },
+            move |c, team| teams::change_members(c, &team, &changes),
+        )
         .await?;
     Ok(StatusCode::NO_CONTENT)
 }
@@ -143,11 +143,11 @@ pub(super) async fn add_team_member(
 ) -> ApiResult<StatusCode> {
     let role = body.and_then(|b| b.role);
     app.db
-        .write(move |c| {
-            let org = orgs::load_visible(c, &org_id, &caller.user_id)?;
-            let team = teams::load(c, org, &team_id, &caller.user_id)?.authorize::<team::Manage>()?;
-            teams::add_member(c, &team, &user_id, role)
-        })
+        .write_as::<team::Manage, _>(
+            caller.user_id.clone(),
+            TeamKey { org_id, team_id },
+            move |c, team| teams::add_member(c, &team, &user_id, role),
+        )
         .await?;
     Ok(StatusCode::NO_CONTENT)
 }
@@ -171,11 +171,11 @@ pub(super) async fn remove_team_member(
     }): Path<TeamMemberPath>,
 ) -> ApiResult<StatusCode> {
     app.db
-        .write(move |c| {
-            let org = orgs::load_visible(c, &org_id, &caller.user_id)?;
-            let team = teams::load(c, org, &team_id, &caller.user_id)?;
-            teams::remove_member(c, &team, &caller.user_id, &user_id)
-        })
+        .write_as::<team::View, _>(
+            caller.user_id.clone(),
+            TeamKey { org_id, team_id },
+            move |c, team| teams::remove_member(c, &team, &caller.user_id, &user_id),
+        )
         .await?;
     Ok(StatusCode::NO_CONTENT)
 }
@@ -227,8 +227,7 @@ pub async fn list_member_teams(
     let page = Page::new(&paging, format!("member-teams:{org_id}:{user_id}:{title:?}"))?;
     let (standing, list) = app
         .db
-        .read(move |c| {
-            let org = orgs::load_visible(c, &org_id, &caller.user_id)?;
+        .read_as::<org::View, _>(caller.user_id.clone(), org_id.clone(), move |c, org| {
             let list = teams::of_member(c, &org, &caller.user_id, &user_id, title.as_deref(), &page)?;
             Ok::<_, quire_store::StoreError>((org.standing, list))
         })

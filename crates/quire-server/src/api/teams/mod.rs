@@ -6,20 +6,20 @@ pub mod wire;
 use axum::extract::State;
 use axum::http::{StatusCode, header};
 use axum::response::IntoResponse;
-use quire_store::orgs;
 use quire_store::paging::{List, Page, Paging};
 use quire_store::permissions::{org, team};
+use quire_store::teams::TeamKey;
 use quire_store::teams::{self};
 use quire_store::users;
 use serde::Deserialize;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::app::App;
 use crate::auth::Caller;
 use crate::error::ApiResult;
 use crate::extract::{FromQuery, Json, Path, Query, QueryOf};
 use crate::paths::{OrgPath, TeamPath};
+use crate::state::App;
 pub use members::*;
 pub use wire::{TeamJson, TeamMemberRole, team_json};
 
@@ -75,8 +75,7 @@ async fn list_teams(
     let filter = teams::Filter { owner, title };
     let (standing, list) = app
         .db
-        .read(move |c| {
-            let org = orgs::load_visible(c, &org_id, &caller.user_id)?.authorize::<org::ListTeams>()?;
+        .read_as::<org::ListTeams, _>(caller.user_id.clone(), org_id.clone(), move |c, org| {
             let list = teams::list(c, &org, &caller.user_id, &filter, &page)?;
             Ok::<_, quire_store::StoreError>((org.standing, list))
         })
@@ -113,8 +112,7 @@ async fn create_team(
     let title = teams::title(&body.title)?;
     let team = app
         .db
-        .write(move |c| {
-            let org = orgs::load_visible(c, &org_id, &caller.user_id)?.authorize::<org::Admin>()?;
+        .write_as::<org::Admin, _>(caller.user_id.clone(), org_id.clone(), move |c, org| {
             teams::create(c, &org, &caller.user_id, &title, &body.members)
         })
         .await?;
@@ -148,9 +146,8 @@ async fn get_team(
 ) -> ApiResult<axum::Json<TeamJson>> {
     let team = app
         .db
-        .read(move |c| {
-            let org = orgs::load_visible(c, &org_id, &caller.user_id)?;
-            teams::load(c, org, &team_id, &caller.user_id)
+        .read_as::<team::View, _>(caller.user_id.clone(), TeamKey { org_id, team_id }, |_, team| {
+            Ok(team.into_inner())
         })
         .await?;
     Ok(axum::Json(team_json(&team.team, team.org.standing)))
@@ -184,11 +181,11 @@ async fn update_team(
     let title = teams::title(&body.title)?;
     let team = app
         .db
-        .write(move |c| {
-            let org = orgs::load_visible(c, &org_id, &caller.user_id)?;
-            let team = teams::load(c, org, &team_id, &caller.user_id)?.authorize::<team::Manage>()?;
-            teams::rename(c, &team, &caller.user_id, &title)
-        })
+        .write_as::<team::Manage, _>(
+            caller.user_id.clone(),
+            TeamKey { org_id, team_id },
+            move |c, team| teams::rename(c, &team, &caller.user_id, &title),
+        )
         .await?;
     Ok(axum::Json(team_json(&team.team, team.org.standing)))
 }
@@ -211,9 +208,8 @@ async fn delete_team(
     }): Path<TeamPath>,
 ) -> ApiResult<StatusCode> {
     app.db
-        .write(move |c| {
-            let org = orgs::load_visible(c, &org_id, &caller.user_id)?;
-            teams::delete(c, org, &caller.user_id, &team_id)
+        .write_as::<org::View, _>(caller.user_id.clone(), org_id.clone(), move |c, org| {
+            teams::delete(c, org.into_inner(), &caller.user_id, &team_id)
         })
         .await?;
     Ok(StatusCode::NO_CONTENT)

@@ -11,10 +11,10 @@ use quire_store::tokens;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::app::App;
 use crate::error::ApiResult;
 use crate::extract::{Path, QueryOf};
 use crate::paths::TokenPath;
+use crate::state::App;
 use wire::{TokenJson, token_json};
 
 pub fn routes() -> OpenApiRouter<App> {

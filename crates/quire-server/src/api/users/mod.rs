@@ -8,10 +8,10 @@ use quire_store::users::{self, User};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::app::App;
 use crate::error::ApiResult;
 use crate::extract::Path;
 use crate::paths::UserPath;
+use crate::state::App;
 pub use wire::{UserJson, user_json};
 
 pub fn routes() -> OpenApiRouter<App> {
