@@ -30,7 +30,7 @@ pub const ICON_MAX: usize = 50;
 pub struct SiteView {
     pub site: SiteFor,
     pub tree: Structure,
-    /// By space id, with the caller's role.
+    /// By space id, each with the caller's role on it (None: they have none).
     pub spaces: HashMap<String, SpaceFor>,
 }
 
