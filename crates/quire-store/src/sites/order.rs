@@ -17,7 +17,7 @@ pub enum Kind {
 }
 
 impl Kind {
-    fn table(self) -> &'static str {
+    pub(crate) fn table(self) -> &'static str {
         match self {
             Kind::Section => "site_sections",
             Kind::Group => "site_section_groups",
@@ -31,6 +31,15 @@ impl Kind {
             Kind::Section => "site-section",
             Kind::Group => "site-section-group",
             Kind::SiteSpace => "site-space",
+        }
+    }
+
+    /// The name in messages (`site section`, ...).
+    pub fn noun(self) -> &'static str {
+        match self {
+            Kind::Section => "site section",
+            Kind::Group => "site section group",
+            Kind::SiteSpace => "site space",
         }
     }
 }

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use quire_adaptive::Condition;
 
 pub use super::defaults::normalize_defaults;
-use super::model::{self, Site, SiteFor, Structure};
+use super::model::{self, Group, Section, Site, SiteFor, SiteSpace, Structure};
 use super::order::{self, Keyed, Kind, Position};
 use crate::access::AccessContext;
 use crate::db::{Args, Conn};
@@ -25,31 +25,13 @@ pub const GROUP_TITLE_MAX: usize = 100;
 pub const PATH_MAX: usize = 100;
 pub const ICON_MAX: usize = 50;
 
-/// A site with its structure and the spaces its site spaces show, as the caller sees them.
+/// A site with its structure and the spaces its site spaces show, as the caller sees it.
 #[derive(Clone, Debug)]
 pub struct SiteView {
     pub site: SiteFor,
     pub tree: Structure,
-    /// By space id; a space the caller cannot see is absent.
+    /// By space id, each with the caller's role on it (None: they have none).
     pub spaces: HashMap<String, SpaceFor>,
-}
-
-impl SiteView {
-    /// Whether `site_space` is the default of its section (or of the root).
-    pub fn is_default_site_space(&self, site_space: &model::SiteSpace) -> bool {
-        let default = match &site_space.section {
-            None => self.site.site.default_site_space.as_deref(),
-            Some(section) => self
-                .tree
-                .section(section)
-                .and_then(|s| s.default_site_space.as_deref()),
-        };
-        default == Some(site_space.id.as_str())
-    }
-
-    pub fn is_default_section(&self, section: &model::Section) -> bool {
-        self.site.site.default_section.as_deref() == Some(section.id.as_str())
-    }
 }
 
 /// Loads the structure of a site and its spaces with the caller's roles: four statements.
@@ -72,10 +54,145 @@ pub fn view(c: &mut dyn Conn, site: SiteFor, caller: &str) -> StoreResult<SiteVi
     Ok(SiteView { site, tree, spaces })
 }
 
-/// Reloads a site after a change and views it.
-fn reload(c: &mut dyn Conn, site: &SiteFor, caller: &str) -> StoreResult<SiteView> {
+/// A site space with the space it shows, as the caller sees it: all its JSON needs.
+#[derive(Clone, Debug)]
+pub struct ShownSiteSpace {
+    pub site_space: SiteSpace,
+    pub space: SpaceFor,
+}
+
+/// A kind of item of a site's structure, as writes and lists answer it.
+pub trait StructureItem: Sized {
+    const KIND: Kind;
+    fn id(&self) -> &str;
+    /// The item `id` of a view; None when the view lacks it.
+    fn in_view(view: &SiteView, id: &str) -> Option<Self>;
+    /// Every item of the kind in a view.
+    fn all(view: &SiteView) -> Vec<Self>;
+}
+
+impl StructureItem for Section {
+    const KIND: Kind = Kind::Section;
+    fn id(&self) -> &str {
+        &self.id
+    }
+    fn in_view(view: &SiteView, id: &str) -> Option<Section> {
+        view.tree.section(id).cloned()
+    }
+    fn all(view: &SiteView) -> Vec<Section> {
+        view.tree.sections.clone()
+    }
+}
+
+impl StructureItem for Group {
+    const KIND: Kind = Kind::Group;
+    fn id(&self) -> &str {
+        &self.id
+    }
+    fn in_view(view: &SiteView, id: &str) -> Option<Group> {
+        view.tree.group(id).cloned()
+    }
+    fn all(view: &SiteView) -> Vec<Group> {
+        view.tree.groups.clone()
+    }
+}
+
+impl ShownSiteSpace {
+    fn of(view: &SiteView, site_space: &SiteSpace) -> Option<ShownSiteSpace> {
+        let space = view.spaces.get(&site_space.space_id)?;
+        Some(ShownSiteSpace {
+            site_space: site_space.clone(),
+            space: space.clone(),
+        })
+    }
+}
+
+/// A site space whose space is gone is left out: there is nothing to show.
+impl StructureItem for ShownSiteSpace {
+    const KIND: Kind = Kind::SiteSpace;
+    fn id(&self) -> &str {
+        &self.site_space.id
+    }
+    fn in_view(view: &SiteView, id: &str) -> Option<ShownSiteSpace> {
+        ShownSiteSpace::of(view, view.tree.site_space(id)?)
+    }
+    fn all(view: &SiteView) -> Vec<ShownSiteSpace> {
+        view.tree
+            .site_spaces
+            .iter()
+            .filter_map(|ss| ShownSiteSpace::of(view, ss))
+            .collect()
+    }
+}
+
+/// An item a write left in place, with the site reloaded around it (its section's site spaces,
+/// the defaults, the spaces' roles): what the write answers, with no look-up left that could
+/// miss.
+#[derive(Clone, Debug)]
+pub struct Written<T> {
+    pub view: SiteView,
+    pub item: T,
+}
+
+fn not_found(kind: Kind, id: &str) -> StoreError {
+    StoreError::not_found(format!("{} {id:?} not found", kind.noun()))
+}
+
+/// Reloads a site after a write of the item `id` and answers the item in it.
+fn written<T: StructureItem>(
+    c: &mut dyn Conn,
+    site: &SiteFor,
+    caller: &str,
+    id: &str,
+) -> StoreResult<Written<T>> {
     let site = model::load_visible(c, &site.site.org_id, &site.site.id, caller)?;
-    view(c, site, caller)
+    let view = view(c, site, caller)?;
+    // Read back in the transaction that wrote it, so it is there: a site space could miss only
+    // without its space, and a space that goes takes its site spaces (`detach`). Were it to miss,
+    // the 404 undoes the write rather than answering one that was made.
+    let item = T::in_view(&view, id).ok_or_else(|| not_found(T::KIND, id))?;
+    Ok(Written { view, item })
+}
+
+/// The level an item sits in: the group of a section or group (None: the root), the section of a
+/// site space; 404 when the site has no such item.
+fn level_of(tree: &Structure, kind: Kind, id: &str) -> StoreResult<Option<String>> {
+    let level = match kind {
+        Kind::Section => tree.section(id).map(|s| s.group.clone()),
+        Kind::Group => tree.group(id).map(|g| g.parent.clone()),
+        Kind::SiteSpace => tree.site_space(id).map(|s| s.section.clone()),
+    };
+    level.ok_or_else(|| not_found(kind, id))
+}
+
+/// The items of a level in order with their keys, but the item `without` of `kind`: for sections
+/// and groups, those directly in the group `level` (the root when None); for site spaces, those
+/// of the section `level`.
+fn siblings(tree: &Structure, kind: Kind, level: Option<&str>, without: Option<&str>) -> Vec<Keyed> {
+    let keyed = |kind, id: &str, key: &str| Keyed {
+        kind,
+        id: id.to_string(),
+        key: key.to_string(),
+    };
+    let items: Vec<Keyed> = match kind {
+        Kind::SiteSpace => tree
+            .site_spaces_in(level)
+            .into_iter()
+            .map(|s| keyed(Kind::SiteSpace, &s.id, &s.position))
+            .collect(),
+        Kind::Section | Kind::Group => tree
+            .level(level)
+            .into_iter()
+            .map(|item| match item {
+                model::Item::Section(s) => keyed(Kind::Section, &s.id, &s.position),
+                model::Item::Group(g) => keyed(Kind::Group, &g.id, &g.position),
+            })
+            .collect(),
+    };
+    items
+        .into_iter()
+        .filter(|k| without.is_none_or(|id| !(k.kind == kind && k.id == id)))
+        .collect()
 }
 
 /// A URL path segment: letters, digits, `-` and `_`, 1 to 100 characters.
@@ -142,37 +259,6 @@ pub fn condition(site: &Site, patch: &Patch<String>) -> StoreResult<Option<Optio
     }
 }
 
-fn keyed_level(tree: &Structure, parent: Option<&str>, without: Option<(Kind, &str)>) -> Vec<Keyed> {
-    tree.level(parent)
-        .into_iter()
-        .map(|item| match item {
-            model::Item::Section(s) => Keyed {
-                kind: Kind::Section,
-                id: s.id.clone(),
-                key: s.position.clone(),
-            },
-            model::Item::Group(g) => Keyed {
-                kind: Kind::Group,
-                id: g.id.clone(),
-                key: g.position.clone(),
-            },
-        })
-        .filter(|k| without.is_none_or(|(kind, id)| !(k.kind == kind && k.id == id)))
-        .collect()
-}
-
-fn keyed_site_spaces(tree: &Structure, section: Option<&str>, without: Option<&str>) -> Vec<Keyed> {
-    tree.site_spaces_in(section)
-        .into_iter()
-        .filter(|s| without != Some(s.id.as_str()))
-        .map(|s| Keyed {
-            kind: Kind::SiteSpace,
-            id: s.id.clone(),
-            key: s.position.clone(),
-        })
-        .collect()
-}
-
 /// Adds a site space for `space_id` at the end of `section` (the root when None), with a path
 /// made from the space's title. Answers its id.
 pub(crate) fn insert_site_space(
@@ -191,7 +277,7 @@ pub(crate) fn insert_site_space(
         .map(|s| s.path.as_str())
         .collect();
     let path = unique(&slug(&title, "space"), &taken);
-    let key = order::key_at_end(&keyed_site_spaces(&tree, section, None));
+    let key = order::key_at_end(&siblings(&tree, Kind::SiteSpace, section, None));
     let id = ids::new_id();
     c.execute(
         "INSERT INTO site_spaces (id, site_id, section_id, space_id, path, position, created_at)
@@ -199,6 +285,86 @@ pub(crate) fn insert_site_space(
         params![id.clone(), site_id, section, space_id, path, key, clock::now_ms()],
     )?;
     Ok(id)
+}
+
+/// Deletes an item; nothing when it is absent. A section goes with its site spaces; what a group
+/// held moves up to the group's level, in its place and order; a default that went is replaced.
+pub fn delete(
+    c: &mut dyn Conn,
+    site: &Authorized<SiteFor, site::Manage>,
+    kind: Kind,
+    id: &str,
+) -> StoreResult<()> {
+    let site_id = site.site.id.clone();
+    match kind {
+        Kind::Section => {
+            c.execute(
+                "DELETE FROM site_spaces WHERE site_id = ?1 AND section_id = ?2",
+                params![site_id.clone(), id],
+            )?;
+        }
+        Kind::Group => lift_group_items(c, &site_id, id)?,
+        Kind::SiteSpace => {}
+    }
+    c.execute(
+        &format!("DELETE FROM {} WHERE site_id = ?1 AND id = ?2", kind.table()),
+        params![site_id.clone(), id],
+    )?;
+    normalize_defaults(c, &site_id)
+}
+
+/// Where a move puts an item: before or after a sibling (None: at the end) and, for a section
+/// group only, into another group (`parent`; null: the root; absent: where it is).
+#[derive(Clone, Debug, Default)]
+pub struct Move {
+    pub position: Option<Position>,
+    pub parent: Patch<String>,
+}
+
+/// Moves an item among the items of its level (a group's can change level too: never into
+/// itself or a group inside it).
+pub fn move_item<T: StructureItem>(
+    c: &mut dyn Conn,
+    site: &Authorized<SiteFor, site::Manage>,
+    caller: &str,
+    id: &str,
+    to: &Move,
+) -> StoreResult<Written<T>> {
+    let tree = model::load_structure(c, &site.site.id)?;
+    let level = level_of(&tree, T::KIND, id)?;
+    let target = match &to.parent {
+        Patch::Absent => level.clone(),
+        _ if T::KIND != Kind::Group => {
+            return Err(StoreError::invalid("only a section group moves into a `parent`"));
+        }
+        Patch::Null => None,
+        Patch::Value(p) => {
+            if tree.group(p).is_none() {
+                return Err(StoreError::invalid(format!(
+                    "`parent` {p:?} is not a section group of this site"
+                )));
+            }
+            if tree.group_within(p, id) {
+                return Err(StoreError::invalid(
+                    "a section group cannot move into itself or a group inside it",
+                ));
+            }
+            Some(p.clone())
+        }
+    };
+    let siblings = siblings(&tree, T::KIND, target.as_deref(), Some(id));
+    let index = match &to.position {
+        Some(p) => order::index_of(&siblings, (T::KIND, id), p)?,
+        None => siblings.len(),
+    };
+    if target != level {
+        c.execute(
+            "UPDATE site_section_groups SET parent_id = ?2 WHERE id = ?1",
+            params![id, target.clone()],
+        )?;
+    }
+    order::place(c, &siblings, (T::KIND, id), index)?;
+    written(c, site, caller, id)
 }
 
 // Sections.
@@ -218,13 +384,13 @@ pub fn create_section(
     site: &Authorized<SiteFor, site::Manage>,
     caller: &str,
     new: &NewSection,
-) -> StoreResult<(SiteView, String)> {
+) -> StoreResult<Written<Section>> {
     let s = &site.site;
     super::usable_space(c, &s.org_id, caller, &new.space_id, "spaceId")?;
     let tree = model::load_structure(c, &s.id)?;
     let taken: Vec<&str> = tree.sections.iter().map(|x| x.path.as_str()).collect();
     let path = unique(&slug(&new.title, "section"), &taken);
-    let key = order::key_at_end(&keyed_level(&tree, None, None));
+    let key = order::key_at_end(&siblings(&tree, Kind::Section, None, None));
     let id = ids::new_id();
     c.execute(
         "INSERT INTO site_sections (id, site_id, title, path, icon, position, created_at)
@@ -251,19 +417,7 @@ pub fn create_section(
     }
     insert_site_space(c, &s.id, Some(&id), &new.space_id)?;
     normalize_defaults(c, &s.id)?;
-    Ok((reload(c, site, caller)?, id))
-}
-
-fn section_not_found(id: &str) -> StoreError {
-    StoreError::not_found(format!("site section {id:?} not found"))
-}
-
-fn group_not_found(id: &str) -> StoreError {
-    StoreError::not_found(format!("site section group {id:?} not found"))
-}
-
-fn site_space_not_found(id: &str) -> StoreError {
-    StoreError::not_found(format!("site space {id:?} not found"))
+    written(c, site, caller, &id)
 }
 
 /// The changes of a section update, checked already (absent: unchanged).
@@ -283,9 +437,12 @@ pub fn update_section(
     caller: &str,
     id: &str,
     changes: &SectionChanges,
-) -> StoreResult<SiteView> {
+) -> StoreResult<Written<Section>> {
     let tree = model::load_structure(c, &site.site.id)?;
-    let mut next = tree.section(id).cloned().ok_or_else(|| section_not_found(id))?;
+    let mut next = tree
+        .section(id)
+        .cloned()
+        .ok_or_else(|| not_found(Kind::Section, id))?;
     if let Some(t) = &changes.title {
         next.title = t.clone();
     }
@@ -328,42 +485,7 @@ pub fn update_section(
             next.description
         ],
     )?;
-    reload(c, site, caller)
-}
-
-/// Deletes a section with its site spaces (nothing when it is absent); another section becomes
-/// the default when it was.
-pub fn delete_section(
-    c: &mut dyn Conn,
-    site: &Authorized<SiteFor, site::Manage>,
-    id: &str,
-) -> StoreResult<()> {
-    let site_id = site.site.id.clone();
-    c.execute(
-        "DELETE FROM site_spaces WHERE site_id = ?1 AND section_id = ?2",
-        params![site_id.clone(), id],
-    )?;
-    c.execute(
-        "DELETE FROM site_sections WHERE site_id = ?1 AND id = ?2",
-        params![site_id.clone(), id],
-    )?;
-    normalize_defaults(c, &site_id)
-}
-
-/// Moves a section among the sections and groups of its level.
-pub fn move_section(
-    c: &mut dyn Conn,
-    site: &Authorized<SiteFor, site::Manage>,
-    caller: &str,
-    id: &str,
-    position: &Position,
-) -> StoreResult<SiteView> {
-    let tree = model::load_structure(c, &site.site.id)?;
-    let section = tree.section(id).ok_or_else(|| section_not_found(id))?;
-    let siblings = keyed_level(&tree, section.group.as_deref(), Some((Kind::Section, id)));
-    let index = order::index_of(&siblings, (Kind::Section, id), position)?;
-    order::place(c, &siblings, (Kind::Section, id), index)?;
-    reload(c, site, caller)
+    written(c, site, caller, id)
 }
 
 // Section groups.
@@ -384,7 +506,7 @@ pub fn create_group(
     site: &Authorized<SiteFor, site::Manage>,
     caller: &str,
     new: &NewGroup,
-) -> StoreResult<(SiteView, String)> {
+) -> StoreResult<Written<Group>> {
     let site_id = site.site.id.clone();
     let tree = model::load_structure(c, &site_id)?;
     if let Some(p) = &new.parent
@@ -401,7 +523,7 @@ pub fn create_group(
             )));
         }
     }
-    let key = order::key_at_end(&keyed_level(&tree, new.parent.as_deref(), None));
+    let key = order::key_at_end(&siblings(&tree, Kind::Group, new.parent.as_deref(), None));
     let id = ids::new_id();
     c.execute(
         "INSERT INTO site_section_groups (id, site_id, parent_id, title, icon, position, created_at)
@@ -419,13 +541,13 @@ pub fn create_group(
     for s in &new.sections {
         put_section_in(c, &site_id, s, Some(&id))?;
     }
-    Ok((reload(c, site, caller)?, id))
+    written(c, site, caller, &id)
 }
 
 /// Moves a section to the end of `group` (the root when None).
 fn put_section_in(c: &mut dyn Conn, site_id: &str, section: &str, group: Option<&str>) -> StoreResult<()> {
     let tree = model::load_structure(c, site_id)?;
-    let key = order::key_at_end(&keyed_level(&tree, group, Some((Kind::Section, section))));
+    let key = order::key_at_end(&siblings(&tree, Kind::Section, group, Some(section)));
     c.execute(
         "UPDATE site_sections SET group_id = ?2, position = ?3 WHERE id = ?1",
         params![section, group, key],
@@ -446,9 +568,12 @@ pub fn update_group(
     caller: &str,
     id: &str,
     changes: &GroupChanges,
-) -> StoreResult<SiteView> {
+) -> StoreResult<Written<Group>> {
     let tree = model::load_structure(c, &site.site.id)?;
-    let mut next = tree.group(id).cloned().ok_or_else(|| group_not_found(id))?;
+    let mut next = tree
+        .group(id)
+        .cloned()
+        .ok_or_else(|| not_found(Kind::Group, id))?;
     if let Some(t) = &changes.title {
         next.title = t.clone();
     }
@@ -459,42 +584,33 @@ pub fn update_group(
         "UPDATE site_section_groups SET title = ?2, icon = ?3 WHERE id = ?1",
         params![id, next.title, next.icon],
     )?;
-    reload(c, site, caller)
+    written(c, site, caller, id)
 }
 
-/// Deletes a group; what it held moves up to its parent level, in place of the group and in its
-/// order. Nothing when it is absent.
-pub fn delete_group(c: &mut dyn Conn, site: &Authorized<SiteFor, site::Manage>, id: &str) -> StoreResult<()> {
-    let site_id = site.site.id.clone();
-    let tree = model::load_structure(c, &site_id)?;
+/// Before a group is deleted: what it holds takes its place in its parent's level, in its order
+/// (the level is renumbered with them in it). Nothing when the group is absent.
+fn lift_group_items(c: &mut dyn Conn, site_id: &str, id: &str) -> StoreResult<()> {
+    let tree = model::load_structure(c, site_id)?;
     let Some(group) = tree.group(id) else {
         return Ok(());
     };
     let parent = group.parent.clone();
-    let children = keyed_level(&tree, Some(id), None);
-    let siblings = keyed_level(&tree, parent.as_deref(), Some((Kind::Group, id)));
+    let children = siblings(&tree, Kind::Group, Some(id), None);
+    let mut all = siblings(&tree, Kind::Group, parent.as_deref(), Some(id));
     let index = tree
         .level(parent.as_deref())
         .iter()
         .position(|item| item.id() == id)
-        .unwrap_or(siblings.len());
-    // The children take the group's place: renumber the level with them in it.
-    let mut all: Vec<(Kind, String)> = siblings.iter().map(|s| (s.kind, s.id.clone())).collect();
-    for (offset, child) in children.iter().enumerate() {
-        all.insert(index + offset, (child.kind, child.id.clone()));
-    }
+        .unwrap_or(all.len());
+    all.splice(index..index, children);
     let keys = quire_content::order::keys_between(None, None, all.len());
-    for ((kind, item), key) in all.iter().zip(keys) {
-        let sql = match kind {
+    for (item, key) in all.iter().zip(keys) {
+        let sql = match item.kind {
             Kind::Section => "UPDATE site_sections SET group_id = ?2, position = ?3 WHERE id = ?1",
             _ => "UPDATE site_section_groups SET parent_id = ?2, position = ?3 WHERE id = ?1",
         };
-        c.execute(sql, params![item.clone(), parent.clone(), key])?;
+        c.execute(sql, params![item.id.clone(), parent.clone(), key])?;
     }
-    c.execute(
-        "DELETE FROM site_section_groups WHERE site_id = ?1 AND id = ?2",
-        params![site_id, id],
-    )?;
     Ok(())
 }
 
@@ -505,10 +621,10 @@ pub fn add_to_group(
     caller: &str,
     group: &str,
     section: &str,
-) -> StoreResult<SiteView> {
+) -> StoreResult<Written<Group>> {
     let tree = model::load_structure(c, &site.site.id)?;
     if tree.group(group).is_none() {
-        return Err(group_not_found(group));
+        return Err(not_found(Kind::Group, group));
     }
     let found = tree.section(section).ok_or_else(|| {
         StoreError::invalid(format!("`sectionId` {section:?} is not a section of this site"))
@@ -516,7 +632,7 @@ pub fn add_to_group(
     if found.group.as_deref() != Some(group) {
         put_section_in(c, &site.site.id, section, Some(group))?;
     }
-    reload(c, site, caller)
+    written(c, site, caller, group)
 }
 
 /// Takes a section out of a group, to the group's own level right after the group; nothing when
@@ -535,7 +651,7 @@ pub fn remove_from_group(
         return Ok(());
     }
     let parent = g.parent.clone();
-    let siblings = keyed_level(&tree, parent.as_deref(), Some((Kind::Section, section)));
+    let siblings = siblings(&tree, Kind::Section, parent.as_deref(), Some(section));
     let index = siblings
         .iter()
         .position(|k| k.kind == Kind::Group && k.id == group)
@@ -545,50 +661,6 @@ pub fn remove_from_group(
         params![section, parent],
     )?;
     order::place(c, &siblings, (Kind::Section, section), index)
-}
-
-/// Moves a group: into `parent` (absent: where it is; null: the root; never into itself or a
-/// group inside it) and among that level's items at `position` (absent: at the end).
-pub fn move_group(
-    c: &mut dyn Conn,
-    site: &Authorized<SiteFor, site::Manage>,
-    caller: &str,
-    id: &str,
-    parent: &Patch<String>,
-    position: Option<&Position>,
-) -> StoreResult<SiteView> {
-    let tree = model::load_structure(c, &site.site.id)?;
-    let group = tree.group(id).ok_or_else(|| group_not_found(id))?;
-    let target = match parent {
-        Patch::Absent => group.parent.clone(),
-        Patch::Null => None,
-        Patch::Value(p) => {
-            if tree.group(p).is_none() {
-                return Err(StoreError::invalid(format!(
-                    "`parent` {p:?} is not a section group of this site"
-                )));
-            }
-            if tree.group_within(p, id) {
-                return Err(StoreError::invalid(
-                    "a section group cannot move into itself or a group inside it",
-                ));
-            }
-            Some(p.clone())
-        }
-    };
-    let siblings = keyed_level(&tree, target.as_deref(), Some((Kind::Group, id)));
-    let index = match position {
-        Some(p) => order::index_of(&siblings, (Kind::Group, id), p)?,
-        None => siblings.len(),
-    };
-    if target != group.parent {
-        c.execute(
-            "UPDATE site_section_groups SET parent_id = ?2 WHERE id = ?1",
-            params![id, target.clone()],
-        )?;
-    }
-    order::place(c, &siblings, (Kind::Group, id), index)?;
-    reload(c, site, caller)
 }
 
 // Site spaces.
@@ -601,7 +673,7 @@ pub fn create_site_space(
     caller: &str,
     space_id: &str,
     section: Option<&str>,
-) -> StoreResult<(SiteView, String)> {
+) -> StoreResult<Written<ShownSiteSpace>> {
     let s = &site.site;
     super::usable_space(c, &s.org_id, caller, space_id, "spaceId")?;
     let tree = model::load_structure(c, &s.id)?;
@@ -618,7 +690,7 @@ pub fn create_site_space(
     };
     let id = insert_site_space(c, &s.id, section.as_deref(), space_id)?;
     normalize_defaults(c, &s.id)?;
-    Ok((reload(c, site, caller)?, id))
+    written(c, site, caller, &id)
 }
 
 /// The changes of a site space update (absent: unchanged).
@@ -635,12 +707,12 @@ pub fn update_site_space(
     caller: &str,
     id: &str,
     changes: &SiteSpaceChanges,
-) -> StoreResult<SiteView> {
+) -> StoreResult<Written<ShownSiteSpace>> {
     let tree = model::load_structure(c, &site.site.id)?;
     let mut next = tree
         .site_space(id)
         .cloned()
-        .ok_or_else(|| site_space_not_found(id))?;
+        .ok_or_else(|| not_found(Kind::SiteSpace, id))?;
     if let Some(p) = &changes.path {
         if tree
             .site_spaces_in(next.section.as_deref())
@@ -664,109 +736,44 @@ pub fn update_site_space(
         "UPDATE site_spaces SET path = ?2, condition = ?3, space_id = ?4 WHERE id = ?1",
         params![id, next.path, next.condition, next.space_id],
     )?;
-    reload(c, site, caller)
+    written(c, site, caller, id)
 }
 
-/// Deletes a site space (nothing when absent); the next one in order becomes the default of its
-/// section when it was.
-pub fn delete_site_space(
-    c: &mut dyn Conn,
-    site: &Authorized<SiteFor, site::Manage>,
-    id: &str,
-) -> StoreResult<()> {
-    let site_id = site.site.id.clone();
-    c.execute(
-        "DELETE FROM site_spaces WHERE site_id = ?1 AND id = ?2",
-        params![site_id.clone(), id],
-    )?;
-    normalize_defaults(c, &site_id)
-}
-
-/// Moves a site space among the site spaces of its section.
-pub fn move_site_space(
-    c: &mut dyn Conn,
-    site: &Authorized<SiteFor, site::Manage>,
-    caller: &str,
-    id: &str,
-    position: &Position,
-) -> StoreResult<SiteView> {
-    let tree = model::load_structure(c, &site.site.id)?;
-    let ss = tree.site_space(id).ok_or_else(|| site_space_not_found(id))?;
-    let siblings = keyed_site_spaces(&tree, ss.section.as_deref(), Some(id));
-    let index = order::index_of(&siblings, (Kind::SiteSpace, id), position)?;
-    order::place(c, &siblings, (Kind::SiteSpace, id), index)?;
-    reload(c, site, caller)
-}
-
-/// A 404 for an item the caller named in the path but the site lacks.
-pub fn require_section(view: &SiteView, id: &str) -> StoreResult<()> {
-    view.tree
-        .section(id)
-        .map(|_| ())
-        .ok_or_else(|| section_not_found(id))
-}
-
-pub fn require_site_space(view: &SiteView, id: &str) -> StoreResult<()> {
-    view.tree
-        .site_space(id)
-        .map(|_| ())
-        .ok_or_else(|| site_space_not_found(id))
-}
-
-pub fn require_group(view: &SiteView, id: &str) -> StoreResult<()> {
-    view.tree.group(id).map(|_| ()).ok_or_else(|| group_not_found(id))
-}
-
-/// Sort keys of the lists, in reading order: each item's path of (position, id) pairs from the
-/// root, compared element by element (bytewise), which is depth-first order.
-pub fn group_sort_key(tree: &Structure, group: &str) -> Vec<String> {
-    let mut chain = Vec::new();
-    let mut current = tree.group(group);
-    let mut steps = 0;
-    while let Some(g) = current {
-        chain.push(vec![g.position.clone(), g.id.clone()]);
-        steps += 1;
-        if steps > tree.groups.len() {
+/// An item's sort key in reading order: its path of (position, id) pairs from the root, compared
+/// element by element (bytewise), which is depth-first order. Site spaces at the root come first
+/// (`"0"`), then those of sections (`"1"`, then the section's key).
+pub fn sort_key(tree: &Structure, kind: Kind, id: &str) -> Vec<String> {
+    let mut pairs: Vec<[&str; 2]> = Vec::new();
+    let mut root_mark = None;
+    let mut next = Some((kind, id));
+    while let Some((kind, id)) = next {
+        let found = match kind {
+            Kind::Group => tree.group(id).map(|g| (&g.position, g.parent.as_deref())),
+            Kind::Section => tree.section(id).map(|s| (&s.position, s.group.as_deref())),
+            Kind::SiteSpace => tree.site_space(id).map(|ss| {
+                let section = ss.section.as_deref().filter(|s| tree.section(s).is_some());
+                root_mark = Some(if section.is_some() { "1" } else { "0" });
+                (&ss.position, section)
+            }),
+        };
+        let Some((position, up)) = found else {
+            break;
+        };
+        pairs.push([position, id]);
+        // Groups nest by parent ids the store keeps acyclic; the bound is a second guard.
+        if pairs.len() > tree.groups.len() + 2 {
             break;
         }
-        current = g.parent.as_deref().and_then(|p| tree.group(p));
+        let up_kind = if kind == Kind::SiteSpace {
+            Kind::Section
+        } else {
+            Kind::Group
+        };
+        next = up.map(|up| (up_kind, up));
     }
-    chain.reverse();
-    chain.into_iter().flatten().collect()
-}
-
-pub fn section_sort_key(tree: &Structure, section: &model::Section) -> Vec<String> {
-    let mut key = section
-        .group
-        .as_deref()
-        .map(|g| group_sort_key(tree, g))
-        .unwrap_or_default();
-    key.push(section.position.clone());
-    key.push(section.id.clone());
-    key
-}
-
-pub fn site_space_sort_key(tree: &Structure, ss: &model::SiteSpace) -> Vec<String> {
-    let mut key = match ss.section.as_deref().and_then(|s| tree.section(s)) {
-        None => vec!["0".to_string()],
-        Some(section) => {
-            let mut k = vec!["1".to_string()];
-            k.extend(section_sort_key(tree, section));
-            k
-        }
-    };
-    key.push(ss.position.clone());
-    key.push(ss.id.clone());
-    key
-}
-
-/// The groups in reading order (depth first).
-pub fn groups_in_order(tree: &Structure) -> Vec<&model::Group> {
-    let mut groups: Vec<(Vec<String>, &model::Group)> = tree
-        .groups
-        .iter()
-        .map(|g| (group_sort_key(tree, &g.id), g))
-        .collect();
-    groups.sort_by(|a, b| a.0.cmp(&b.0));
-    groups.into_iter().map(|(_, g)| g).collect()
+    root_mark
+        .into_iter()
+        .chain(pairs.into_iter().rev().flatten())
+        .map(String::from)
+        .collect()
 }

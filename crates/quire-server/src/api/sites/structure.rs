@@ -8,13 +8,15 @@ use quire_store::paging::{List, Page, Paging};
 use quire_store::patch::Patch;
 use quire_store::permissions::site;
 use quire_store::sites::order::{Kind, Position, Ref};
-use quire_store::sites::structure::{self as st, SiteView};
-use quire_store::{sites, validate};
+use quire_store::sites::structure::{self as st, ShownSiteSpace, Written};
+use quire_store::sites::{Group, Section, SiteKey};
+use quire_store::validate;
 use serde::Deserialize;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use super::wire::{self, GroupJson, SectionJson, SiteSpaceJson};
+use super::wire::{self, GroupJson, ItemJson, SectionJson, SiteSpaceJson};
+
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{Json, Path, QueryOf};
@@ -22,7 +24,6 @@ use crate::paths::{
     SitePath, SiteSectionGroupPath, SiteSectionGroupSectionPath, SiteSectionPath, SiteSpacePath,
 };
 use crate::state::App;
-use crate::urls::Urls;
 
 pub fn routes() -> OpenApiRouter<App> {
     OpenApiRouter::default()
@@ -54,29 +55,55 @@ fn page_of<T>(items: Vec<(Vec<String>, T)>, page: &Page) -> ApiResult<List<T>> {
         .map(|(_, item)| item))
 }
 
-fn view_read(
-    app: &App,
+/// One page of a site's items of a kind that `keep` keeps, in reading order; `scope` ties the
+/// page's cursor to this list.
+async fn list<T: ItemJson>(
+    app: App,
     caller: Caller,
     path: SitePath,
-) -> impl Future<Output = Result<SiteView, quire_store::StoreError>> {
-    let db = app.db.clone();
-    async move {
-        db.read(move |c| {
-            let site = sites::load_visible(c, &path.organization_id, &path.site_id, &caller.user_id)?;
-            st::view(c, site, &caller.user_id)
+    paging: &Paging,
+    scope: String,
+    keep: impl Fn(&T::Json) -> bool,
+) -> ApiResult<axum::Json<List<T::Json>>> {
+    let page = Page::new(paging, scope)?;
+    let view = app
+        .db
+        .read_as::<site::View, _>(caller.user_id.clone(), path.site(), move |c, site| {
+            st::view(c, site.into_inner(), &caller.user_id)
         })
-        .await
-    }
+        .await?;
+    let items = wire::items_of::<T>(&app.urls, &view)
+        .into_iter()
+        .filter(|(_, json)| keep(json))
+        .collect();
+    Ok(axum::Json(page_of(items, &page)?))
 }
 
-fn check_icon(icon: &Patch<String>) -> ApiResult<()> {
-    if let Patch::Value(i) = icon {
+fn check_icon(icon: Option<&String>) -> ApiResult<()> {
+    if let Some(i) = icon {
         validate::name("icon", i, st::ICON_MAX)?;
     }
     Ok(())
 }
 
-fn created<T: serde::Serialize>(location: String, json: T) -> impl IntoResponse {
+/// The value a patch sets, if it sets one.
+fn set(patch: &Patch<String>) -> Option<&String> {
+    match patch {
+        Patch::Value(v) => Some(v),
+        Patch::Absent | Patch::Null => None,
+    }
+}
+
+/// 201 with a new item, and where it is.
+fn created<T: ItemJson>(app: &App, path: &SitePath, written: &Written<T>) -> impl IntoResponse + use<T> {
+    let location = app.urls.api(&format!(
+        "/orgs/{}/sites/{}/{}/{}",
+        path.organization_id,
+        path.site_id,
+        T::COLLECTION,
+        written.item.id()
+    ));
+    let json = wire::written_json(&app.urls, written);
     (
         StatusCode::CREATED,
         [(header::LOCATION, location)],
@@ -84,35 +111,76 @@ fn created<T: serde::Serialize>(location: String, json: T) -> impl IntoResponse 
     )
 }
 
-fn missing(what: &str, id: &str) -> ApiError {
-    ApiError::not_found(format!("{what} {id:?} not found"))
+/// Deletes an item: 204, also when it never was.
+async fn delete(app: App, caller: Caller, site: SiteKey, kind: Kind, id: String) -> ApiResult<StatusCode> {
+    app.db
+        .write_as::<site::Manage, _>(caller.user_id.clone(), site, move |c, site| {
+            st::delete(c, &site, kind, &id)
+        })
+        .await?;
+    Ok(StatusCode::NO_CONTENT)
 }
 
-fn base(urls: &Urls, path: &SitePath) -> String {
-    urls.api(&format!("/orgs/{}/sites/{}", path.organization_id, path.site_id))
+/// The body of a move, as the store takes it.
+trait MoveBody {
+    fn into_move(self) -> ApiResult<st::Move>;
+}
+
+/// Moves an item and answers it as moved.
+async fn move_item<T: ItemJson + Send + 'static>(
+    app: App,
+    caller: Caller,
+    site: SiteKey,
+    id: String,
+    body: impl MoveBody,
+) -> ApiResult<axum::Json<T::Json>> {
+    let to = body.into_move()?;
+    let written = app
+        .db
+        .write_as::<site::Manage, _>(caller.user_id.clone(), site, move |c, site| {
+            st::move_item::<T>(c, &site, &caller.user_id, &id, &to)
+        })
+        .await?;
+    Ok(axum::Json(wire::written_json(&app.urls, &written)))
+}
+
+/// Which side of a sibling: `{before}` or `{after}`, exactly one. Each kind's move names its
+/// siblings by a pointer of its own shape.
+fn position<P: Into<Ref>>(before: Option<P>, after: Option<P>) -> ApiResult<Position> {
+    match (before, after) {
+        (Some(_), Some(_)) => Err(ApiError::bad_request(
+            "`position` takes `before` or `after`, not both",
+        )),
+        (Some(b), None) => Ok(Position::Before(b.into())),
+        (None, Some(a)) => Ok(Position::After(a.into())),
+        (None, None) => Err(ApiError::bad_request(
+            "`position` needs `before` or `after`, naming a sibling",
+        )),
+    }
+}
+
+/// A move before or after a sibling, within the item's level.
+fn beside<P: Into<Ref>>(before: Option<P>, after: Option<P>) -> ApiResult<st::Move> {
+    Ok(st::Move {
+        position: Some(position(before, after)?),
+        parent: Patch::Absent,
+    })
 }
 
 // Sections.
 
-/// `shareKey` and PAGING.
-#[derive(Deserialize, utoipa::IntoParams)]
-#[into_params(parameter_in = Query)]
-struct SharedListQuery {
-    /// A share key of the site (accepted; members see every item).
-    #[param(value_type = Option<String>)]
-    #[serde(rename = "shareKey")]
-    share_key: Option<String>,
-    #[param(ignore)]
-    #[serde(flatten)]
-    paging: Paging,
-}
-
+// `shareKey` is documented, as GitBook has it, but not read: a share key lets a visitor read a
+// share-link site, and changes nothing for a member, who sees every item.
 #[utoipa::path(
     get,
     path = "/v1/orgs/{organizationId}/sites/{siteId}/sections",
     tag = "Site sections, section groups, site spaces",
     summary = "List the sections of a site",
-    params(SitePath, SharedListQuery, Paging),
+    params(
+        SitePath,
+        ("shareKey" = Option<String>, Query, description = "A share key of the site (accepted; members see every item)."),
+        Paging
+    ),
     responses((status = 200, description = "The sections in reading order.", body = List<SectionJson>)),
     security(("token" = ["site:metadata:read"]))
 )]
@@ -120,12 +188,10 @@ async fn list_sections(
     caller: Caller,
     State(app): State<App>,
     Path(path): Path<SitePath>,
-    QueryOf(query): QueryOf<SharedListQuery>,
+    QueryOf(paging): QueryOf<Paging>,
 ) -> ApiResult<axum::Json<List<SectionJson>>> {
-    let _ = query.share_key;
-    let page = Page::new(&query.paging, format!("site-sections:{}", path.site_id))?;
-    let view = view_read(&app, caller, path).await?;
-    Ok(axum::Json(page_of(wire::sections_of(&app.urls, &view), &page)?))
+    let scope = format!("site-sections:{}", path.site_id);
+    list::<Section>(app, caller, path, &paging, scope, |_| true).await
 }
 
 #[derive(Deserialize, utoipa::ToSchema)]
@@ -153,25 +219,19 @@ async fn create_section(
     Json(body): Json<CreateSection>,
 ) -> ApiResult<impl IntoResponse> {
     validate::title("title", &body.title, st::SECTION_TITLE_MIN, st::SECTION_TITLE_MAX)?;
-    if let Some(i) = &body.icon {
-        validate::name("icon", i, st::ICON_MAX)?;
-    }
+    check_icon(body.icon.as_ref())?;
     let new = st::NewSection {
         space_id: body.space_id,
         title: body.title,
         icon: body.icon,
     };
-    let p = path.clone();
-    let (view, id) = app
+    let written = app
         .db
-        .write(move |c| {
-            let site = sites::load_visible(c, &p.organization_id, &p.site_id, &caller.user_id)?
-                .authorize::<site::Manage>()?;
+        .write_as::<site::Manage, _>(caller.user_id.clone(), path.site(), move |c, site| {
             st::create_section(c, &site, &caller.user_id, &new)
         })
         .await?;
-    let json = wire::section_of(&app.urls, &view, &id).ok_or_else(|| missing("site section", &id))?;
-    Ok(created(format!("{}/sections/{id}", base(&app.urls, &path)), json))
+    Ok(created(&app, &path, &written))
 }
 
 #[derive(Deserialize, utoipa::ToSchema)]
@@ -213,10 +273,10 @@ async fn update_section(
     if let Some(p) = &body.path {
         st::check_path("path", p)?;
     }
-    if let Patch::Value(d) = &body.description {
+    if let Some(d) = set(&body.description) {
         validate::name("description", d, st::SECTION_DESCRIPTION_MAX)?;
     }
-    check_icon(&body.icon)?;
+    check_icon(set(&body.icon))?;
     let changes = st::SectionChanges {
         title: body.title,
         path: body.path,
@@ -225,17 +285,13 @@ async fn update_section(
         icon: body.icon,
         description: body.description,
     };
-    let id = path.site_section_id.clone();
-    let view = app
+    let written = app
         .db
-        .write(move |c| {
-            let site = sites::load_visible(c, &path.organization_id, &path.site_id, &caller.user_id)?
-                .authorize::<site::Manage>()?;
+        .write_as::<site::Manage, _>(caller.user_id.clone(), path.site(), move |c, site| {
             st::update_section(c, &site, &caller.user_id, &path.site_section_id, &changes)
         })
         .await?;
-    let json = wire::section_of(&app.urls, &view, &id).ok_or_else(|| missing("site section", &id))?;
-    Ok(axum::Json(json))
+    Ok(axum::Json(wire::written_json(&app.urls, &written)))
 }
 
 #[utoipa::path(
@@ -250,30 +306,9 @@ async fn update_section(
 async fn delete_section(
     caller: Caller,
     State(app): State<App>,
-    Path(path): Path<SiteSectionPath>,
+    Path(p): Path<SiteSectionPath>,
 ) -> ApiResult<StatusCode> {
-    app.db
-        .write(move |c| {
-            let site = sites::load_visible(c, &path.organization_id, &path.site_id, &caller.user_id)?
-                .authorize::<site::Manage>()?;
-            st::delete_section(c, &site, &path.site_section_id)
-        })
-        .await?;
-    Ok(StatusCode::NO_CONTENT)
-}
-
-/// Which side of a sibling: `{before}` or `{after}`, exactly one.
-fn position<P>(before: Option<P>, after: Option<P>, to_ref: impl Fn(P) -> Ref) -> ApiResult<Position> {
-    match (before, after) {
-        (Some(_), Some(_)) => Err(ApiError::bad_request(
-            "`position` takes `before` or `after`, not both",
-        )),
-        (Some(b), None) => Ok(Position::Before(to_ref(b))),
-        (None, Some(a)) => Ok(Position::After(to_ref(a))),
-        (None, None) => Err(ApiError::bad_request(
-            "`position` needs `before` or `after`, naming a sibling",
-        )),
-    }
+    delete(app, caller, p.site(), Kind::Section, p.site_section_id).await
 }
 
 #[derive(Deserialize, utoipa::ToSchema)]
@@ -291,6 +326,15 @@ struct SiteSectionPointer {
     site_section: String,
 }
 
+impl From<SiteSectionPointer> for Ref {
+    fn from(p: SiteSectionPointer) -> Ref {
+        Ref {
+            kind: Kind::Section,
+            id: p.site_section,
+        }
+    }
+}
+
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct SiteSectionMovePosition {
@@ -302,6 +346,12 @@ struct SiteSectionMovePosition {
 #[serde(deny_unknown_fields)]
 struct MoveSection {
     position: SiteSectionMovePosition,
+}
+
+impl MoveBody for MoveSection {
+    fn into_move(self) -> ApiResult<st::Move> {
+        beside(self.position.before, self.position.after)
+    }
 }
 
 #[utoipa::path(
@@ -317,24 +367,10 @@ struct MoveSection {
 async fn move_section(
     caller: Caller,
     State(app): State<App>,
-    Path(path): Path<SiteSectionPath>,
+    Path(p): Path<SiteSectionPath>,
     Json(body): Json<MoveSection>,
 ) -> ApiResult<axum::Json<SectionJson>> {
-    let position = position(body.position.before, body.position.after, |p| Ref {
-        kind: Kind::Section,
-        id: p.site_section,
-    })?;
-    let id = path.site_section_id.clone();
-    let view = app
-        .db
-        .write(move |c| {
-            let site = sites::load_visible(c, &path.organization_id, &path.site_id, &caller.user_id)?
-                .authorize::<site::Manage>()?;
-            st::move_section(c, &site, &caller.user_id, &path.site_section_id, &position)
-        })
-        .await?;
-    let json = wire::section_of(&app.urls, &view, &id).ok_or_else(|| missing("site section", &id))?;
-    Ok(axum::Json(json))
+    move_item::<Section>(app, caller, p.site(), p.site_section_id, body).await
 }
 
 // Section groups.
@@ -354,9 +390,8 @@ async fn list_groups(
     Path(path): Path<SitePath>,
     QueryOf(paging): QueryOf<Paging>,
 ) -> ApiResult<axum::Json<List<GroupJson>>> {
-    let page = Page::new(&paging, format!("site-section-groups:{}", path.site_id))?;
-    let view = view_read(&app, caller, path).await?;
-    Ok(axum::Json(page_of(wire::groups_of(&app.urls, &view), &page)?))
+    let scope = format!("site-section-groups:{}", path.site_id);
+    list::<Group>(app, caller, path, &paging, scope, |_| true).await
 }
 
 #[derive(Deserialize, utoipa::ToSchema)]
@@ -390,29 +425,20 @@ async fn create_group(
     Json(body): Json<CreateGroup>,
 ) -> ApiResult<impl IntoResponse> {
     check_group_title(&body.title)?;
-    if let Some(i) = &body.icon {
-        validate::name("icon", i, st::ICON_MAX)?;
-    }
+    check_icon(body.icon.as_ref())?;
     let new = st::NewGroup {
         title: body.title,
         icon: body.icon,
         sections: body.sections.unwrap_or_default(),
         parent: body.parent,
     };
-    let p = path.clone();
-    let (view, id) = app
+    let written = app
         .db
-        .write(move |c| {
-            let site = sites::load_visible(c, &p.organization_id, &p.site_id, &caller.user_id)?
-                .authorize::<site::Manage>()?;
+        .write_as::<site::Manage, _>(caller.user_id.clone(), path.site(), move |c, site| {
             st::create_group(c, &site, &caller.user_id, &new)
         })
         .await?;
-    let json = wire::group_of(&app.urls, &view, &id).ok_or_else(|| missing("site section group", &id))?;
-    Ok(created(
-        format!("{}/section-groups/{id}", base(&app.urls, &path)),
-        json,
-    ))
+    Ok(created(&app, &path, &written))
 }
 
 #[derive(Deserialize, utoipa::ToSchema)]
@@ -443,22 +469,18 @@ async fn update_group(
     if let Some(t) = &body.title {
         check_group_title(t)?;
     }
-    check_icon(&body.icon)?;
+    check_icon(set(&body.icon))?;
     let changes = st::GroupChanges {
         title: body.title,
         icon: body.icon,
     };
-    let id = path.site_section_group_id.clone();
-    let view = app
+    let written = app
         .db
-        .write(move |c| {
-            let site = sites::load_visible(c, &path.organization_id, &path.site_id, &caller.user_id)?
-                .authorize::<site::Manage>()?;
+        .write_as::<site::Manage, _>(caller.user_id.clone(), path.site(), move |c, site| {
             st::update_group(c, &site, &caller.user_id, &path.site_section_group_id, &changes)
         })
         .await?;
-    let json = wire::group_of(&app.urls, &view, &id).ok_or_else(|| missing("site section group", &id))?;
-    Ok(axum::Json(json))
+    Ok(axum::Json(wire::written_json(&app.urls, &written)))
 }
 
 #[utoipa::path(
@@ -473,16 +495,9 @@ async fn update_group(
 async fn delete_group(
     caller: Caller,
     State(app): State<App>,
-    Path(path): Path<SiteSectionGroupPath>,
+    Path(p): Path<SiteSectionGroupPath>,
 ) -> ApiResult<StatusCode> {
-    app.db
-        .write(move |c| {
-            let site = sites::load_visible(c, &path.organization_id, &path.site_id, &caller.user_id)?
-                .authorize::<site::Manage>()?;
-            st::delete_group(c, &site, &path.site_section_group_id)
-        })
-        .await?;
-    Ok(StatusCode::NO_CONTENT)
+    delete(app, caller, p.site(), Kind::Group, p.site_section_group_id).await
 }
 
 #[derive(Deserialize, utoipa::ToSchema)]
@@ -507,23 +522,14 @@ async fn add_section_to_group(
     Path(path): Path<SiteSectionGroupPath>,
     Json(body): Json<AddSection>,
 ) -> ApiResult<axum::Json<GroupJson>> {
-    let id = path.site_section_group_id.clone();
-    let view = app
+    let written = app
         .db
-        .write(move |c| {
-            let site = sites::load_visible(c, &path.organization_id, &path.site_id, &caller.user_id)?
-                .authorize::<site::Manage>()?;
-            st::add_to_group(
-                c,
-                &site,
-                &caller.user_id,
-                &path.site_section_group_id,
-                &body.section_id,
-            )
+        .write_as::<site::Manage, _>(caller.user_id.clone(), path.site(), move |c, site| {
+            let group = &path.site_section_group_id;
+            st::add_to_group(c, &site, &caller.user_id, group, &body.section_id)
         })
         .await?;
-    let json = wire::group_of(&app.urls, &view, &id).ok_or_else(|| missing("site section group", &id))?;
-    Ok(axum::Json(json))
+    Ok(axum::Json(wire::written_json(&app.urls, &written)))
 }
 
 #[utoipa::path(
@@ -541,9 +547,7 @@ async fn remove_section_from_group(
     Path(path): Path<SiteSectionGroupSectionPath>,
 ) -> ApiResult<StatusCode> {
     app.db
-        .write(move |c| {
-            let site = sites::load_visible(c, &path.organization_id, &path.site_id, &caller.user_id)?
-                .authorize::<site::Manage>()?;
+        .write_as::<site::Manage, _>(caller.user_id.clone(), path.site(), move |c, site| {
             st::remove_from_group(c, &site, &path.site_section_group_id, &path.site_section_id)
         })
         .await?;
@@ -566,6 +570,16 @@ struct SiteSectionGroupPointer {
     id: String,
 }
 
+impl From<SiteSectionGroupPointer> for Ref {
+    fn from(p: SiteSectionGroupPointer) -> Ref {
+        let kind = match p.kind {
+            StructureItemType::SiteSection => Kind::Section,
+            StructureItemType::SiteSectionGroup => Kind::Group,
+        };
+        Ref { kind, id: p.id }
+    }
+}
+
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct SiteSectionGroupMovePosition {
@@ -583,6 +597,24 @@ struct MoveGroup {
     parent: Patch<String>,
 }
 
+impl MoveBody for MoveGroup {
+    fn into_move(self) -> ApiResult<st::Move> {
+        let position = match self.position {
+            Some(p) => Some(position(p.before, p.after)?),
+            None if self.parent.is_absent() => {
+                return Err(ApiError::bad_request(
+                    "a move needs `position` (before or after a sibling) or `parent`",
+                ));
+            }
+            None => None,
+        };
+        Ok(st::Move {
+            position,
+            parent: self.parent,
+        })
+    }
+}
+
 #[utoipa::path(
     post,
     path = "/v1/orgs/{organizationId}/sites/{siteId}/section-groups/{siteSectionGroupId}/move",
@@ -596,54 +628,18 @@ struct MoveGroup {
 async fn move_group(
     caller: Caller,
     State(app): State<App>,
-    Path(path): Path<SiteSectionGroupPath>,
+    Path(p): Path<SiteSectionGroupPath>,
     Json(body): Json<MoveGroup>,
 ) -> ApiResult<axum::Json<GroupJson>> {
-    let position = match body.position {
-        Some(p) => Some(position(p.before, p.after, |p| Ref {
-            kind: match p.kind {
-                StructureItemType::SiteSection => Kind::Section,
-                StructureItemType::SiteSectionGroup => Kind::Group,
-            },
-            id: p.id,
-        })?),
-        None if body.parent.is_absent() => {
-            return Err(ApiError::bad_request(
-                "a move needs `position` (before or after a sibling) or `parent`",
-            ));
-        }
-        None => None,
-    };
-    let id = path.site_section_group_id.clone();
-    let view = app
-        .db
-        .write(move |c| {
-            let site = sites::load_visible(c, &path.organization_id, &path.site_id, &caller.user_id)?
-                .authorize::<site::Manage>()?;
-            st::move_group(
-                c,
-                &site,
-                &caller.user_id,
-                &path.site_section_group_id,
-                &body.parent,
-                position.as_ref(),
-            )
-        })
-        .await?;
-    let json = wire::group_of(&app.urls, &view, &id).ok_or_else(|| missing("site section group", &id))?;
-    Ok(axum::Json(json))
+    move_item::<Group>(app, caller, p.site(), p.site_section_group_id, body).await
 }
 
 // Site spaces.
 
-/// `shareKey`, PAGING and `default`.
+/// `default` and PAGING (`shareKey` is documented with the operation, and not read).
 #[derive(Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
 struct ListSiteSpacesQuery {
-    /// A share key of the site (accepted; members see every item).
-    #[param(value_type = Option<String>)]
-    #[serde(rename = "shareKey")]
-    share_key: Option<String>,
     /// `true`: only default site spaces (of the root or of a section); `false`: only the others.
     #[param(value_type = Option<bool>)]
     #[serde(default, deserialize_with = "crate::extract::flag")]
@@ -658,7 +654,12 @@ struct ListSiteSpacesQuery {
     path = "/v1/orgs/{organizationId}/sites/{siteId}/site-spaces",
     tag = "Site sections, section groups, site spaces",
     summary = "List the site spaces of a site",
-    params(SitePath, ListSiteSpacesQuery, Paging),
+    params(
+        SitePath,
+        ("shareKey" = Option<String>, Query, description = "A share key of the site (accepted; members see every item)."),
+        ListSiteSpacesQuery,
+        Paging
+    ),
     responses((status = 200, description = "The site spaces in reading order: the root's, then each section's.", body = List<SiteSpaceJson>)),
     security(("token" = ["site:metadata:read"]))
 )]
@@ -668,18 +669,9 @@ async fn list_site_spaces(
     Path(path): Path<SitePath>,
     QueryOf(query): QueryOf<ListSiteSpacesQuery>,
 ) -> ApiResult<axum::Json<List<SiteSpaceJson>>> {
-    let _ = query.share_key;
-    let page = Page::new(
-        &query.paging,
-        format!("site-spaces:{}:{:?}", path.site_id, query.default),
-    )?;
-    let view = view_read(&app, caller, path).await?;
-    let items = wire::site_spaces_of(&app.urls, &view)
-        .into_iter()
-        .filter(|(_, is_default, _)| query.default.is_none_or(|d| d == *is_default))
-        .map(|(key, _, json)| (key, json))
-        .collect();
-    Ok(axum::Json(page_of(items, &page)?))
+    let scope = format!("site-spaces:{}:{:?}", path.site_id, query.default);
+    let keep = |ss: &SiteSpaceJson| query.default.is_none_or(|d| d == ss.default);
+    list::<ShownSiteSpace>(app, caller, path, &query.paging, scope, keep).await
 }
 
 #[derive(Deserialize, utoipa::ToSchema)]
@@ -705,26 +697,14 @@ async fn create_site_space(
     Path(path): Path<SitePath>,
     Json(body): Json<CreateSiteSpace>,
 ) -> ApiResult<impl IntoResponse> {
-    let p = path.clone();
-    let (view, id) = app
+    let written = app
         .db
-        .write(move |c| {
-            let site = sites::load_visible(c, &p.organization_id, &p.site_id, &caller.user_id)?
-                .authorize::<site::Manage>()?;
-            st::create_site_space(
-                c,
-                &site,
-                &caller.user_id,
-                &body.space_id,
-                body.section_id.as_deref(),
-            )
+        .write_as::<site::Manage, _>(caller.user_id.clone(), path.site(), move |c, site| {
+            let section = body.section_id.as_deref();
+            st::create_site_space(c, &site, &caller.user_id, &body.space_id, section)
         })
         .await?;
-    let json = wire::site_space_of(&app.urls, &view, &id).ok_or_else(|| missing("site space", &id))?;
-    Ok(created(
-        format!("{}/site-spaces/{id}", base(&app.urls, &path)),
-        json,
-    ))
+    Ok(created(&app, &path, &written))
 }
 
 #[derive(Deserialize, utoipa::ToSchema)]
@@ -761,17 +741,13 @@ async fn update_site_space(
         condition: body.condition,
         space_id: body.space_id,
     };
-    let id = path.site_space_id.clone();
-    let view = app
+    let written = app
         .db
-        .write(move |c| {
-            let site = sites::load_visible(c, &path.organization_id, &path.site_id, &caller.user_id)?
-                .authorize::<site::Manage>()?;
+        .write_as::<site::Manage, _>(caller.user_id.clone(), path.site(), move |c, site| {
             st::update_site_space(c, &site, &caller.user_id, &path.site_space_id, &changes)
         })
         .await?;
-    let json = wire::site_space_of(&app.urls, &view, &id).ok_or_else(|| missing("site space", &id))?;
-    Ok(axum::Json(json))
+    Ok(axum::Json(wire::written_json(&app.urls, &written)))
 }
 
 #[utoipa::path(
@@ -786,16 +762,9 @@ async fn update_site_space(
 async fn delete_site_space(
     caller: Caller,
     State(app): State<App>,
-    Path(path): Path<SiteSpacePath>,
+    Path(p): Path<SiteSpacePath>,
 ) -> ApiResult<StatusCode> {
-    app.db
-        .write(move |c| {
-            let site = sites::load_visible(c, &path.organization_id, &path.site_id, &caller.user_id)?
-                .authorize::<site::Manage>()?;
-            st::delete_site_space(c, &site, &path.site_space_id)
-        })
-        .await?;
-    Ok(StatusCode::NO_CONTENT)
+    delete(app, caller, p.site(), Kind::SiteSpace, p.site_space_id).await
 }
 
 #[derive(Deserialize, utoipa::ToSchema)]
@@ -813,6 +782,15 @@ struct SiteSpacePointer {
     site_space: String,
 }
 
+impl From<SiteSpacePointer> for Ref {
+    fn from(p: SiteSpacePointer) -> Ref {
+        Ref {
+            kind: Kind::SiteSpace,
+            id: p.site_space,
+        }
+    }
+}
+
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct SiteSpaceMovePosition {
@@ -824,6 +802,12 @@ struct SiteSpaceMovePosition {
 #[serde(deny_unknown_fields)]
 struct MoveSiteSpace {
     position: SiteSpaceMovePosition,
+}
+
+impl MoveBody for MoveSiteSpace {
+    fn into_move(self) -> ApiResult<st::Move> {
+        beside(self.position.before, self.position.after)
+    }
 }
 
 #[utoipa::path(
@@ -839,22 +823,8 @@ struct MoveSiteSpace {
 async fn move_site_space(
     caller: Caller,
     State(app): State<App>,
-    Path(path): Path<SiteSpacePath>,
+    Path(p): Path<SiteSpacePath>,
     Json(body): Json<MoveSiteSpace>,
 ) -> ApiResult<axum::Json<SiteSpaceJson>> {
-    let position = position(body.position.before, body.position.after, |p| Ref {
-        kind: Kind::SiteSpace,
-        id: p.site_space,
-    })?;
-    let id = path.site_space_id.clone();
-    let view = app
-        .db
-        .write(move |c| {
-            let site = sites::load_visible(c, &path.organization_id, &path.site_id, &caller.user_id)?
-                .authorize::<site::Manage>()?;
-            st::move_site_space(c, &site, &caller.user_id, &path.site_space_id, &position)
-        })
-        .await?;
-    let json = wire::site_space_of(&app.urls, &view, &id).ok_or_else(|| missing("site space", &id))?;
-    Ok(axum::Json(json))
+    move_item::<ShownSiteSpace>(app, caller, p.site(), p.site_space_id, body).await
 }

@@ -4,8 +4,10 @@
 use quire_store::clock;
 use quire_store::permissions::{SiteAction, Standing, site_allows};
 use quire_store::sites::model::Item;
-use quire_store::sites::structure::{self, SiteView};
-use quire_store::sites::{AgentsContext, Section, Site, SiteSpace, SiteType, SiteVisibility, Structure};
+use quire_store::sites::structure::{self, ShownSiteSpace, SiteView, StructureItem, Written};
+use quire_store::sites::{
+    AgentsContext, Group, Section, Site, SiteSpace, SiteType, SiteVisibility, Structure,
+};
 use serde::Serialize;
 
 use crate::api::spaces::wire::{SpaceJson, with_role};
@@ -192,7 +194,7 @@ pub struct GroupJson {
 }
 
 /// An item of a level of the structure.
-#[derive(Serialize, Debug, Clone)]
+#[derive(Serialize, Debug, Clone, utoipa::ToSchema)]
 #[serde(untagged)]
 pub enum ChildJson {
     Section(SectionJson),
@@ -201,11 +203,12 @@ pub enum ChildJson {
 
 /// `{type: "sections", structure}` or `{type: "siteSpaces", structure}`.
 #[derive(Serialize, Debug, Clone, utoipa::ToSchema)]
-pub struct StructureJson {
-    #[serde(rename = "type")]
-    pub kind: &'static str,
-    #[schema(value_type = Vec<Object>)]
-    pub structure: Vec<serde_json::Value>,
+#[serde(tag = "type", content = "structure")]
+pub enum StructureJson {
+    #[serde(rename = "sections")]
+    Sections(Vec<ChildJson>),
+    #[serde(rename = "siteSpaces")]
+    SiteSpaces(Vec<SiteSpaceJson>),
 }
 
 /// What to show of a structure: everything (the management API) or a visitor's part.
@@ -242,7 +245,10 @@ impl Render<'_> {
     }
 
     pub fn site_space(&self, ss: &SiteSpace) -> Option<SiteSpaceJson> {
-        let space = (self.space)(ss)?;
+        Some(self.site_space_showing(ss, (self.space)(ss)?))
+    }
+
+    fn site_space_showing(&self, ss: &SiteSpace, space: SpaceJson) -> SiteSpaceJson {
         let section_path = ss
             .section
             .as_deref()
@@ -252,7 +258,7 @@ impl Render<'_> {
             Some(sp) => self.item_url(&[sp, &ss.path]),
             None => self.item_url(&[&ss.path]),
         };
-        Some(SiteSpaceJson {
+        SiteSpaceJson {
             object: "site-space",
             id: ss.id.clone(),
             path: ss.path.clone(),
@@ -264,7 +270,7 @@ impl Render<'_> {
             condition: ss.condition.clone(),
             has_advanced_customization_feature: false,
             urls: PublishedUrls { published: url },
-        })
+        }
     }
 
     pub fn section(&self, section: &Section) -> SectionJson {
@@ -310,7 +316,7 @@ impl Render<'_> {
             .collect()
     }
 
-    pub fn group(&self, group: &quire_store::sites::Group, depth: usize) -> GroupJson {
+    pub fn group(&self, group: &Group, depth: usize) -> GroupJson {
         // Groups nest by parent ids the store keeps acyclic; the bound is a second guard.
         let children = if depth > 64 {
             Vec::new()
@@ -340,26 +346,16 @@ impl Render<'_> {
     /// spaces.
     pub fn structure(&self) -> StructureJson {
         if self.tree.sections.is_empty() {
-            StructureJson {
-                kind: "siteSpaces",
-                structure: self
-                    .tree
+            StructureJson::SiteSpaces(
+                self.tree
                     .site_spaces_in(None)
                     .into_iter()
                     .filter(|ss| (self.shows_site_space)(ss))
                     .filter_map(|ss| self.site_space(ss))
-                    .map(|ss| serde_json::to_value(ss).unwrap_or_default())
                     .collect(),
-            }
+            )
         } else {
-            StructureJson {
-                kind: "sections",
-                structure: self
-                    .level(None, 0)
-                    .iter()
-                    .map(|c| serde_json::to_value(c).unwrap_or_default())
-                    .collect(),
-            }
+            StructureJson::Sections(self.level(None, 0))
         }
     }
 }
@@ -390,63 +386,56 @@ pub fn view_space<'a>(urls: &'a Urls, view: &'a SiteView) -> impl Fn(&SiteSpace)
     }
 }
 
-/// The section `id` of a view, as answered.
-pub fn section_of(urls: &Urls, view: &SiteView, id: &str) -> Option<SectionJson> {
-    let space = view_space(urls, view);
-    let render = render_view(urls, view, &space);
-    view.tree.section(id).map(|s| render.section(s))
+/// An item of a site's structure as the management API answers it.
+pub trait ItemJson: StructureItem {
+    type Json: Serialize;
+    /// Where the site's items of this kind are, under the site's URL.
+    const COLLECTION: &'static str;
+    fn json(render: &Render<'_>, item: &Self) -> Self::Json;
 }
 
-pub fn group_of(urls: &Urls, view: &SiteView, id: &str) -> Option<GroupJson> {
-    let space = view_space(urls, view);
-    let render = render_view(urls, view, &space);
-    view.tree.group(id).map(|g| render.group(g, 0))
+impl ItemJson for Section {
+    type Json = SectionJson;
+    const COLLECTION: &'static str = "sections";
+    fn json(render: &Render<'_>, section: &Section) -> SectionJson {
+        render.section(section)
+    }
 }
 
-pub fn site_space_of(urls: &Urls, view: &SiteView, id: &str) -> Option<SiteSpaceJson> {
-    let space = view_space(urls, view);
-    let render = render_view(urls, view, &space);
-    view.tree.site_space(id).and_then(|ss| render.site_space(ss))
+impl ItemJson for Group {
+    type Json = GroupJson;
+    const COLLECTION: &'static str = "section-groups";
+    fn json(render: &Render<'_>, group: &Group) -> GroupJson {
+        render.group(group, 0)
+    }
 }
 
-/// Every section of a view in reading order, with its sort key.
-pub fn sections_of(urls: &Urls, view: &SiteView) -> Vec<(Vec<String>, SectionJson)> {
+impl ItemJson for ShownSiteSpace {
+    type Json = SiteSpaceJson;
+    const COLLECTION: &'static str = "site-spaces";
+    fn json(render: &Render<'_>, shown: &ShownSiteSpace) -> SiteSpaceJson {
+        let space = with_role(render.urls, &shown.space.space, shown.space.role);
+        render.site_space_showing(&shown.site_space, space)
+    }
+}
+
+/// A written item, as answered.
+pub fn written_json<T: ItemJson>(urls: &Urls, written: &Written<T>) -> T::Json {
+    let space = view_space(urls, &written.view);
+    T::json(&render_view(urls, &written.view, &space), &written.item)
+}
+
+/// Every item of a kind in a view, in reading order, with its sort key.
+pub fn items_of<T: ItemJson>(urls: &Urls, view: &SiteView) -> Vec<(Vec<String>, T::Json)> {
     let space = view_space(urls, view);
     let render = render_view(urls, view, &space);
-    let mut out: Vec<(Vec<String>, SectionJson)> = view
-        .tree
-        .sections
+    let mut out: Vec<(Vec<String>, T::Json)> = T::all(view)
         .iter()
-        .map(|s| (structure::section_sort_key(&view.tree, s), render.section(s)))
-        .collect();
-    out.sort_by(|a, b| a.0.cmp(&b.0));
-    out
-}
-
-pub fn groups_of(urls: &Urls, view: &SiteView) -> Vec<(Vec<String>, GroupJson)> {
-    let space = view_space(urls, view);
-    let render = render_view(urls, view, &space);
-    structure::groups_in_order(&view.tree)
-        .into_iter()
-        .map(|g| (structure::group_sort_key(&view.tree, &g.id), render.group(g, 0)))
-        .collect()
-}
-
-/// Every site space of a view in reading order, with its sort key and whether it is a default.
-pub fn site_spaces_of(urls: &Urls, view: &SiteView) -> Vec<(Vec<String>, bool, SiteSpaceJson)> {
-    let space = view_space(urls, view);
-    let render = render_view(urls, view, &space);
-    let mut out: Vec<(Vec<String>, bool, SiteSpaceJson)> = view
-        .tree
-        .site_spaces
-        .iter()
-        .filter_map(|ss| {
-            let json = render.site_space(ss)?;
-            Some((
-                structure::site_space_sort_key(&view.tree, ss),
-                view.is_default_site_space(ss),
-                json,
-            ))
+        .map(|item| {
+            (
+                structure::sort_key(&view.tree, T::KIND, item.id()),
+                T::json(&render, item),
+            )
         })
         .collect();
     out.sort_by(|a, b| a.0.cmp(&b.0));
