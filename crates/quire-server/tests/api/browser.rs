@@ -19,6 +19,7 @@ use fantoccini::{Client, ClientBuilder, Locator};
 use serde_json::{Value, json};
 
 use crate::search::{new_space, write_main};
+use crate::support::site::{SiteBuilder, handbook_pages, id, page, visitor_key, visitor_token};
 use crate::support::{TestApp, TestUser};
 
 /// How long a page or an element may take to appear: generous, as CI runs these beside
@@ -259,60 +260,26 @@ async fn assert_self_contained(client: &Client, what: &str) {
     assert_eq!(broken, json!([]), "{what}: images that did not load");
 }
 
-/// A space with a home page (an image, a code block, a link), a group with a nested page with
-/// two headings, and a second space for the variant switcher; a public site `handbook`
-/// showing both. Answers (org, site).
+/// A space with the handbook's pages ([`handbook_pages`]: a home page with an image, a code
+/// block and a link, a group with a nested page with two headings) and a reference page with a
+/// table and an expandable, and a second space for the variant switcher; a public site
+/// `handbook` showing both. Answers (org, site).
 async fn handbook(app: &TestApp, owner: &TestUser) -> (String, String) {
-    let org = app.org(owner, "Docs").await;
-    let guide = new_space(app, owner, &org, "Version 1").await;
-    write_main(
-        app,
-        owner,
-        &guide,
-        vec![json!([
-            {"operation": "insert_files", "files": [{"ref": "logo", "name": "logo.png", "contentType": "image/png", "base64": crate::content::PNG}]},
-            {"operation": "insert_page", "title": "Welcome",
-             "document": {"markdown": "# Welcome\n\nHello readers.\n\n![The logo](./logo)\n\n```rust\nfn main() {\n    println!(\"hi\");\n}\n```\n\n{% hint style=\"info\" %}\nA hint.\n{% endhint %}\n\nSee [setup](./setup.md).\n"}},
-            {"operation": "insert_page", "ref": "guides", "title": "Guides",
-             "document": {"markdown": "# Guides\n\nAll the guides.\n"}},
-            {"operation": "insert_page", "ref": "setup", "title": "Setup", "into": "guides",
-             "document": {"markdown": "# Setup\n\nInstall it with the zephyr tool.\n\n## Configure\n\nThen configure.\n\n## Run\n\nThen run.\n"}},
-            {"operation": "insert_page", "title": "Reference",
-             "document": {"markdown": "# Reference\n\n| Flag | Meaning |\n| --- | --- |\n| `-v` | verbose |\n\n<details>\n<summary>Exit codes</summary>\n\nZero means success.\n\n</details>\n"}}
-        ])],
-    )
-    .await;
-    let next = new_space(app, owner, &org, "Version 2").await;
-    write_main(
-        app,
-        owner,
-        &next,
-        vec![json!([{"operation": "insert_page", "title": "What is new",
-                     "document": {"markdown": "# What is new\n\nThe second version.\n"}}])],
-    )
-    .await;
-    let site = crate::reader::id(
-        &app.post(
-            owner,
-            &format!("/v1/orgs/{org}/sites"),
-            json!({"title": "Handbook"}),
+    let mut changes = handbook_pages();
+    changes.push(page(
+        "Reference",
+        "# Reference\n\n| Flag | Meaning |\n| --- | --- |\n| `-v` | verbose |\n\n<details>\n<summary>Exit codes</summary>\n\nZero means success.\n\n</details>\n",
+    ));
+    let built = SiteBuilder::new(app, owner)
+        .space("Version 1", Value::Array(changes))
+        .space(
+            "Version 2",
+            json!([page("What is new", "# What is new\n\nThe second version.\n")]),
         )
-        .await
-        .expect(201),
-    );
-    let base = format!("/v1/orgs/{org}/sites/{site}");
-    for space in [&guide, &next] {
-        app.post(owner, &format!("{base}/site-spaces"), json!({"spaceId": space}))
-            .await
-            .expect(201);
-    }
-    app.patch(owner, &base, json!({"basename": "handbook"}))
-        .await
-        .expect(200);
-    app.post(owner, &format!("{base}/publish"), json!({}))
-        .await
-        .expect(200);
-    (org, site)
+        .basename("handbook")
+        .build()
+        .await;
+    (built.org, built.site)
 }
 
 #[tokio::test]
@@ -579,7 +546,7 @@ async fn browser_sees_an_adaptive_section_only_with_the_claim() {
         .expect(201);
     app.patch(
         &owner,
-        &format!("{base}/sections/{}", crate::reader::id(&section)),
+        &format!("{base}/sections/{}", id(&section)),
         json!({"condition": "visitor.claims.isBeta == true"}),
     )
     .await
@@ -587,9 +554,9 @@ async fn browser_sees_an_adaptive_section_only_with_the_claim() {
     app.patch(&owner, &base, json!({"adaptiveContent": {"enabled": true}}))
         .await
         .expect(200);
-    let secret = crate::reader::visitor_key(&app, &owner, &base).await;
-    let beta_token = crate::reader::visitor_token(&secret, &site, json!({"isBeta": true}));
-    let plain_token = crate::reader::visitor_token(&secret, &site, json!({"isBeta": false}));
+    let secret = visitor_key(&app, &owner, &base).await;
+    let beta_token = visitor_token(&secret, &site, json!({"isBeta": true}));
+    let plain_token = visitor_token(&secret, &site, json!({"isBeta": false}));
     let section_path = format!("/s/handbook/{}/", section["path"].as_str().expect("a path"));
     let root = format!("http://{}/s/handbook/", app.addr());
     let prefix = format!("adaptive-{}", engine(&app));
@@ -686,9 +653,9 @@ async fn browser_is_sent_to_sign_in_on_a_visitor_auth_site_and_let_in_with_a_tok
     app.patch(&owner, &base, json!({"visibility": "visitor-auth"}))
         .await
         .expect(200);
-    let secret = crate::reader::visitor_key(&app, &owner, &base).await;
-    let token = crate::reader::visitor_token(&secret, &site, json!({}));
-    let forged = crate::reader::visitor_token("another-key", &site, json!({}));
+    let secret = visitor_key(&app, &owner, &base).await;
+    let token = visitor_token(&secret, &site, json!({}));
+    let forged = visitor_token("another-key", &site, json!({}));
     // The sign-in backend: here the server's own health check stands for it.
     let login = format!("http://{}/healthz", app.addr());
     let root = format!("http://{}/s/handbook/", app.addr());

@@ -7,8 +7,8 @@ use std::collections::{BTreeSet, VecDeque};
 use reqwest::header::HeaderMap;
 use serde_json::{Value, json};
 
-use crate::content::PNG;
 use crate::search::{new_space, write_main};
+use crate::support::site::{SiteBuilder, handbook_pages, id, page, visitor_key, visitor_token};
 use crate::support::{TestApp, TestUser, gunzip};
 
 /// A visitor's browser: no token, no redirects followed, cookies given by hand.
@@ -80,41 +80,6 @@ impl Browser {
     }
 }
 
-pub(crate) fn id(v: &Value) -> String {
-    v["id"]
-        .as_str()
-        .unwrap_or_else(|| panic!("no id in {v}"))
-        .to_string()
-}
-
-/// The key a site's visitor tokens are signed with, as its admin reads it (`base`: the site's
-/// API path).
-pub(crate) async fn visitor_key(app: &TestApp, admin: &TestUser, base: &str) -> String {
-    app.get(admin, &format!("{base}/publishing/auth"))
-        .await
-        .expect(200)["privateKey"]
-        .as_str()
-        .expect("a key")
-        .to_string()
-}
-
-/// A visitor token for `site`, signed with `key`.
-pub(crate) fn visitor_token(key: &str, aud: &str, claims: Value) -> String {
-    let mut payload = claims;
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs() as i64;
-    payload["aud"] = json!(aud);
-    payload["exp"] = json!(now + 600);
-    jsonwebtoken::encode(
-        &jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256),
-        &payload,
-        &jsonwebtoken::EncodingKey::from_secret(key.as_bytes()),
-    )
-    .unwrap()
-}
-
 /// The `href` and `src` values of a page, unescaped.
 fn links(html: &str) -> Vec<String> {
     let mut out = Vec::new();
@@ -144,50 +109,23 @@ fn parse_errors(html: &str) -> Vec<String> {
     dom.errors.take().iter().map(|e| e.to_string()).collect()
 }
 
-/// A space with a home page (an image and a code block), a group of nested pages, a hidden
-/// page and a page left out of search; a site showing it at its root, published as
-/// `handbook`. Answers (org, space, site).
+/// A space with the handbook's pages ([`handbook_pages`]: a home page with an image and a
+/// code block, a group of nested pages), a hidden page and a page left out of search; a site
+/// showing it at its root, published as `handbook`. Answers (org, space, site).
 async fn handbook(app: &TestApp, owner: &TestUser) -> (String, String, String) {
-    let org = app.org(owner, "Docs").await;
-    let space = new_space(app, owner, &org, "Guide").await;
-    write_main(
-        app,
-        owner,
-        &space,
-        vec![json!([
-            {"operation": "insert_files", "files": [{"ref": "logo", "name": "logo.png", "contentType": "image/png", "base64": PNG}]},
-            {"operation": "insert_page", "title": "Welcome",
-             "document": {"markdown": "# Welcome\n\nHello readers.\n\n![The logo](./logo)\n\n```rust\nfn main() {}\n```\n\nSee [setup](./setup.md).\n"}},
-            {"operation": "insert_page", "ref": "guides", "title": "Guides",
-             "document": {"markdown": "# Guides\n\nAll the guides.\n"}},
-            {"operation": "insert_page", "ref": "setup", "title": "Setup", "into": "guides",
-             "document": {"markdown": "# Setup\n\nInstall it with the zephyr tool.\n\n## Configure\n\nThen configure.\n"}},
-            {"operation": "insert_page", "title": "Secret notes", "hidden": true,
-             "document": {"markdown": "# Secret notes\n\nThe quokka hides here.\n"}},
-            {"operation": "insert_page", "title": "Quiet", "noIndex": true,
-             "document": {"markdown": "# Quiet\n\nThe wombat is not searched.\n"}}
-        ])],
-    )
-    .await;
-    let site = id(&app
-        .post(
-            owner,
-            &format!("/v1/orgs/{org}/sites"),
-            json!({"title": "Handbook"}),
-        )
-        .await
-        .expect(201));
-    let base = format!("/v1/orgs/{org}/sites/{site}");
-    app.post(owner, &format!("{base}/site-spaces"), json!({"spaceId": space}))
-        .await
-        .expect(201);
-    app.patch(owner, &base, json!({"basename": "handbook"}))
-        .await
-        .expect(200);
-    app.post(owner, &format!("{base}/publish"), json!({}))
-        .await
-        .expect(200);
-    (org, space, site)
+    let mut changes = handbook_pages();
+    changes.extend([
+        json!({"operation": "insert_page", "title": "Secret notes", "hidden": true,
+               "document": {"markdown": "# Secret notes\n\nThe quokka hides here.\n"}}),
+        json!({"operation": "insert_page", "title": "Quiet", "noIndex": true,
+               "document": {"markdown": "# Quiet\n\nThe wombat is not searched.\n"}}),
+    ]);
+    let built = SiteBuilder::new(app, owner)
+        .space("Guide", Value::Array(changes))
+        .basename("handbook")
+        .build()
+        .await;
+    (built.org, built.spaces[0].clone(), built.site)
 }
 
 #[tokio::test]
@@ -837,34 +775,17 @@ async fn reader_names_sites_by_id_then_the_oldest_basename() {
     let (_, _, first) = handbook(&app, &owner).await;
     // Another organization's site takes the same basename: the older one keeps it.
     let other = app.user("Other").await;
-    let org = app.org(&other, "Elsewhere").await;
-    let space = new_space(&app, &other, &org, "Theirs").await;
-    write_main(
-        &app,
-        &other,
-        &space,
-        vec![json!([{"operation": "insert_page", "title": "Their home",
-                     "document": {"markdown": "# Their home\n\nNot the handbook.\n"}}])],
-    )
-    .await;
-    let second = id(&app
-        .post(
-            &other,
-            &format!("/v1/orgs/{org}/sites"),
-            json!({"title": "Theirs"}),
+    let second = SiteBuilder::new(&app, &other)
+        .org_titled("Elsewhere")
+        .titled("Theirs")
+        .space(
+            "Theirs",
+            json!([page("Their home", "# Their home\n\nNot the handbook.\n")]),
         )
+        .basename("handbook")
+        .build()
         .await
-        .expect(201));
-    let base = format!("/v1/orgs/{org}/sites/{second}");
-    app.post(&other, &format!("{base}/site-spaces"), json!({"spaceId": space}))
-        .await
-        .expect(201);
-    app.patch(&other, &base, json!({"basename": "handbook"}))
-        .await
-        .expect(200);
-    app.post(&other, &format!("{base}/publish"), json!({}))
-        .await
-        .expect(200);
+        .site;
     let browser = Browser::new(&app);
     let page = browser.get("/s/handbook/").await;
     assert!(
@@ -1067,24 +988,13 @@ async fn reader_pages_of_a_large_deep_space_stay_light() {
             .unwrap();
     assert_eq!(imported.pages, 1 + 8 + 8 * 10 * (1 + 5 * (1 + 4)));
 
-    let site = id(&app
-        .post(
-            &owner,
-            &format!("/v1/orgs/{org}/sites"),
-            json!({"title": "Large docs"}),
-        )
-        .await
-        .expect(201));
-    let base = format!("/v1/orgs/{org}/sites/{site}");
-    app.post(&owner, &format!("{base}/site-spaces"), json!({"spaceId": space}))
-        .await
-        .expect(201);
-    app.patch(&owner, &base, json!({"basename": "large"}))
-        .await
-        .expect(200);
-    app.post(&owner, &format!("{base}/publish"), json!({}))
-        .await
-        .expect(200);
+    SiteBuilder::new(&app, &owner)
+        .in_org(&org)
+        .titled("Large docs")
+        .existing_space(&space)
+        .basename("large")
+        .build()
+        .await;
 
     // A topic of the last section of the last chapter of the last part, and the chapter
     // before its own, collapsed.

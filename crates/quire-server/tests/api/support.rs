@@ -7,6 +7,9 @@
 // A shared harness: helpers arrive before every test that uses them.
 #![allow(dead_code)]
 
+pub mod site;
+pub mod snapshot;
+
 use std::time::Duration;
 
 use clap::Parser;
