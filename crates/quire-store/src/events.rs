@@ -5,11 +5,16 @@
 //! anywhere outside the transaction could not promise.
 //!
 //! Nothing reads the table yet; event delivery (the integrations issue) will, per organization
-//! in `seq` order. Kinds and payloads: docs/decisions/0018-event-outbox.md.
+//! in `seq` order. The payload structs in this module are the list of kinds and their payloads:
+//! each implements [`Payload`], which names its [`Kind`], so an event's kind always matches its
+//! payload, and the outbox stores what the struct serializes
+//! (docs/decisions/0018-event-outbox.md says why there is an outbox).
 
-use serde_json::Value as Json;
+use serde::Serialize;
 
+use crate::change_requests::Status;
 use crate::db::{Conn, DbError};
+use crate::permissions::Role;
 use crate::{clock, ids, params};
 
 /// What happened. The names follow GitBook's integration event types (`space_content_updated`
@@ -75,32 +80,212 @@ impl Kind {
     }
 }
 
-/// One event to record.
+/// The payload of one kind of event: the ids a consumer needs without reading anything else
+/// (camelCase, as GitBook's events). Sealed: the structs below are every payload there is.
+pub trait Payload: Serialize + std::fmt::Debug + sealed::Sealed {
+    const KIND: Kind;
+}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+macro_rules! payloads {
+    ($($name:ident),+ $(,)?) => {$(
+        impl sealed::Sealed for $name<'_> {}
+        impl Payload for $name<'_> {
+            const KIND: Kind = Kind::$name;
+        }
+    )+};
+}
+
+payloads!(
+    SpaceCreated,
+    SpaceDeleted,
+    SpaceRestored,
+    SpaceContentUpdated,
+    ChangeRequestCreated,
+    ChangeRequestStatusUpdated,
+    ChangeRequestMerged,
+    CommentPosted,
+    CommentReplyPosted,
+    MemberAdded,
+    MemberRemoved,
+    SiteCreated,
+    SiteDeleted,
+    SitePublished,
+    SiteUnpublished,
+);
+
+// serde writes a struct's fields in declaration order: each struct keeps the order its keys were
+// stored in before payloads had types, so that old and new rows read alike.
+
+/// A space was created, or duplicated from another.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SpaceCreated<'a> {
+    pub space_id: &'a str,
+    /// Its main revision.
+    pub revision_id: Option<&'a str>,
+    /// Its collection.
+    pub parent: Option<&'a str>,
+    /// The space it is a copy of; absent for a new space.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub duplicate_of: Option<&'a str>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SpaceDeleted<'a> {
+    pub space_id: &'a str,
+}
+
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SpaceRestored<'a> {
+    pub space_id: &'a str,
+}
+
+/// Main moved from `previous_revision_id` to `revision_id`.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SpaceContentUpdated<'a> {
+    pub space_id: &'a str,
+    pub revision_id: &'a str,
+    pub previous_revision_id: &'a str,
+}
+
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChangeRequestCreated<'a> {
+    pub space_id: &'a str,
+    pub change_request_id: &'a str,
+    pub number: i64,
+    pub status: Status,
+    /// Main's revision, where the change request starts.
+    pub revision_initial: Option<&'a str>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChangeRequestStatusUpdated<'a> {
+    pub space_id: &'a str,
+    pub change_request_id: &'a str,
+    pub number: i64,
+    pub status: Status,
+    pub previous_status: Status,
+}
+
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChangeRequestMerged<'a> {
+    pub space_id: &'a str,
+    pub change_request_id: &'a str,
+    pub number: i64,
+    /// Main's new revision.
+    pub revision_id: &'a str,
+    /// The change request's revision that was merged.
+    pub change_request_revision_id: &'a str,
+}
+
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CommentPosted<'a> {
+    pub space_id: &'a str,
+    /// Null for a comment on main.
+    pub change_request_id: Option<&'a str>,
+    pub comment_id: &'a str,
+    #[serde(flatten)]
+    pub on: CommentOn<'a>,
+    /// The revision the comment points into.
+    pub revision_id: &'a str,
+}
+
+/// Where a comment was posted: a field of its own in the payload, `pageId` or `reviewId`.
+#[derive(Clone, Debug, Serialize)]
+#[serde(untagged)]
+pub enum CommentOn<'a> {
+    /// A comment posted on its own: on a page, or on no page (null).
+    Page {
+        #[serde(rename = "pageId")]
+        page_id: Option<&'a str>,
+    },
+    /// The comment of a change request's review.
+    Review {
+        #[serde(rename = "reviewId")]
+        review_id: &'a str,
+    },
+}
+
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CommentReplyPosted<'a> {
+    pub space_id: &'a str,
+    /// Null for a comment on main.
+    pub change_request_id: Option<&'a str>,
+    pub comment_id: &'a str,
+    pub reply_id: &'a str,
+}
+
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MemberAdded<'a> {
+    pub user_id: &'a str,
+    /// Null for a guest.
+    pub role: Option<Role>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MemberRemoved<'a> {
+    pub user_id: &'a str,
+}
+
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SiteCreated<'a> {
+    pub site_id: &'a str,
+}
+
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SiteDeleted<'a> {
+    pub site_id: &'a str,
+}
+
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SitePublished<'a> {
+    pub site_id: &'a str,
+}
+
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SiteUnpublished<'a> {
+    pub site_id: &'a str,
+}
+
+/// One event to record; its kind is its payload's.
 #[derive(Debug)]
-pub struct Event<'a> {
-    pub kind: Kind,
+pub struct Event<'a, P: Payload> {
     pub organization: &'a str,
-    /// The space it happened in; None for organization events (members).
+    /// The space it happened in; None for organization events (members, sites).
     pub space: Option<&'a str>,
-    /// What the event is about: the space, change request, comment, reply or user.
+    /// What the event is about: the space, change request, comment, reply, user or site.
     pub subject: &'a str,
     /// Who did it; None for the command line.
     pub actor: Option<&'a str>,
-    /// The ids a consumer needs without reading anything else (camelCase, as GitBook's events).
-    pub payload: Json,
+    pub payload: P,
 }
 
-impl<'a> Event<'a> {
+impl<'a, P: Payload> Event<'a, P> {
+    pub fn kind(&self) -> Kind {
+        P::KIND
+    }
+
     /// An event about a space itself.
-    pub fn space(
-        kind: Kind,
-        organization: &'a str,
-        space: &'a str,
-        actor: Option<&'a str>,
-        payload: Json,
-    ) -> Self {
+    pub fn space(organization: &'a str, space: &'a str, actor: Option<&'a str>, payload: P) -> Self {
         Event {
-            kind,
             organization,
             space: Some(space),
             subject: space,
@@ -111,15 +296,13 @@ impl<'a> Event<'a> {
 
     /// An event about something in a space (a change request, a comment, a reply).
     pub fn in_space(
-        kind: Kind,
         organization: &'a str,
         space: &'a str,
         subject: &'a str,
         actor: Option<&'a str>,
-        payload: Json,
+        payload: P,
     ) -> Self {
         Event {
-            kind,
             organization,
             space: Some(space),
             subject,
@@ -129,15 +312,8 @@ impl<'a> Event<'a> {
     }
 
     /// An event about a docs site.
-    pub fn site(
-        kind: Kind,
-        organization: &'a str,
-        site: &'a str,
-        actor: Option<&'a str>,
-        payload: Json,
-    ) -> Self {
+    pub fn site(organization: &'a str, site: &'a str, actor: Option<&'a str>, payload: P) -> Self {
         Event {
-            kind,
             organization,
             space: None,
             subject: site,
@@ -147,15 +323,8 @@ impl<'a> Event<'a> {
     }
 
     /// An event about an organization's member `user`.
-    pub fn member(
-        kind: Kind,
-        organization: &'a str,
-        user: &'a str,
-        actor: Option<&'a str>,
-        payload: Json,
-    ) -> Self {
+    pub fn member(organization: &'a str, user: &'a str, actor: Option<&'a str>, payload: P) -> Self {
         Event {
-            kind,
             organization,
             space: None,
             subject: user,
@@ -167,7 +336,13 @@ impl<'a> Event<'a> {
 
 /// Records `event` in the transaction `c` is in. Call it from the transaction that makes the
 /// change, never from a separate one.
-pub fn record(c: &mut dyn Conn, event: Event<'_>) -> Result<(), DbError> {
+pub fn record<P: Payload>(c: &mut dyn Conn, event: Event<'_, P>) -> Result<(), DbError> {
+    let payload = serde_json::to_string(&event.payload).map_err(|e| {
+        DbError::Other(format!(
+            "cannot write the payload of a {} event: {e}",
+            P::KIND.as_str()
+        ))
+    })?;
     c.execute(
         "INSERT INTO events (id, organization_id, space_id, kind, subject_id, actor_id, payload, created_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
@@ -175,10 +350,10 @@ pub fn record(c: &mut dyn Conn, event: Event<'_>) -> Result<(), DbError> {
             ids::new_id(),
             event.organization,
             event.space,
-            event.kind.as_str(),
+            P::KIND.as_str(),
             event.subject,
             event.actor,
-            event.payload.to_string(),
+            payload,
             clock::now_ms()
         ],
     )?;
@@ -196,7 +371,9 @@ pub fn organization_of_space(c: &mut dyn Conn, space_id: &str) -> Result<String,
 
 #[cfg(test)]
 mod tests {
-    use super::Kind;
+    use serde_json::{Value as Json, json};
+
+    use super::*;
 
     #[test]
     fn kind_names_are_distinct_snake_case() {
@@ -209,5 +386,150 @@ mod tests {
         names.sort_unstable();
         names.dedup();
         assert_eq!(names.len(), Kind::ALL.len());
+    }
+
+    /// The payload's kind and the text `record` stores.
+    fn stored<P: Payload>(payload: P) -> (Kind, String) {
+        (P::KIND, serde_json::to_string(&payload).unwrap())
+    }
+
+    /// Each payload is the JSON the outbox stored before payloads had types, key order included
+    /// (serde_json keeps a `json!` object's order in this workspace).
+    #[test]
+    fn payloads_serialize_to_their_shapes() {
+        let cases: Vec<((Kind, String), Json)> = vec![
+            (
+                stored(SpaceCreated {
+                    space_id: "s1",
+                    revision_id: Some("r1"),
+                    parent: None,
+                    duplicate_of: None,
+                }),
+                json!({"spaceId": "s1", "revisionId": "r1", "parent": null}),
+            ),
+            (
+                stored(SpaceCreated {
+                    space_id: "s2",
+                    revision_id: Some("r2"),
+                    parent: Some("c1"),
+                    duplicate_of: Some("s1"),
+                }),
+                json!({"spaceId": "s2", "revisionId": "r2", "parent": "c1", "duplicateOf": "s1"}),
+            ),
+            (stored(SpaceDeleted { space_id: "s1" }), json!({"spaceId": "s1"})),
+            (stored(SpaceRestored { space_id: "s1" }), json!({"spaceId": "s1"})),
+            (
+                stored(SpaceContentUpdated {
+                    space_id: "s1",
+                    revision_id: "r2",
+                    previous_revision_id: "r1",
+                }),
+                json!({"spaceId": "s1", "revisionId": "r2", "previousRevisionId": "r1"}),
+            ),
+            (
+                stored(ChangeRequestCreated {
+                    space_id: "s1",
+                    change_request_id: "cr1",
+                    number: 3,
+                    status: Status::Draft,
+                    revision_initial: Some("r1"),
+                }),
+                json!({"spaceId": "s1", "changeRequestId": "cr1", "number": 3, "status": "draft",
+                       "revisionInitial": "r1"}),
+            ),
+            (
+                stored(ChangeRequestStatusUpdated {
+                    space_id: "s1",
+                    change_request_id: "cr1",
+                    number: 3,
+                    status: Status::Open,
+                    previous_status: Status::Draft,
+                }),
+                json!({"spaceId": "s1", "changeRequestId": "cr1", "number": 3, "status": "open",
+                       "previousStatus": "draft"}),
+            ),
+            (
+                stored(ChangeRequestMerged {
+                    space_id: "s1",
+                    change_request_id: "cr1",
+                    number: 3,
+                    revision_id: "r3",
+                    change_request_revision_id: "r2",
+                }),
+                json!({"spaceId": "s1", "changeRequestId": "cr1", "number": 3, "revisionId": "r3",
+                       "changeRequestRevisionId": "r2"}),
+            ),
+            (
+                stored(CommentPosted {
+                    space_id: "s1",
+                    change_request_id: None,
+                    comment_id: "co1",
+                    on: CommentOn::Page { page_id: Some("p1") },
+                    revision_id: "r1",
+                }),
+                json!({"spaceId": "s1", "changeRequestId": null, "commentId": "co1", "pageId": "p1",
+                       "revisionId": "r1"}),
+            ),
+            (
+                stored(CommentPosted {
+                    space_id: "s1",
+                    change_request_id: Some("cr1"),
+                    comment_id: "co2",
+                    on: CommentOn::Page { page_id: None },
+                    revision_id: "r2",
+                }),
+                json!({"spaceId": "s1", "changeRequestId": "cr1", "commentId": "co2", "pageId": null,
+                       "revisionId": "r2"}),
+            ),
+            (
+                stored(CommentPosted {
+                    space_id: "s1",
+                    change_request_id: Some("cr1"),
+                    comment_id: "co3",
+                    on: CommentOn::Review { review_id: "rv1" },
+                    revision_id: "r2",
+                }),
+                json!({"spaceId": "s1", "changeRequestId": "cr1", "commentId": "co3", "reviewId": "rv1",
+                       "revisionId": "r2"}),
+            ),
+            (
+                stored(CommentReplyPosted {
+                    space_id: "s1",
+                    change_request_id: None,
+                    comment_id: "co1",
+                    reply_id: "re1",
+                }),
+                json!({"spaceId": "s1", "changeRequestId": null, "commentId": "co1", "replyId": "re1"}),
+            ),
+            (
+                stored(MemberAdded {
+                    user_id: "u1",
+                    role: Some(Role::Admin),
+                }),
+                json!({"userId": "u1", "role": "admin"}),
+            ),
+            (
+                stored(MemberAdded {
+                    user_id: "u2",
+                    role: None,
+                }),
+                json!({"userId": "u2", "role": null}),
+            ),
+            (stored(MemberRemoved { user_id: "u1" }), json!({"userId": "u1"})),
+            (stored(SiteCreated { site_id: "st1" }), json!({"siteId": "st1"})),
+            (stored(SiteDeleted { site_id: "st1" }), json!({"siteId": "st1"})),
+            (stored(SitePublished { site_id: "st1" }), json!({"siteId": "st1"})),
+            (
+                stored(SiteUnpublished { site_id: "st1" }),
+                json!({"siteId": "st1"}),
+            ),
+        ];
+        let mut kinds = Vec::new();
+        for ((kind, text), expected) in cases {
+            assert_eq!(text, expected.to_string(), "{}", kind.as_str());
+            kinds.push(kind);
+        }
+        kinds.dedup();
+        assert_eq!(kinds, Kind::ALL, "every kind, each with its own payload");
     }
 }

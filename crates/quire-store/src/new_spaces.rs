@@ -2,8 +2,6 @@
 //! template) and duplicating one (its content, file bytes and grants). Both write the space's
 //! first main revision, so they sit above `main_revision` (and `spaces`, the record, below).
 
-use serde_json::json;
-
 use crate::Store;
 use crate::collections::require_create_in;
 use crate::content::store::ContentCache;
@@ -66,8 +64,13 @@ pub fn create(
         templates::apply_to_main(c, cache, &id, template, caller)?;
     }
     let space = spaces::load_visible(c, &id, caller)?;
-    let payload = json!({"spaceId": id, "revisionId": space.space.revision, "parent": new.parent});
-    let event = Event::space(events::Kind::SpaceCreated, org_id, &id, Some(caller), payload);
+    let payload = events::SpaceCreated {
+        space_id: &id,
+        revision_id: space.space.revision.as_deref(),
+        parent: new.parent.as_deref(),
+        duplicate_of: None,
+    };
+    let event = Event::space(org_id, &id, Some(caller), payload);
     events::record(c, event)?;
     Ok(space)
 }
@@ -172,9 +175,13 @@ async fn create_copy(
             let position = siblings::Position { before: None, after: Some(after) };
             siblings::place(c, &s.org_id, s.parent.as_deref(), (Kind::Space, &id), Some(&position))?;
             let copy = spaces::load_visible(c, &id, &user)?;
-            let payload = json!({"spaceId": id, "revisionId": copy.space.revision, "parent": s.parent,
-                                 "duplicateOf": s.id});
-            let event = Event::space(events::Kind::SpaceCreated, &s.org_id, &id, Some(&user), payload);
+            let payload = events::SpaceCreated {
+                space_id: &id,
+                revision_id: copy.space.revision.as_deref(),
+                parent: s.parent.as_deref(),
+                duplicate_of: Some(&s.id),
+            };
+            let event = Event::space(&s.org_id, &id, Some(&user), payload);
             events::record(c, event)?;
             Ok(copy)
         })

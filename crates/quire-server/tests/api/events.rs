@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use quire_server::db::{Conn, with_deadline};
 use quire_server::error::ApiError;
 use quire_server::{clock, params};
-use quire_store::events::{self, Event, Kind};
+use quire_store::events::{self, Event};
 use serde_json::{Value, json};
 
 use crate::support::{TestApp, TestUser};
@@ -425,11 +425,11 @@ async fn a_rolled_back_transaction_leaves_no_event() {
     let db = app.db.clone();
     let failed = tokio::task::spawn_blocking(move || {
         db.write_sync(|c: &mut dyn Conn| {
-            let payload = json!({"userId": user});
-            events::record(
-                c,
-                Event::member(Kind::MemberAdded, &org_id, &user, Some(&user), payload),
-            )?;
+            let payload = events::MemberAdded {
+                user_id: &user,
+                role: None,
+            };
+            events::record(c, Event::member(&org_id, &user, Some(&user), payload))?;
             let seen: i64 = c
                 .query_scalar(
                     "SELECT count(*) FROM events WHERE organization_id = ?1",

@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use quire_content::Document;
 use quire_content::merge::{MergeInput, MergeOutcome};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::model::{self, ChangeRequest, Status};
 use super::reviews::ReviewStatus;
@@ -15,7 +15,7 @@ use crate::content::attempts::Attempts;
 use crate::content::store::{self, ContentCache, NewRevision, StoredTree};
 use crate::db::{Conn, DbError, for_update};
 use crate::error::{StoreError, StoreResult};
-use crate::events::{self, Event, Kind};
+use crate::events::{self, Event};
 use crate::main_revision as main;
 use crate::merge_rules::{MergeRule, MergeRules};
 use crate::permissions::{Authorized, SpaceAction, space};
@@ -411,16 +411,14 @@ fn merge_in(
          WHERE id = ?1",
         params![cr.id.clone(), user, now, written.id()],
     )?;
-    let payload = json!({"spaceId": space_id, "changeRequestId": cr.id, "number": cr.number,
-                         "revisionId": written.id(), "changeRequestRevisionId": cr.revision});
-    let event = Event::in_space(
-        Kind::ChangeRequestMerged,
-        &space.space.org_id,
+    let payload = events::ChangeRequestMerged {
         space_id,
-        &cr.id,
-        Some(user),
-        payload,
-    );
+        change_request_id: &cr.id,
+        number: cr.number,
+        revision_id: written.id(),
+        change_request_revision_id: &cr.revision,
+    };
+    let event = Event::in_space(&space.space.org_id, space_id, &cr.id, Some(user), payload);
     events::record(c, event)?;
     Ok(Some(MergeResult {
         revision: written.id().to_string(),

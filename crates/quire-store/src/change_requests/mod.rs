@@ -10,14 +10,12 @@ pub mod merge;
 pub mod model;
 pub mod reviews;
 
-use serde_json::json;
-
 pub use model::{ChangeRequest, ChangeRequestCols, Status, load};
 
 use crate::content::store::ContentCache;
 use crate::db::{Conn, for_update};
 use crate::error::{StoreError, StoreResult};
-use crate::events::{self, Event, Kind};
+use crate::events::{self, Event};
 use crate::permissions::{Authorized, Role, space};
 use crate::spaces::{self, SpaceFor};
 use crate::templates::{self, TemplateRequest};
@@ -106,17 +104,15 @@ pub fn create(
         let cr = model::load(c, space_id, &id)?;
         write_template(c, cache, &cr, template, caller)?;
     }
-    let payload = json!({"spaceId": space_id, "changeRequestId": id, "number": number, "status": status,
-                         "revisionInitial": space.space.revision});
-    let org = &space.space.org_id;
-    let event = Event::in_space(
-        Kind::ChangeRequestCreated,
-        org,
+    let payload = events::ChangeRequestCreated {
         space_id,
-        &id,
-        Some(caller),
-        payload,
-    );
+        change_request_id: &id,
+        number,
+        status,
+        revision_initial: space.space.revision.as_deref(),
+    };
+    let org = &space.space.org_id;
+    let event = Event::in_space(org, space_id, &id, Some(caller), payload);
     events::record(c, event)?;
     let cr = model::load(c, space_id, &id)?;
     one_with_users(c, cr)
@@ -173,17 +169,15 @@ pub fn update(
         params![cr.id.clone(), subject, status, description, clock::now_ms()],
     )?;
     if status != cr.status {
-        let payload = json!({"spaceId": space_id, "changeRequestId": cr.id, "number": cr.number,
-                             "status": status, "previousStatus": cr.status});
-        let org = &space.space.org_id;
-        let event = Event::in_space(
-            Kind::ChangeRequestStatusUpdated,
-            org,
+        let payload = events::ChangeRequestStatusUpdated {
             space_id,
-            &cr.id,
-            Some(caller),
-            payload,
-        );
+            change_request_id: &cr.id,
+            number: cr.number,
+            status,
+            previous_status: cr.status,
+        };
+        let org = &space.space.org_id;
+        let event = Event::in_space(org, space_id, &cr.id, Some(caller), payload);
         events::record(c, event)?;
     }
     let cr = model::load(c, space_id, &cr.id)?;

@@ -8,7 +8,7 @@ use super::model::{self, ChangeRequest};
 use crate::comments::{self, Comment, Shown};
 use crate::db::{Args, Conn, DbError, Row};
 use crate::error::{StoreError, StoreResult};
-use crate::events::{self, Event, Kind};
+use crate::events::{self, Event};
 use crate::paging::{List, Page};
 use crate::permissions::{Authorized, SpaceAction, space};
 use crate::spaces::{self, SpaceFor};
@@ -441,17 +441,15 @@ pub fn submit(
                 serde_json::to_string(document).unwrap_or_default()
             ],
         )?;
-        let payload = serde_json::json!({"spaceId": space_id, "changeRequestId": cr.id,
-            "commentId": comment_id, "reviewId": id, "revisionId": cr.revision});
-        let org = &space.space.org_id;
-        let event = Event::in_space(
-            Kind::CommentPosted,
-            org,
+        let payload = events::CommentPosted {
             space_id,
-            &comment_id,
-            Some(caller),
-            payload,
-        );
+            change_request_id: Some(&cr.id),
+            comment_id: &comment_id,
+            on: events::CommentOn::Review { review_id: &id },
+            revision_id: &cr.revision,
+        };
+        let org = &space.space.org_id;
+        let event = Event::in_space(org, space_id, &comment_id, Some(caller), payload);
         events::record(c, event)?;
     }
     c.execute(

@@ -9,7 +9,6 @@ use std::collections::HashMap;
 
 use quire_content::changes::DocumentInput;
 use quire_content::{Document, markdown_to_document};
-use serde_json::json;
 
 pub use model::{
     COMMENT_COLUMNS, Comment, CommentStatus, Permissions, REPLY_COLUMNS, Reply, Scope, Shown, embed_comments,
@@ -19,7 +18,7 @@ pub use model::{
 use crate::content::store::{self, ContentCache};
 use crate::db::{Args, Conn};
 use crate::error::{StoreError, StoreResult};
-use crate::events::{self, Event, Kind};
+use crate::events::{self, Event};
 use crate::members::{self, Member};
 use crate::paging::{List, Order, Page};
 use crate::permissions::{Role, SpaceAction};
@@ -242,16 +241,16 @@ pub fn post(
         ],
     )?;
     let (scope, org) = (&opened.scope, &opened.space.space.org_id);
-    let payload = json!({"spaceId": scope.space_id, "changeRequestId": scope.change_request,
-                         "commentId": id, "pageId": new.page, "revisionId": opened.revision});
-    let event = Event::in_space(
-        Kind::CommentPosted,
-        org,
-        &scope.space_id,
-        &id,
-        Some(caller),
-        payload,
-    );
+    let payload = events::CommentPosted {
+        space_id: &scope.space_id,
+        change_request_id: scope.change_request.as_deref(),
+        comment_id: &id,
+        on: events::CommentOn::Page {
+            page_id: new.page.as_deref(),
+        },
+        revision_id: &opened.revision,
+    };
+    let event = Event::in_space(org, &scope.space_id, &id, Some(caller), payload);
     events::record(c, event)?;
     // What was just written, without reading it back: every round trip inside a write holds
     // the writer (SQLite) or a connection (PostgreSQL), and a comment burst is all writes.
@@ -548,16 +547,13 @@ pub fn reply(
         params![id.clone(), comment.id.clone(), caller, posted_at, text],
     )?;
     let (scope, org) = (&opened.scope, &opened.space.space.org_id);
-    let payload = json!({"spaceId": scope.space_id, "changeRequestId": scope.change_request,
-                         "commentId": comment.id, "replyId": id});
-    let event = Event::in_space(
-        Kind::CommentReplyPosted,
-        org,
-        &scope.space_id,
-        &id,
-        Some(caller),
-        payload,
-    );
+    let payload = events::CommentReplyPosted {
+        space_id: &scope.space_id,
+        change_request_id: scope.change_request.as_deref(),
+        comment_id: &comment.id,
+        reply_id: &id,
+    };
+    let event = Event::in_space(org, &scope.space_id, &id, Some(caller), payload);
     events::record(c, event)?;
     let reply = Reply {
         id,

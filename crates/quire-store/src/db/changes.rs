@@ -25,8 +25,16 @@ pub const PG_NOTIFY: &str = "NOTIFY quire_writes";
 pub const PG_LISTEN: &str = "LISTEN quire_writes";
 
 /// A point in this process's view of the database's history; see the module documentation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Stamp(u64);
+
+#[cfg(test)]
+impl Stamp {
+    /// The stamp after `writes` writes, for tests of what keeps stamps without a database.
+    pub(crate) fn after(writes: u64) -> Stamp {
+        Stamp(writes)
+    }
+}
 
 pub struct Changes {
     generation: AtomicU64,

@@ -7,13 +7,11 @@
 
 pub mod init;
 
-use serde_json::json;
-
 use crate::content::diff::Changes;
 use crate::content::store::{self, ContentCache, StoredTree};
 use crate::db::{Conn, Db, DbError, for_update};
 use crate::error::{StoreError, StoreResult};
-use crate::events::{self, Event, Kind};
+use crate::events::{self, Event};
 use crate::{clock, links, params, search};
 
 /// Locks a space's main revision for change and returns it.
@@ -60,11 +58,12 @@ pub fn updated(
     actor: Option<&str>,
 ) -> StoreResult<()> {
     let org = events::organization_of_space(c, space_id)?;
-    let payload = json!({"spaceId": space_id, "revisionId": to, "previousRevisionId": from});
-    events::record(
-        c,
-        Event::space(Kind::SpaceContentUpdated, &org, space_id, actor, payload),
-    )?;
+    let payload = events::SpaceContentUpdated {
+        space_id,
+        revision_id: to,
+        previous_revision_id: from,
+    };
+    events::record(c, Event::space(&org, space_id, actor, payload))?;
     Ok(())
 }
 

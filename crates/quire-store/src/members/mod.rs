@@ -3,14 +3,12 @@
 
 pub mod model;
 
-use serde_json::json;
-
 pub use model::{MEMBER_END, Member, MemberCols, load, select, select_columns};
 
 use crate::auth::Caller;
 use crate::db::{Args, Conn, for_update, like_contains};
 use crate::error::{StoreError, StoreResult};
-use crate::events::{self, Event, Kind};
+use crate::events::{self, Event};
 use crate::orgs::OrgFor;
 use crate::paging::{List, Order, Page};
 use crate::permissions::{Action, Authorized, MemberAction, OrgAction, Role, member, member_allows, org};
@@ -244,11 +242,8 @@ pub fn remove_from(c: &mut dyn Conn, org_id: &str, user_id: &str, actor: &str) -
         params![org_id, user_id],
     )?;
     if removed > 0 {
-        let payload = json!({ "userId": user_id });
-        events::record(
-            c,
-            Event::member(Kind::MemberRemoved, org_id, user_id, Some(actor), payload),
-        )?;
+        let payload = events::MemberRemoved { user_id };
+        events::record(c, Event::member(org_id, user_id, Some(actor), payload))?;
     }
     Ok(())
 }
@@ -358,10 +353,7 @@ pub fn added(
     role: Option<Role>,
     actor: &str,
 ) -> StoreResult<()> {
-    let payload = json!({ "userId": user_id, "role": role.map(Role::as_str) });
-    events::record(
-        c,
-        Event::member(Kind::MemberAdded, org_id, user_id, Some(actor), payload),
-    )?;
+    let payload = events::MemberAdded { user_id, role };
+    events::record(c, Event::member(org_id, user_id, Some(actor), payload))?;
     Ok(())
 }

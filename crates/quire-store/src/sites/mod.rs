@@ -18,11 +18,9 @@ pub use model::{
     load_structure, load_visible, not_found,
 };
 
-use serde_json::json;
-
 use crate::db::{Args, Conn, like_contains};
 use crate::error::{StoreError, StoreResult};
-use crate::events::{self, Event, Kind as EventKind};
+use crate::events::{self, Event};
 use crate::orgs::OrgFor;
 use crate::paging::{List, Page};
 use crate::patch::Patch;
@@ -89,16 +87,8 @@ pub fn create(c: &mut dyn Conn, org: &OrgFor, caller: &str, new: &NewSite) -> St
         structure::insert_site_space(c, &id, None, space_id)?;
     }
     structure::normalize_defaults(c, &id)?;
-    events::record(
-        c,
-        Event::site(
-            EventKind::SiteCreated,
-            org_id,
-            &id,
-            Some(caller),
-            json!({ "siteId": id }),
-        ),
-    )?;
+    let payload = events::SiteCreated { site_id: &id };
+    events::record(c, Event::site(org_id, &id, Some(caller), payload))?;
     model::load_visible(c, org_id, &id, caller)
 }
 
@@ -249,16 +239,8 @@ pub fn delete(c: &mut dyn Conn, site: &Authorized<SiteFor, site::Manage>, actor:
         params![id.clone()],
     )?;
     c.execute("DELETE FROM sites WHERE id = ?1", params![id.clone()])?;
-    events::record(
-        c,
-        Event::site(
-            EventKind::SiteDeleted,
-            &site.site.org_id,
-            id,
-            Some(actor),
-            json!({ "siteId": id }),
-        ),
-    )?;
+    let payload = events::SiteDeleted { site_id: id };
+    events::record(c, Event::site(&site.site.org_id, id, Some(actor), payload))?;
     Ok(())
 }
 
@@ -275,15 +257,14 @@ pub fn set_published(
         params![id.clone(), published, clock::now_ms()],
     )?;
     if changed > 0 {
-        let kind = if published {
-            EventKind::SitePublished
+        let org = &site.site.org_id;
+        if published {
+            let payload = events::SitePublished { site_id: id };
+            events::record(c, Event::site(org, id, Some(caller), payload))?;
         } else {
-            EventKind::SiteUnpublished
-        };
-        events::record(
-            c,
-            Event::site(kind, &site.site.org_id, id, Some(caller), json!({ "siteId": id })),
-        )?;
+            let payload = events::SiteUnpublished { site_id: id };
+            events::record(c, Event::site(org, id, Some(caller), payload))?;
+        }
     }
     model::load_visible(c, &site.site.org_id, id, caller)
 }

@@ -7,7 +7,7 @@ use super::model::Space;
 use crate::Store;
 use crate::db::Conn;
 use crate::error::{StoreError, StoreResult};
-use crate::events::{self, Event, Kind};
+use crate::events::{self, Event};
 use crate::{jobs, params};
 
 pub const PURGE_JOB: &str = "purge_space";
@@ -40,11 +40,8 @@ pub fn soft_delete(
         // Sites stop showing it (their defaults are picked again), in this transaction.
         crate::sites::detach::remove_spaces(c, &[space_id.to_string()])?;
         let org = events::organization_of_space(c, space_id)?;
-        let payload = json!({ "spaceId": space_id });
-        events::record(
-            c,
-            Event::space(Kind::SpaceDeleted, &org, space_id, Some(actor), payload),
-        )?;
+        let payload = events::SpaceDeleted { space_id };
+        events::record(c, Event::space(&org, space_id, Some(actor), payload))?;
     }
     Ok(())
 }
@@ -65,17 +62,8 @@ pub fn restore(c: &mut dyn Conn, space: &Space, now: i64, retention_ms: i64, act
          WHERE id = ?1",
         params![space.id.clone(), now],
     )?;
-    let payload = json!({ "spaceId": space.id });
-    events::record(
-        c,
-        Event::space(
-            Kind::SpaceRestored,
-            &space.org_id,
-            &space.id,
-            Some(actor),
-            payload,
-        ),
-    )?;
+    let payload = events::SpaceRestored { space_id: &space.id };
+    events::record(c, Event::space(&space.org_id, &space.id, Some(actor), payload))?;
     jobs::cancel(c, &purge_key(&space.id))
 }
 
