@@ -66,12 +66,15 @@ pub fn download_url(
 #[into_params(parameter_in = Query)]
 pub struct DownloadQuery {
     /// The content type the file is served with.
+    #[param(required = true)]
     #[serde(rename = "ct", default, deserialize_with = "part")]
     content_type: String,
     /// When the link expires, in Unix seconds.
+    #[param(required = true)]
     #[serde(rename = "e", default, deserialize_with = "seconds_or_expired")]
     expires: i64,
     /// The signature of the link.
+    #[param(required = true)]
     #[serde(rename = "s", default, deserialize_with = "part")]
     signature: String,
 }

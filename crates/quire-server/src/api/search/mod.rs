@@ -38,7 +38,7 @@ const MAX_QUERY_CHARS: usize = 512;
 pub struct SearchQuery {
     /// What to look for: words, all required, the last one also as a prefix; at most 512
     /// characters.
-    #[param(value_type = String)]
+    #[param(value_type = String, required = true)]
     #[serde(default)]
     query: String,
     #[param(ignore)]

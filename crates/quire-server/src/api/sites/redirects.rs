@@ -241,9 +241,9 @@ async fn delete_redirect(
 struct ResolveQuery {
     /// The path to resolve (`/docs/old`).
     source: String,
-    /// A share key of the site (accepted from GitBook's clients; a member sees every
-    /// redirect without one, so it changes nothing here).
+    /// A share key of the site (accepted; members see every redirect).
     #[param(value_type = Option<String>)]
+    // Accepted from GitBook's clients; a member sees every redirect without one.
     #[allow(dead_code)]
     share_key: Option<String>,
 }
