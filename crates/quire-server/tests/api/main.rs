@@ -22,6 +22,7 @@ mod object_store;
 mod openapi;
 mod orgs;
 mod outsiders;
+mod permissions_doc;
 mod processes;
 mod reader;
 mod refusals;

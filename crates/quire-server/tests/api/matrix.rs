@@ -1,13 +1,14 @@
-//! The permission matrix: for each role and each operation of organizations, members, teams and
-//! invite links, the status the server answers; and for each resource read, its `permissions`
-//! object agrees with what the server then allows.
+//! The permission matrix: for each role and each operation of organizations, members, teams,
+//! invite links, docs sites and some of a space's, the status the server answers; and for each resource read, its
+//! `permissions` object agrees with what the server then allows. `permissions_doc.rs` checks
+//! that docs/permissions.md names, for each operation here, the weakest role the matrix allows.
 
 use serde_json::{Value, json};
 
 use crate::support::{TestApp, TestUser, assert_role_refusal};
 
-/// Callers, in the order of the expected-status columns below.
-const ROLES: [&str; 9] = [
+/// Callers, strongest first, in the order of the expected-status columns below.
+pub(crate) const ROLES: [&str; 9] = [
     "admin",
     "create",
     "review",
@@ -28,6 +29,8 @@ struct World {
     team: String,
     invite: String,
     space: String,
+    /// A change request of `space`, opened by the owner, for reviews.
+    change_request: String,
     site: String,
 }
 
@@ -66,6 +69,14 @@ async fn world() -> World {
         .await
         .expect(201);
     let space_id = space["id"].as_str().unwrap().to_string();
+    let change_request = app
+        .post(
+            &owner,
+            &format!("/v1/spaces/{space_id}/change-requests"),
+            json!({}),
+        )
+        .await
+        .expect(201);
     let site = app
         .post(
             &owner,
@@ -79,6 +90,7 @@ async fn world() -> World {
         team: team["id"].as_str().unwrap().to_string(),
         invite: invite["id"].as_str().unwrap().to_string(),
         space: space["id"].as_str().unwrap().to_string(),
+        change_request: change_request["id"].as_str().unwrap().to_string(),
         app,
         owner,
         org,
@@ -149,18 +161,20 @@ impl World {
         let me = &self.callers[caller];
         let doc = json!({"object": "document", "data": {}, "nodes": []});
         match op {
-            "GET /user" => self.call(caller, "GET", "/v1/user", None).await,
-            "GET /users/{id}" => {
+            "GET /v1/user" => self.call(caller, "GET", "/v1/user", None).await,
+            "GET /v1/users/{userId}" => {
                 self.call(caller, "GET", &format!("/v1/users/{}", self.owner.id), None)
                     .await
             }
-            "GET /orgs" => self.call(caller, "GET", "/v1/orgs", None).await,
-            "POST /orgs" => {
+            "GET /v1/orgs" => self.call(caller, "GET", "/v1/orgs", None).await,
+            "POST /v1/orgs" => {
                 self.call(caller, "POST", "/v1/orgs", Some(json!({"title": "Mine"})))
                     .await
             }
-            "GET /orgs/{org}" => self.call(caller, "GET", &format!("/v1/orgs/{org}"), None).await,
-            "PATCH /orgs/{org}" => {
+            "GET /v1/orgs/{organizationId}" => {
+                self.call(caller, "GET", &format!("/v1/orgs/{org}"), None).await
+            }
+            "PATCH /v1/orgs/{organizationId}" => {
                 self.call(
                     caller,
                     "PATCH",
@@ -169,19 +183,19 @@ impl World {
                 )
                 .await
             }
-            "GET /email-domains/{d}/orgs" => {
+            "GET /v1/email-domains/{emailDomain}/orgs" => {
                 self.call(caller, "GET", "/v1/email-domains/example.com/orgs", None)
                     .await
             }
-            "POST /orgs/{org}/join" => {
+            "POST /v1/orgs/{organizationId}/join" => {
                 self.call(caller, "POST", &format!("/v1/orgs/{org}/join"), None)
                     .await
             }
-            "GET agent-instructions" => {
+            "GET /v1/orgs/{organizationId}/agent-instructions" => {
                 self.call(caller, "GET", &format!("/v1/orgs/{org}/agent-instructions"), None)
                     .await
             }
-            "PUT agent-instructions" => {
+            "PUT /v1/orgs/{organizationId}/agent-instructions" => {
                 self.call(
                     caller,
                     "PUT",
@@ -190,11 +204,11 @@ impl World {
                 )
                 .await
             }
-            "GET members" => {
+            "GET /v1/orgs/{organizationId}/members" => {
                 self.call(caller, "GET", &format!("/v1/orgs/{org}/members"), None)
                     .await
             }
-            "GET member" => {
+            "GET /v1/orgs/{organizationId}/members/{userId}" => {
                 self.call(
                     caller,
                     "GET",
@@ -203,7 +217,7 @@ impl World {
                 )
                 .await
             }
-            "PATCH member" => {
+            "PATCH /v1/orgs/{organizationId}/members/{userId}" => {
                 let target = self.fresh_member().await;
                 self.call(
                     caller,
@@ -213,7 +227,7 @@ impl World {
                 )
                 .await
             }
-            "DELETE member" => {
+            "DELETE /v1/orgs/{organizationId}/members/{userId}" => {
                 let target = self.fresh_member().await;
                 self.call(
                     caller,
@@ -223,11 +237,11 @@ impl World {
                 )
                 .await
             }
-            "POST ping" => {
+            "POST /v1/orgs/{organizationId}/ping" => {
                 self.call(caller, "POST", &format!("/v1/orgs/{org}/ping"), None)
                     .await
             }
-            "POST member sso" => {
+            "POST /v1/orgs/{organizationId}/members/{userId}/sso" => {
                 self.call(
                     caller,
                     "POST",
@@ -236,7 +250,7 @@ impl World {
                 )
                 .await
             }
-            "GET member teams" => {
+            "GET /v1/orgs/{organizationId}/members/{userId}/teams" => {
                 self.call(
                     caller,
                     "GET",
@@ -245,7 +259,7 @@ impl World {
                 )
                 .await
             }
-            "GET member spaces" => {
+            "GET /v1/orgs/{organizationId}/members/{userId}/spaces" => {
                 self.call(
                     caller,
                     "GET",
@@ -254,11 +268,11 @@ impl World {
                 )
                 .await
             }
-            "GET teams" => {
+            "GET /v1/orgs/{organizationId}/teams" => {
                 self.call(caller, "GET", &format!("/v1/orgs/{org}/teams"), None)
                     .await
             }
-            "PUT teams" => {
+            "PUT /v1/orgs/{organizationId}/teams" => {
                 self.call(
                     caller,
                     "PUT",
@@ -267,11 +281,11 @@ impl World {
                 )
                 .await
             }
-            "GET team" => {
+            "GET /v1/orgs/{organizationId}/teams/{teamId}" => {
                 self.call(caller, "GET", &format!("/v1/orgs/{org}/teams/{team}"), None)
                     .await
             }
-            "PATCH team" => {
+            "PATCH /v1/orgs/{organizationId}/teams/{teamId}" => {
                 self.call(
                     caller,
                     "PATCH",
@@ -280,12 +294,12 @@ impl World {
                 )
                 .await
             }
-            "DELETE team" => {
+            "DELETE /v1/orgs/{organizationId}/teams/{teamId}" => {
                 let fresh = self.fresh_team().await;
                 self.call(caller, "DELETE", &format!("/v1/orgs/{org}/teams/{fresh}"), None)
                     .await
             }
-            "GET team members" => {
+            "GET /v1/orgs/{organizationId}/teams/{teamId}/members" => {
                 self.call(
                     caller,
                     "GET",
@@ -294,7 +308,7 @@ impl World {
                 )
                 .await
             }
-            "PUT team members" => {
+            "PUT /v1/orgs/{organizationId}/teams/{teamId}/members" => {
                 self.call(
                     caller,
                     "PUT",
@@ -303,7 +317,7 @@ impl World {
                 )
                 .await
             }
-            "PUT team member" => {
+            "PUT /v1/orgs/{organizationId}/teams/{teamId}/members/{userId}" => {
                 self.call(
                     caller,
                     "PUT",
@@ -312,7 +326,7 @@ impl World {
                 )
                 .await
             }
-            "DELETE team member" => {
+            "DELETE /v1/orgs/{organizationId}/teams/{teamId}/members/{userId}" => {
                 self.call(
                     caller,
                     "DELETE",
@@ -321,11 +335,11 @@ impl World {
                 )
                 .await
             }
-            "GET link-invites" => {
+            "GET /v1/orgs/{organizationId}/link-invites" => {
                 self.call(caller, "GET", &format!("/v1/orgs/{org}/link-invites"), None)
                     .await
             }
-            "POST link-invites" => {
+            "POST /v1/orgs/{organizationId}/link-invites" => {
                 self.call(
                     caller,
                     "POST",
@@ -334,7 +348,7 @@ impl World {
                 )
                 .await
             }
-            "GET link-invite" => {
+            "GET /v1/orgs/{organizationId}/link-invites/{inviteId}" => {
                 self.call(
                     caller,
                     "GET",
@@ -343,7 +357,7 @@ impl World {
                 )
                 .await
             }
-            "PATCH link-invite" => {
+            "PATCH /v1/orgs/{organizationId}/link-invites/{inviteId}" => {
                 self.call(
                     caller,
                     "PATCH",
@@ -352,7 +366,7 @@ impl World {
                 )
                 .await
             }
-            "DELETE link-invite" => {
+            "DELETE /v1/orgs/{organizationId}/link-invites/{inviteId}" => {
                 let fresh = self.fresh_invite().await;
                 self.call(
                     caller,
@@ -362,7 +376,7 @@ impl World {
                 )
                 .await
             }
-            "POST invites/{id} (join)" => {
+            "POST /v1/orgs/{organizationId}/invites/{inviteId}" => {
                 let fresh = self.fresh_invite().await;
                 let status = self
                     .call(caller, "POST", &format!("/v1/orgs/{org}/invites/{fresh}"), None)
@@ -376,49 +390,75 @@ impl World {
                 }
                 status
             }
-            "GET sites" => {
+            "GET /v1/orgs/{organizationId}/sites" => {
                 self.call(caller, "GET", &format!("/v1/orgs/{org}/sites"), None)
                     .await
             }
-            "POST sites" => {
+            "POST /v1/orgs/{organizationId}/sites" => {
                 let body = Some(json!({"title": "Mine"}));
                 self.call(caller, "POST", &format!("/v1/orgs/{org}/sites"), body)
                     .await
             }
-            "GET site" => {
+            "GET /v1/orgs/{organizationId}/sites/{siteId}" => {
                 let site = &self.site;
                 self.call(caller, "GET", &format!("/v1/orgs/{org}/sites/{site}"), None)
                     .await
             }
-            "PATCH site" => {
+            "PATCH /v1/orgs/{organizationId}/sites/{siteId}" => {
                 let site = &self.site;
                 let body = Some(json!({"title": "Site"}));
                 self.call(caller, "PATCH", &format!("/v1/orgs/{org}/sites/{site}"), body)
                     .await
             }
-            "POST site publish" => {
+            "POST /v1/orgs/{organizationId}/sites/{siteId}/publish" => {
                 let site = &self.site;
                 let path = format!("/v1/orgs/{org}/sites/{site}/publish");
                 self.call(caller, "POST", &path, None).await
             }
-            "POST site sections" => {
+            "POST /v1/orgs/{organizationId}/sites/{siteId}/sections" => {
                 let site = &self.site;
                 let body = Some(json!({"spaceId": self.space, "title": "Section"}));
                 let path = format!("/v1/orgs/{org}/sites/{site}/sections");
                 self.call(caller, "POST", &path, body).await
             }
-            "GET site publishing auth" => {
+            "GET /v1/orgs/{organizationId}/sites/{siteId}/publishing/auth" => {
                 let site = &self.site;
                 let path = format!("/v1/orgs/{org}/sites/{site}/publishing/auth");
                 self.call(caller, "GET", &path, None).await
             }
-            "PATCH site publishing auth" => {
+            "PATCH /v1/orgs/{organizationId}/sites/{siteId}/publishing/auth" => {
                 let site = &self.site;
                 let path = format!("/v1/orgs/{org}/sites/{site}/publishing/auth");
                 let body = Some(json!({"fallbackURL": "https://login.example.com/"}));
                 self.call(caller, "PATCH", &path, body).await
             }
-            "DELETE site" => {
+            // A space whose default level is "inherit": each member's role on it is their
+            // organization role.
+            "GET /v1/spaces/{spaceId}" => {
+                self.call(caller, "GET", &format!("/v1/spaces/{}", self.space), None)
+                    .await
+            }
+            "PATCH /v1/spaces/{spaceId}" => {
+                let body = Some(json!({"title": "Space"}));
+                self.call(caller, "PATCH", &format!("/v1/spaces/{}", self.space), body)
+                    .await
+            }
+            "POST /v1/spaces/{spaceId}/comments" => {
+                let body = Some(json!({"body": {"markdown": "Hi"}}));
+                let path = format!("/v1/spaces/{}/comments", self.space);
+                self.call(caller, "POST", &path, body).await
+            }
+            "POST /v1/spaces/{spaceId}/change-requests" => {
+                let path = format!("/v1/spaces/{}/change-requests", self.space);
+                self.call(caller, "POST", &path, Some(json!({}))).await
+            }
+            "POST /v1/spaces/{spaceId}/change-requests/{changeRequestId}/reviews" => {
+                let (s, cr) = (&self.space, &self.change_request);
+                let path = format!("/v1/spaces/{s}/change-requests/{cr}/reviews");
+                let body = Some(json!({"status": "approved"}));
+                self.call(caller, "POST", &path, body).await
+            }
+            "DELETE /v1/orgs/{organizationId}/sites/{siteId}" => {
                 let fresh = self.fresh_site().await;
                 self.call(caller, "DELETE", &format!("/v1/orgs/{org}/sites/{fresh}"), None)
                     .await
@@ -428,81 +468,191 @@ impl World {
     }
 }
 
-/// Expected status per caller, in the order of [`ROLES`].
-const MATRIX: &[(&str, [u16; 9])] = &[
+/// Expected status per caller, in the order of [`ROLES`], for each operation, named by its
+/// method and route template.
+pub(crate) const MATRIX: &[(&str, [u16; 9])] = &[
     //                                   admin create review edit comment read guest outsider anon
-    ("GET /user", [200, 200, 200, 200, 200, 200, 200, 200, 401]),
-    ("GET /users/{id}", [200, 200, 200, 200, 200, 200, 200, 200, 401]),
-    ("GET /orgs", [200, 200, 200, 200, 200, 200, 200, 200, 401]),
-    ("POST /orgs", [201, 201, 201, 201, 201, 201, 201, 201, 401]),
-    ("GET /orgs/{org}", [200, 200, 200, 200, 200, 200, 200, 404, 401]),
-    ("PATCH /orgs/{org}", [200, 403, 403, 403, 403, 403, 403, 404, 401]),
+    ("GET /v1/user", [200, 200, 200, 200, 200, 200, 200, 200, 401]),
     (
-        "GET /email-domains/{d}/orgs",
+        "GET /v1/users/{userId}",
+        [200, 200, 200, 200, 200, 200, 200, 200, 401],
+    ),
+    ("GET /v1/orgs", [200, 200, 200, 200, 200, 200, 200, 200, 401]),
+    ("POST /v1/orgs", [201, 201, 201, 201, 201, 201, 201, 201, 401]),
+    (
+        "GET /v1/orgs/{organizationId}",
+        [200, 200, 200, 200, 200, 200, 200, 404, 401],
+    ),
+    (
+        "PATCH /v1/orgs/{organizationId}",
+        [200, 403, 403, 403, 403, 403, 403, 404, 401],
+    ),
+    (
+        "GET /v1/email-domains/{emailDomain}/orgs",
         [200, 200, 200, 200, 200, 200, 200, 200, 401],
     ),
     (
-        "POST /orgs/{org}/join",
+        "POST /v1/orgs/{organizationId}/join",
         [204, 204, 204, 204, 204, 204, 204, 404, 401],
     ),
     (
-        "GET agent-instructions",
+        "GET /v1/orgs/{organizationId}/agent-instructions",
         [200, 200, 200, 200, 200, 200, 403, 404, 401],
     ),
     (
-        "PUT agent-instructions",
+        "PUT /v1/orgs/{organizationId}/agent-instructions",
         [200, 403, 403, 403, 403, 403, 403, 404, 401],
     ),
-    ("GET members", [200, 200, 200, 200, 200, 200, 403, 404, 401]),
-    ("GET member", [200, 200, 200, 200, 200, 200, 403, 404, 401]),
-    ("PATCH member", [200, 403, 403, 403, 403, 403, 403, 404, 401]),
-    ("DELETE member", [204, 403, 403, 403, 403, 403, 403, 404, 401]),
-    ("POST ping", [200, 200, 200, 200, 200, 200, 200, 404, 401]),
-    ("POST member sso", [200, 403, 403, 403, 403, 403, 403, 404, 401]),
-    ("GET member teams", [200, 200, 200, 200, 200, 200, 403, 404, 401]),
-    ("GET member spaces", [200, 200, 200, 200, 200, 200, 403, 404, 401]),
-    ("GET teams", [200, 200, 200, 200, 200, 200, 403, 404, 401]),
-    ("PUT teams", [201, 403, 403, 403, 403, 403, 403, 404, 401]),
-    ("GET team", [200, 200, 200, 200, 200, 200, 404, 404, 401]),
-    ("PATCH team", [200, 403, 403, 403, 403, 403, 404, 404, 401]),
-    ("DELETE team", [204, 403, 403, 403, 403, 403, 204, 404, 401]),
-    ("GET team members", [200, 200, 200, 200, 200, 200, 404, 404, 401]),
-    ("PUT team members", [204, 403, 403, 403, 403, 403, 404, 404, 401]),
-    ("PUT team member", [204, 403, 403, 403, 403, 403, 404, 404, 401]),
     (
-        "DELETE team member",
+        "GET /v1/orgs/{organizationId}/members",
+        [200, 200, 200, 200, 200, 200, 403, 404, 401],
+    ),
+    (
+        "GET /v1/orgs/{organizationId}/members/{userId}",
+        [200, 200, 200, 200, 200, 200, 403, 404, 401],
+    ),
+    (
+        "PATCH /v1/orgs/{organizationId}/members/{userId}",
+        [200, 403, 403, 403, 403, 403, 403, 404, 401],
+    ),
+    (
+        "DELETE /v1/orgs/{organizationId}/members/{userId}",
+        [204, 403, 403, 403, 403, 403, 403, 404, 401],
+    ),
+    (
+        "POST /v1/orgs/{organizationId}/ping",
+        [200, 200, 200, 200, 200, 200, 200, 404, 401],
+    ),
+    (
+        "POST /v1/orgs/{organizationId}/members/{userId}/sso",
+        [200, 403, 403, 403, 403, 403, 403, 404, 401],
+    ),
+    (
+        "GET /v1/orgs/{organizationId}/members/{userId}/teams",
+        [200, 200, 200, 200, 200, 200, 403, 404, 401],
+    ),
+    (
+        "GET /v1/orgs/{organizationId}/members/{userId}/spaces",
+        [200, 200, 200, 200, 200, 200, 403, 404, 401],
+    ),
+    (
+        "GET /v1/orgs/{organizationId}/teams",
+        [200, 200, 200, 200, 200, 200, 403, 404, 401],
+    ),
+    (
+        "PUT /v1/orgs/{organizationId}/teams",
+        [201, 403, 403, 403, 403, 403, 403, 404, 401],
+    ),
+    (
+        "GET /v1/orgs/{organizationId}/teams/{teamId}",
+        [200, 200, 200, 200, 200, 200, 404, 404, 401],
+    ),
+    (
+        "PATCH /v1/orgs/{organizationId}/teams/{teamId}",
+        [200, 403, 403, 403, 403, 403, 404, 404, 401],
+    ),
+    (
+        "DELETE /v1/orgs/{organizationId}/teams/{teamId}",
+        [204, 403, 403, 403, 403, 403, 204, 404, 401],
+    ),
+    (
+        "GET /v1/orgs/{organizationId}/teams/{teamId}/members",
+        [200, 200, 200, 200, 200, 200, 404, 404, 401],
+    ),
+    (
+        "PUT /v1/orgs/{organizationId}/teams/{teamId}/members",
         [204, 403, 403, 403, 403, 403, 404, 404, 401],
     ),
-    ("GET link-invites", [200, 403, 403, 403, 403, 403, 403, 404, 401]),
-    ("POST link-invites", [201, 403, 403, 403, 403, 403, 403, 404, 401]),
-    ("GET link-invite", [200, 200, 200, 200, 200, 200, 200, 200, 401]),
-    ("PATCH link-invite", [200, 403, 403, 403, 403, 403, 403, 404, 401]),
     (
-        "DELETE link-invite",
+        "PUT /v1/orgs/{organizationId}/teams/{teamId}/members/{userId}",
+        [204, 403, 403, 403, 403, 403, 404, 404, 401],
+    ),
+    (
+        "DELETE /v1/orgs/{organizationId}/teams/{teamId}/members/{userId}",
+        [204, 403, 403, 403, 403, 403, 404, 404, 401],
+    ),
+    (
+        "GET /v1/orgs/{organizationId}/link-invites",
+        [200, 403, 403, 403, 403, 403, 403, 404, 401],
+    ),
+    (
+        "POST /v1/orgs/{organizationId}/link-invites",
+        [201, 403, 403, 403, 403, 403, 403, 404, 401],
+    ),
+    (
+        "GET /v1/orgs/{organizationId}/link-invites/{inviteId}",
+        [200, 200, 200, 200, 200, 200, 200, 200, 401],
+    ),
+    (
+        "PATCH /v1/orgs/{organizationId}/link-invites/{inviteId}",
+        [200, 403, 403, 403, 403, 403, 403, 404, 401],
+    ),
+    (
+        "DELETE /v1/orgs/{organizationId}/link-invites/{inviteId}",
         [204, 403, 403, 403, 403, 403, 403, 404, 401],
     ),
     // Docs sites: by organization role (docs/permissions.md, "Docs sites").
-    ("GET sites", [200, 200, 200, 200, 200, 200, 403, 404, 401]),
-    ("POST sites", [201, 201, 403, 403, 403, 403, 403, 404, 401]),
-    ("GET site", [200, 200, 200, 200, 200, 200, 404, 404, 401]),
-    ("PATCH site", [200, 200, 403, 403, 403, 403, 404, 404, 401]),
-    ("POST site publish", [200, 200, 403, 403, 403, 403, 404, 404, 401]),
     (
-        "POST site sections",
+        "GET /v1/orgs/{organizationId}/sites",
+        [200, 200, 200, 200, 200, 200, 403, 404, 401],
+    ),
+    (
+        "POST /v1/orgs/{organizationId}/sites",
+        [201, 201, 403, 403, 403, 403, 403, 404, 401],
+    ),
+    (
+        "GET /v1/orgs/{organizationId}/sites/{siteId}",
+        [200, 200, 200, 200, 200, 200, 404, 404, 401],
+    ),
+    (
+        "PATCH /v1/orgs/{organizationId}/sites/{siteId}",
+        [200, 200, 403, 403, 403, 403, 404, 404, 401],
+    ),
+    (
+        "POST /v1/orgs/{organizationId}/sites/{siteId}/publish",
+        [200, 200, 403, 403, 403, 403, 404, 404, 401],
+    ),
+    (
+        "POST /v1/orgs/{organizationId}/sites/{siteId}/sections",
         [201, 201, 403, 403, 403, 403, 404, 404, 401],
     ),
     (
-        "GET site publishing auth",
+        "GET /v1/orgs/{organizationId}/sites/{siteId}/publishing/auth",
         [200, 403, 403, 403, 403, 403, 404, 404, 401],
     ),
     (
-        "PATCH site publishing auth",
+        "PATCH /v1/orgs/{organizationId}/sites/{siteId}/publishing/auth",
         [200, 403, 403, 403, 403, 403, 404, 404, 401],
     ),
-    ("DELETE site", [204, 204, 403, 403, 403, 403, 404, 404, 401]),
+    (
+        "DELETE /v1/orgs/{organizationId}/sites/{siteId}",
+        [204, 204, 403, 403, 403, 403, 404, 404, 401],
+    ),
+    // Spaces: by the role on the space, here the organization role (docs/permissions.md,
+    // "Space and collection actions").
+    (
+        "GET /v1/spaces/{spaceId}",
+        [200, 200, 200, 200, 200, 200, 404, 404, 401],
+    ),
+    (
+        "PATCH /v1/spaces/{spaceId}",
+        [200, 403, 403, 403, 403, 403, 404, 404, 401],
+    ),
+    (
+        "POST /v1/spaces/{spaceId}/comments",
+        [200, 200, 200, 200, 200, 403, 404, 404, 401],
+    ),
+    (
+        "POST /v1/spaces/{spaceId}/change-requests",
+        [201, 201, 201, 201, 403, 403, 404, 404, 401],
+    ),
+    (
+        "POST /v1/spaces/{spaceId}/change-requests/{changeRequestId}/reviews",
+        [201, 201, 201, 403, 403, 403, 404, 404, 401],
+    ),
     // Last: joining makes the guest a member.
     (
-        "POST invites/{id} (join)",
+        "POST /v1/orgs/{organizationId}/invites/{inviteId}",
         [200, 200, 200, 200, 200, 200, 200, 200, 401],
     ),
 ];
@@ -542,22 +692,22 @@ async fn permissions_objects_agree_with_what_the_server_allows() {
             (
                 "view",
                 p["view"].as_bool().unwrap(),
-                w.run("GET /orgs/{org}", caller).await,
+                w.run("GET /v1/orgs/{organizationId}", caller).await,
             ),
             (
                 "admin",
                 p["admin"].as_bool().unwrap(),
-                w.run("PATCH /orgs/{org}", caller).await,
+                w.run("PATCH /v1/orgs/{organizationId}", caller).await,
             ),
             (
                 "listMembers",
                 p["listMembers"].as_bool().unwrap(),
-                w.run("GET members", caller).await,
+                w.run("GET /v1/orgs/{organizationId}/members", caller).await,
             ),
             (
                 "listTeams",
                 p["listTeams"].as_bool().unwrap(),
-                w.run("GET teams", caller).await,
+                w.run("GET /v1/orgs/{organizationId}/teams", caller).await,
             ),
             (
                 "createContent",
@@ -582,7 +732,9 @@ async fn permissions_objects_agree_with_what_the_server_allows() {
         let team = w.app.get(user, &format!("/v1/orgs/{org}/teams/{}", w.team)).await;
         if team.status == 200 {
             let promised = team.body["permissions"]["admin"].as_bool().unwrap();
-            let status = w.run("PATCH team", caller).await;
+            let status = w
+                .run("PATCH /v1/orgs/{organizationId}/teams/{teamId}", caller)
+                .await;
             assert_eq!(promised, allowed(status), "{role}: team permissions.admin");
         }
         // Sites: view, edit and admin against reading, changing and the visitor key.
@@ -590,9 +742,12 @@ async fn permissions_objects_agree_with_what_the_server_allows() {
         if site.status == 200 {
             let sp = &site.body["permissions"];
             for (name, op) in [
-                ("view", "GET site"),
-                ("edit", "PATCH site"),
-                ("admin", "GET site publishing auth"),
+                ("view", "GET /v1/orgs/{organizationId}/sites/{siteId}"),
+                ("edit", "PATCH /v1/orgs/{organizationId}/sites/{siteId}"),
+                (
+                    "admin",
+                    "GET /v1/orgs/{organizationId}/sites/{siteId}/publishing/auth",
+                ),
             ] {
                 let status = w.run(op, caller).await;
                 assert_eq!(

@@ -9,7 +9,8 @@ use serde_json::Value;
 use crate::outsiders::router_routes;
 use crate::support::TestApp;
 
-fn repo_file(path: &str) -> PathBuf {
+/// A file of the repository, by its path from the repository's root.
+pub(crate) fn repo_file(path: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..").join(path)
 }
 
