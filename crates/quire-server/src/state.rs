@@ -51,7 +51,7 @@ pub struct AppInner {
     /// what the visitor sees: a new load (after any change) has a new generation.
     pub published_bodies: crate::published_bodies::Bodies,
     /// The reader site's caches (rendered pages, page trees).
-    pub reader: crate::reader::ReaderState,
+    pub reader: crate::reader::state::ReaderState,
 }
 
 impl AppInner {
@@ -92,7 +92,7 @@ impl App {
         App(Arc::new(AppInner {
             lists: quire_store::stamped::StampedCache::with_bytes(500, LISTS_BYTES),
             published_bodies: crate::published_bodies::Bodies::default(),
-            reader: crate::reader::ReaderState::new(urls.base()),
+            reader: crate::reader::state::ReaderState::new(urls.base()),
             limiter,
             store,
             urls,

@@ -21,7 +21,7 @@ mod assets;
 mod layout;
 mod pool;
 mod serve;
-mod state;
+pub mod state;
 
 use axum::extract::{Request, State};
 use axum::middleware::Next;
