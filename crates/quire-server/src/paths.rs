@@ -365,7 +365,7 @@ path_structs! {
 /// The ids a route names, for the handlers that serve several routes (content read from main,
 /// a revision or a change request; comments of a space or of a change request). Each route's
 /// operation extracts its own path struct and converts it.
-#[derive(Clone, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RouteIds {
     pub space_id: String,
     pub revision_id: Option<String>,
@@ -393,30 +393,6 @@ impl RouteIds {
             "commentReplyId" => self.comment_reply_id.as_deref(),
             _ => None,
         }
-    }
-
-    fn named(&self) -> impl Iterator<Item = (&'static str, &str)> {
-        [
-            "spaceId",
-            "revisionId",
-            "changeRequestId",
-            "pageId",
-            "fileId",
-            "pagePath",
-            "reusableContentId",
-            "commentId",
-            "commentReplyId",
-        ]
-        .into_iter()
-        .filter_map(|name| self.get(name).map(|id| (name, id)))
-    }
-}
-
-/// `{"spaceId": "s", "commentId": "c"}`, the ids present in a fixed order: list cursors are
-/// scoped by it, so it must not vary between requests.
-impl std::fmt::Debug for RouteIds {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_map().entries(self.named()).finish()
     }
 }
 

@@ -6,7 +6,7 @@ use crate::db::{Args, Conn, DbError};
 use crate::error::{StoreError, StoreResult};
 use crate::members;
 use crate::orgs;
-use crate::paging::{List, Page};
+use crate::paging::{List, Page, Paging};
 use crate::permissions::{Authorized, CollectionAction, Role, SpaceAction, Standing};
 use crate::siblings::Kind;
 use crate::spaces;
@@ -212,7 +212,8 @@ crate::columns! {
 }
 
 /// The users with a grant on the target, with their role, in id order.
-pub fn users(c: &mut dyn Conn, target: &Target, page: &Page) -> StoreResult<List<(User, Role)>> {
+pub fn users(c: &mut dyn Conn, target: &Target, paging: &Paging) -> StoreResult<List<(User, Role)>> {
+    let page = Page::new(paging, format!("grants-users:{}", target.id))?;
     let mut args = Args::default();
     let filter = format!(
         " WHERE g.target_id = {} AND g.user_id IS NOT NULL",
@@ -248,8 +249,9 @@ pub fn teams(
     c: &mut dyn Conn,
     target: &Target,
     caller: &str,
-    page: &Page,
+    paging: &Paging,
 ) -> StoreResult<List<(Team, Role)>> {
+    let page = Page::new(paging, format!("grants-teams:{}", target.id))?;
     let mut args = Args::default();
     let filter = format!(
         " JOIN grants g ON g.team_id = t.id WHERE g.target_id = {}",

@@ -6,7 +6,7 @@ use crate::db::{Args, Conn, DbError, Row};
 use crate::error::{StoreError, StoreResult};
 use crate::members;
 use crate::orgs::{self, OrgFor};
-use crate::paging::{List, Page};
+use crate::paging::{List, Page, Paging};
 use crate::patch::Patch;
 use crate::permissions::{Authorized, CollectionAction, OrgAction, Role, SpaceAction, Standing, org};
 use crate::spaces::{self, Space};
@@ -156,8 +156,9 @@ pub fn list(
     c: &mut dyn Conn,
     org: &Authorized<OrgFor, org::Admin>,
     caller: &str,
-    page: &Page,
+    paging: &Paging,
 ) -> StoreResult<List<InviteView>> {
+    let page = Page::new(paging, format!("invites:{}", org.org.id))?;
     let mut args = Args::default();
     let filter = format!(
         " WHERE organization_id = {} AND target_kind = 'organization'",
@@ -165,7 +166,7 @@ pub fn list(
     );
     let list = crate::paging::by_creation(
         c,
-        page,
+        &page,
         ("invite_links", COLUMNS),
         (filter, args),
         |r| Ok((Invite::from_row(r)?, r.col::<i64>(C.created_at)?)),

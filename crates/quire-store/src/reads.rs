@@ -5,10 +5,13 @@
 
 use std::sync::Arc;
 
+use quire_content::tree::{FileEntry, Tree};
+
 use crate::change_requests::{self, ChangeRequest};
 use crate::content::store::{self, ContentCache, StoredTree};
 use crate::db::Conn;
 use crate::error::{StoreError, StoreResult};
+use crate::paging::{List, Page, Paging};
 use crate::spaces::{self, SpaceFor};
 
 /// Which revision a read is about.
@@ -80,6 +83,31 @@ impl Opened {
             .ok_or_else(|| StoreError::internal("space without revision"))?;
         store::load_tree(c, cache, &self.space.space.id, revision)
     }
+}
+
+/// A revision's files in list order: by creation, then id.
+pub fn sorted_files(tree: &Tree) -> Vec<&FileEntry> {
+    let mut files: Vec<&FileEntry> = tree.files.values().map(|f| f.as_ref()).collect();
+    files.sort_by(|a, b| a.created_at.cmp(&b.created_at).then_with(|| a.id.cmp(&b.id)));
+    files
+}
+
+/// The files of an opened revision in list order, one page of them. Cursors are scoped by the
+/// space, not the revision: a cursor is a file's (creation time, id), a position in the files of
+/// any revision of it.
+pub fn files<'a>(opened: &'a Opened, paging: &Paging) -> StoreResult<List<&'a FileEntry>> {
+    let page = Page::new(paging, format!("files:{}", opened.space.space.id))?;
+    let files = sorted_files(&opened.stored.tree);
+    let after: Option<(i64, String)> = page.after()?;
+    let start = match &after {
+        Some((created, id)) => {
+            files.partition_point(|f| (f.created_at, f.id.as_str()) <= (*created, id.as_str()))
+        }
+        None => 0,
+    };
+    let count = files.len() as u64;
+    let rows: Vec<&FileEntry> = files[start..].iter().take(page.limit + 1).copied().collect();
+    Ok(page.finish(rows, count, |f| (f.created_at, f.id.clone())))
 }
 
 /// What a change request changes: the revision it is based on, and its own.

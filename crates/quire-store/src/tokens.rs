@@ -7,7 +7,7 @@
 
 use crate::db::{Args, Conn, DbError, Row};
 use crate::error::{StoreError, StoreResult};
-use crate::paging::{List, Page};
+use crate::paging::{List, Page, Paging};
 use crate::params;
 
 /// A token as stored, without its secret (which is never stored).
@@ -56,12 +56,15 @@ impl Token {
 }
 
 /// A user's tokens, oldest first, one page of them.
-pub fn list(c: &mut dyn Conn, user_id: &str, page: &Page) -> StoreResult<List<Token>> {
+pub fn list(c: &mut dyn Conn, user_id: &str, paging: &Paging) -> StoreResult<List<Token>> {
+    // Not scoped by the user: a cursor is a position in creation order, and only ever lists the
+    // caller's own tokens.
+    let page = Page::new(paging, "user-tokens")?;
     let mut args = Args::default();
     let filter = format!(" WHERE user_id = {}", args.arg(user_id));
     crate::paging::by_creation(
         c,
-        page,
+        &page,
         ("api_tokens", COLUMNS),
         (filter, args),
         Token::from_row,

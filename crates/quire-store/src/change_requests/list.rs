@@ -5,7 +5,7 @@ use crate::access::AccessContext;
 use crate::db::{Args, Conn};
 use crate::error::StoreResult;
 use crate::orgs::OrgFor;
-use crate::paging::{List, Order, Page};
+use crate::paging::{List, Order, Page, Paging};
 use crate::spaces::SpaceFor;
 
 /// The filters of both listings, parsed already.
@@ -34,8 +34,8 @@ impl Filters {
         Status::parse(text).is_some()
     }
 
-    /// The scope of the list's cursors: its kind, parent and filters.
-    pub fn scope(&self, list: &str) -> String {
+    /// The scope of the list's cursors: its kind and parent (`list`), and the filters.
+    fn scope(&self, list: &str) -> String {
         format!(
             "{list}:{:?}:{:?}:{:?}:{:?}:{:?}:{:?}:{}:{}",
             self.statuses,
@@ -126,11 +126,12 @@ pub fn of_space(
     c: &mut dyn Conn,
     space: &SpaceFor,
     filters: &Filters,
-    page: &Page,
+    paging: &Paging,
 ) -> StoreResult<List<ChangeRequest>> {
+    let page = Page::new(paging, filters.scope(&format!("space-crs:{}", space.space.id)))?;
     let mut args = Args::default();
     let base = format!("cr.space_id = {}", args.arg(&space.space.id));
-    query(c, base, args, filters, page)
+    query(c, base, args, filters, &page)
 }
 
 /// The change requests of the spaces of an organization the caller can see.
@@ -139,9 +140,10 @@ pub fn of_org(
     org: &OrgFor,
     caller: &str,
     filters: &Filters,
-    page: &Page,
+    paging: &Paging,
 ) -> StoreResult<List<ChangeRequest>> {
     let org_id = &org.org.id;
+    let page = Page::new(paging, filters.scope(&format!("org-crs:{org_id}")))?;
     let ctx = AccessContext::for_org(c, org_id, caller, org.standing)?;
     let mut args = Args::default();
     let mut base = format!(
@@ -149,5 +151,5 @@ pub fn of_org(
         args.arg(org_id)
     );
     base += &ctx.visible_spaces_sql(&mut args);
-    query(c, base, args, filters, page)
+    query(c, base, args, filters, &page)
 }

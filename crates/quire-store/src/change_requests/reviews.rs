@@ -9,7 +9,7 @@ use crate::comments::{self, Comment, Shown};
 use crate::db::{Args, Conn, DbError, Row};
 use crate::error::{StoreError, StoreResult};
 use crate::events::{self, Event};
-use crate::paging::{List, Page};
+use crate::paging::{List, Page, Paging};
 use crate::permissions::{Authorized, SpaceAction, space};
 use crate::spaces::{self, SpaceFor};
 use crate::users::WithUsers;
@@ -73,8 +73,9 @@ pub fn requested_reviewers(
     c: &mut dyn Conn,
     space: &SpaceFor,
     cr_id: &str,
-    page: &Page,
+    paging: &Paging,
 ) -> StoreResult<WithUsers<List<ReviewerRow>>> {
+    let page = Page::new(paging, format!("reviewers:{}:{cr_id}", space.space.id))?;
     let cr = model::load(c, &space.space.id, cr_id)?;
     let count: i64 = c
         .query_scalar(
@@ -326,8 +327,9 @@ pub fn list(
     space: &SpaceFor,
     cr_id: &str,
     outdated: Option<bool>,
-    page: &Page,
+    paging: &Paging,
 ) -> StoreResult<Reviews<List<ReviewView>>> {
+    let page = Page::new(paging, format!("reviews:{}:{cr_id}:{outdated:?}", space.space.id))?;
     let cr = model::load(c, &space.space.id, cr_id)?;
     let all = viewed(c, &cr)?;
     let mut items: Vec<ReviewView> = all
@@ -465,8 +467,9 @@ pub fn contributors(
     c: &mut dyn Conn,
     space: &SpaceFor,
     cr_id: &str,
-    page: &Page,
+    paging: &Paging,
 ) -> StoreResult<WithUsers<List<(String, i64, i64)>>> {
+    let page = Page::new(paging, format!("contributors:{}:{cr_id}", space.space.id))?;
     let cr = model::load(c, &space.space.id, cr_id)?;
     let count: i64 = c
         .query_scalar(

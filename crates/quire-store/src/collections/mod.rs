@@ -9,7 +9,7 @@ use crate::access::AccessContext;
 use crate::db::{Args, Conn, DbError};
 use crate::error::{StoreError, StoreResult};
 use crate::orgs::{self, OrgFor};
-use crate::paging::{List, Page};
+use crate::paging::{List, Page, Paging};
 use crate::patch::Patch;
 use crate::permissions::{Authorized, CollectionAction, DefaultLevel, OrgAction, collection};
 use crate::siblings::{self, Kind, Position};
@@ -208,9 +208,10 @@ pub fn list(
     org: &OrgFor,
     caller: &str,
     nested: bool,
-    page: &Page,
+    paging: &Paging,
 ) -> StoreResult<List<CollectionFor>> {
     let org_id = &org.org.id;
+    let page = Page::new(paging, format!("collections:{org_id}:{nested}"))?;
     let ctx = AccessContext::for_org(c, org_id, caller, org.standing)?;
     let mut args = Args::default();
     let mut filter = format!(" WHERE c.organization_id = {}", args.arg(org_id));

@@ -20,7 +20,7 @@ use crate::db::{Args, Conn};
 use crate::error::{StoreError, StoreResult};
 use crate::events::{self, Event};
 use crate::members::{self, Member};
-use crate::paging::{List, Order, Page};
+use crate::paging::{List, Order, Page, Paging};
 use crate::permissions::{Role, SpaceAction};
 use crate::spaces::SpaceFor;
 use crate::users::User;
@@ -131,13 +131,33 @@ pub struct Filter {
     pub authors: Vec<String>,
 }
 
+/// A place in the scope of a list's cursors. Debug-quoted: ids come from request paths, and a
+/// list kept by this scope (see [`list_scope`]) must not be taken for another's.
+fn place(scope: &Scope) -> String {
+    format!("{:?}:{:?}", scope.space_id, scope.change_request)
+}
+
+/// The scope of the cursors of the comments of `place` that `filter` shows. Public because
+/// an answer kept by what it lists is keyed by it before the list is read.
+pub fn list_scope(scope: &Scope, filter: &Filter) -> String {
+    format!(
+        "comments:{}:{}:{}:{:?}:{:?}",
+        place(scope),
+        filter.order.name(),
+        filter.status,
+        filter.page,
+        filter.authors
+    )
+}
+
 /// The comments of a place, one page of them.
 pub fn list(
     c: &mut dyn Conn,
     opened: &Opened,
     filter: &Filter,
-    page: &Page,
+    paging: &Paging,
 ) -> StoreResult<Shown<List<Comment>>> {
+    let page = Page::new(paging, list_scope(&opened.scope, filter))?;
     let Filter {
         order,
         status,
@@ -502,8 +522,9 @@ pub fn replies(
     c: &mut dyn Conn,
     opened: &Opened,
     comment_id: &str,
-    page: &Page,
+    paging: &Paging,
 ) -> StoreResult<Shown<List<Reply>>> {
+    let page = Page::new(paging, format!("replies:{}:{comment_id:?}", place(&opened.scope)))?;
     let comment = load_comment(c, &opened.scope, comment_id)?;
     let count: i64 = c
         .query_scalar(
@@ -625,7 +646,8 @@ pub fn delete_reply(
 }
 
 /// The members who commented or replied in the place, in id order.
-pub fn commenters(c: &mut dyn Conn, opened: &Opened, page: &Page) -> StoreResult<List<Member>> {
+pub fn commenters(c: &mut dyn Conn, opened: &Opened, paging: &Paging) -> StoreResult<List<Member>> {
+    let page = Page::new(paging, format!("commenters:{}", place(&opened.scope)))?;
     let mut args = Args::default();
     let scope = scope_sql(&opened.scope, &mut args);
     let org = args.arg(&opened.space.space.org_id);

@@ -7,7 +7,7 @@ use super::model::{Kind, Status, Target, links_of_document};
 use crate::content::store::{self, ContentCache, StoredTree};
 use crate::db::{Args, Conn, DbError, like_prefix};
 use crate::error::{StoreError, StoreResult};
-use crate::paging::{List, Page};
+use crate::paging::{List, Page, Paging};
 use crate::spaces::SpaceFor;
 
 /// Most locations listed for one link: a link present on every page of a large space would
@@ -18,11 +18,22 @@ const MAX_LOCATIONS: usize = 1_000;
 const DOCUMENTS_AT_ONCE: usize = 200;
 
 /// A revision whose links are read: the space it belongs to (the caller may read it), the
-/// revision, and whether it is a change request's (compared with main) or main's.
+/// revision, and the change request it is of (compared with main), if not main's.
 pub struct Revision<'a> {
     pub space: &'a SpaceFor,
     pub stored: &'a StoredTree,
-    pub change_request: bool,
+    pub change_request: Option<&'a str>,
+}
+
+impl Revision<'_> {
+    /// The scope of the cursors of list `what` of this revision about `id` (a page or file):
+    /// the space and change request, not the revision, so that paging goes on across edits.
+    fn scope(&self, what: &str, id: &str, status: Option<Status>) -> String {
+        let mut parts = vec![what, self.space.space.id.as_str()];
+        parts.extend(self.change_request);
+        parts.push(id);
+        format!("{}:{}", parts.join(":"), status.map_or("", Status::as_str))
+    }
 }
 
 /// A link of a revision: its target, whether the pages embed it (`dependsOn`), its status, and
@@ -82,9 +93,13 @@ pub fn of_main(
     space: &SpaceFor,
     base: &str,
     status: Option<Status>,
-    page: &Page,
+    paging: &Paging,
 ) -> StoreResult<Links> {
     let space_id = space.space.id.as_str();
+    let page = Page::new(
+        paging,
+        format!("links:{space_id}:{}", status.map_or("", Status::as_str)),
+    )?;
     let stats = c
         .query_opt(
             "SELECT COUNT(DISTINCT target_key), COUNT(DISTINCT CASE WHEN broken = 1 THEN target_key END)
@@ -201,8 +216,9 @@ pub fn of_page(
     base: &str,
     page_id: &str,
     status: Option<Status>,
-    page: &Page,
+    paging: &Paging,
 ) -> StoreResult<Links> {
+    let page = Page::new(paging, revision.scope("page-links", page_id, status))?;
     let opened = revision;
     let entry = opened
         .stored
@@ -220,8 +236,8 @@ pub fn of_page(
     };
     // On a change request, the links it breaks are those whose target main still has.
     let main = match opened.change_request {
-        true => Some(main_tree(c, cache, opened)?),
-        false => None,
+        Some(_) => Some(main_tree(c, cache, opened)?),
+        None => None,
     };
     let tree = &opened.stored.tree;
     let mut broken = 0u64;
@@ -319,8 +335,9 @@ pub fn backlinks(
     cache: &ContentCache,
     revision: &Revision<'_>,
     linked: Linked<'_>,
-    page: &Page,
+    paging: &Paging,
 ) -> StoreResult<List<String>> {
+    let page = Page::new(paging, revision.scope("backlinks", linked.id(), None))?;
     let opened = revision;
     let tree = &opened.stored.tree;
     match linked {
@@ -338,8 +355,8 @@ pub fn backlinks(
     }
     let after: Option<String> = page.after()?;
     let (pages, count) = match opened.change_request {
-        false => main_backlinks(c, opened, &linked, after.as_deref(), page.fetch())?,
-        true => {
+        None => main_backlinks(c, opened, &linked, after.as_deref(), page.fetch())?,
+        Some(_) => {
             let main = main_tree(c, cache, opened)?;
             let all = change_request_backlinks(c, cache, opened, &main, &linked)?;
             let count = all.len() as u64;

@@ -10,7 +10,7 @@ use crate::db::{Args, Conn, for_update, like_contains};
 use crate::error::{StoreError, StoreResult};
 use crate::events::{self, Event};
 use crate::orgs::OrgFor;
-use crate::paging::{List, Order, Page};
+use crate::paging::{List, Order, Page, Paging};
 use crate::permissions::{Action, Authorized, MemberAction, OrgAction, Role, member, member_allows, org};
 use crate::{clock, params};
 
@@ -71,13 +71,27 @@ pub struct Filter {
     pub search: Option<String>,
 }
 
+impl Filter {
+    /// The scope of the cursors of the organization's members listed with this filter.
+    fn scope(&self, org_id: &str) -> String {
+        format!(
+            "members:{org_id}:{}:{}:{:?}:{:?}",
+            self.order.name(),
+            self.sort,
+            self.role,
+            self.search
+        )
+    }
+}
+
 /// The members of the organization, one page of them.
 pub fn list(
     c: &mut dyn Conn,
     org: &Authorized<OrgFor, org::ListMembers>,
     filter: &Filter,
-    page: &Page,
+    paging: &Paging,
 ) -> StoreResult<List<Member>> {
+    let page = Page::new(paging, filter.scope(&org.org.id))?;
     let Filter {
         order,
         sort,

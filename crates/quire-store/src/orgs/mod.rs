@@ -11,13 +11,16 @@ pub use model::{CALLER, Org, OrgCallerCols, OrgCols, OrgFor, load_for, load_visi
 use crate::db::{Args, Conn, DbError};
 use crate::error::{StoreError, StoreResult};
 use crate::merge_rules::MergeRules;
-use crate::paging::{List, Page};
+use crate::paging::{List, Page, Paging};
 use crate::patch::Patch;
 use crate::permissions::{Authorized, Role, org};
 use crate::{clock, ids, params, validate};
 
 /// The organizations the caller belongs to, in the order they joined them.
-pub fn list(c: &mut dyn Conn, user_id: &str, page: &Page) -> StoreResult<List<OrgFor>> {
+pub fn list(c: &mut dyn Conn, user_id: &str, paging: &Paging) -> StoreResult<List<OrgFor>> {
+    // Not scoped by the user: a cursor is a position in join order, and only ever lists the
+    // caller's own organizations.
+    let page = Page::new(paging, "orgs")?;
     let mut args = Args::default();
     let me = args.arg(user_id);
     let mut sql = format!("{} WHERE m.user_id = {me} AND m.disabled = 0", select_for(&me));

@@ -16,7 +16,7 @@ use crate::db::fulltext::FtsQuery;
 use crate::db::{Args, Conn};
 use crate::error::{StoreError, StoreResult};
 use crate::orgs::OrgFor;
-use crate::paging::{Next, Page};
+use crate::paging::{Next, Page, Paging};
 use crate::spaces::{self, Space};
 use query::{After, PageMatch, Scope};
 
@@ -50,6 +50,12 @@ impl Results {
     }
 }
 
+/// The scope of the cursors of search `list` of `parent`: the folded words searched (what the
+/// results depend on), not the query as typed.
+fn scope(list: &str, parent: &str, fts: &FtsQuery) -> String {
+    format!("{list}:{parent}:{:?}:{}", fts.words, fts.prefix_last)
+}
+
 /// Searches the current content of `space`, which the caller may read (loaded with
 /// `spaces::load_active`).
 pub fn in_space(
@@ -57,8 +63,9 @@ pub fn in_space(
     cache: &ContentCache,
     space: Space,
     fts: &FtsQuery,
-    page: &Page,
+    paging: &Paging,
 ) -> StoreResult<Results> {
+    let page = Page::new(paging, scope("search", &space.id, fts))?;
     let after: Option<After> = page.after()?;
     if fts.words.is_empty() {
         return Ok(Results::empty());
@@ -92,9 +99,10 @@ pub fn in_org(
     org: &OrgFor,
     caller: &str,
     fts: &FtsQuery,
-    page: &Page,
+    paging: &Paging,
 ) -> StoreResult<Results> {
     let org_id = &org.org.id;
+    let page = Page::new(paging, scope("org-search", org_id, fts))?;
     let access = AccessContext::for_org(c, org_id, caller, org.standing)?;
     let after: Option<After> = page.after()?;
     if fts.words.is_empty() {

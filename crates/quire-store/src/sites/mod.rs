@@ -22,7 +22,7 @@ use crate::db::{Args, Conn, like_contains};
 use crate::error::{StoreError, StoreResult};
 use crate::events::{self, Event};
 use crate::orgs::OrgFor;
-use crate::paging::{List, Page};
+use crate::paging::{List, Page, Paging};
 use crate::patch::Patch;
 use crate::permissions::{Authorized, SiteAction, require_org, site, site_allows};
 use crate::spaces;
@@ -278,8 +278,24 @@ pub struct Filters {
     pub published: Option<bool>,
 }
 
+impl Filters {
+    /// The scope of the cursors of the organization's sites shown with these filters.
+    fn scope(&self, org_id: &str) -> String {
+        format!(
+            "sites:{org_id}:{:?}:{:?}:{:?}",
+            self.space, self.title, self.published
+        )
+    }
+}
+
 /// The sites of an organization, oldest first.
-pub fn list(c: &mut dyn Conn, org: &OrgFor, filters: &Filters, page: &Page) -> StoreResult<List<SiteFor>> {
+pub fn list(
+    c: &mut dyn Conn,
+    org: &OrgFor,
+    filters: &Filters,
+    paging: &Paging,
+) -> StoreResult<List<SiteFor>> {
+    let page = Page::new(paging, filters.scope(&org.org.id))?;
     require_in_org(org, SiteAction::View)?;
     let mut args = Args::default();
     let mut filter = format!(" WHERE t.organization_id = {}", args.arg(org.org.id.clone()));

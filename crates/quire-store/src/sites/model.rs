@@ -513,6 +513,16 @@ impl Structure {
         self.site_spaces.iter().find(|s| s.id == id)
     }
 
+    /// Whether `ss` is the default site space of its section (of `site`'s root when it is in
+    /// none).
+    pub fn is_default_site_space(&self, site: &Site, ss: &SiteSpace) -> bool {
+        let default = match &ss.section {
+            None => site.default_site_space.as_deref(),
+            Some(s) => self.section(s).and_then(|s| s.default_site_space.as_deref()),
+        };
+        default == Some(ss.id.as_str())
+    }
+
     /// Whether `group` is `ancestor` or lies below it.
     pub fn group_within(&self, group: &str, ancestor: &str) -> bool {
         let mut current = Some(group.to_string());

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use super::model::{self, SiteFor};
 use crate::db::{Args, Conn, DbError, Row};
 use crate::error::{StoreError, StoreResult};
-use crate::paging::{self, List, Page};
+use crate::paging::{self, List, Page, Paging};
 use crate::permissions::{Authorized, site};
 use crate::{clock, ids, params};
 
@@ -141,12 +141,13 @@ pub fn get(c: &mut dyn Conn, site: &SiteFor, id: &str) -> StoreResult<Redirect> 
 }
 
 /// The redirects of a site, oldest first.
-pub fn list(c: &mut dyn Conn, site: &SiteFor, page: &Page) -> StoreResult<List<Redirect>> {
+pub fn list(c: &mut dyn Conn, site: &SiteFor, paging: &Paging) -> StoreResult<List<Redirect>> {
+    let page = Page::new(paging, format!("site-redirects:{}", site.site.id))?;
     let mut args = Args::default();
     let filter = format!(" WHERE site_id = {}", args.arg(site.site.id.clone()));
     paging::by_creation(
         c,
-        page,
+        &page,
         ("site_redirects", RedirectCols::SQL),
         (filter, args),
         Redirect::from_row,

@@ -5,7 +5,7 @@
 use super::model::SiteFor;
 use crate::db::{Args, Conn, DbError, Row};
 use crate::error::{StoreError, StoreResult};
-use crate::paging::{self, List, Page};
+use crate::paging::{self, List, Page, Paging};
 use crate::permissions::{Authorized, site};
 use crate::{clock, ids, params};
 
@@ -70,13 +70,14 @@ fn load(c: &mut dyn Conn, site_id: &str, id: &str) -> StoreResult<ShareLink> {
 pub fn list(
     c: &mut dyn Conn,
     site: &Authorized<SiteFor, site::Manage>,
-    page: &Page,
+    paging: &Paging,
 ) -> StoreResult<List<ShareLink>> {
+    let page = Page::new(paging, format!("site-share-links:{}", site.site.id))?;
     let mut args = Args::default();
     let filter = format!(" WHERE site_id = {}", args.arg(site.site.id.clone()));
     paging::by_creation(
         c,
-        page,
+        &page,
         ("site_share_links", ShareLinkCols::SQL),
         (filter, args),
         ShareLink::from_row,

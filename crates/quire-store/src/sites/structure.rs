@@ -12,6 +12,7 @@ use super::order::{self, Keyed, Kind, Position};
 use crate::access::AccessContext;
 use crate::db::{Args, Conn};
 use crate::error::{StoreError, StoreResult};
+use crate::paging::{List, Page, Paging};
 use crate::patch::Patch;
 use crate::permissions::{Authorized, site};
 use crate::spaces::{self, SpaceFor};
@@ -737,6 +738,59 @@ pub fn update_site_space(
         params![id, next.path, next.condition, next.space_id],
     )?;
     written(c, site, caller, id)
+}
+
+/// One page of `items` in reading order, keyset-paged on each item's [`sort_key`].
+fn page_of<T: StructureItem>(view: &SiteView, items: Vec<T>, page: &Page) -> StoreResult<List<T>> {
+    let mut keyed: Vec<(Vec<String>, T)> = items
+        .into_iter()
+        .map(|item| (sort_key(&view.tree, T::KIND, item.id()), item))
+        .collect();
+    keyed.sort_by(|a, b| a.0.cmp(&b.0));
+    let count = u64::try_from(keyed.len()).unwrap_or(u64::MAX);
+    let after = page.after::<Vec<String>>()?;
+    let fetch = usize::try_from(page.fetch()).unwrap_or(usize::MAX);
+    let rows: Vec<(Vec<String>, T)> = keyed
+        .into_iter()
+        .filter(|(key, _)| after.as_ref().is_none_or(|a| key > a))
+        .take(fetch)
+        .collect();
+    Ok(page
+        .finish(rows, count, |(key, _)| key.clone())
+        .map(|(_, item)| item))
+}
+
+/// The sections of a site in reading order, one page of them.
+pub fn sections(view: &SiteView, paging: &Paging) -> StoreResult<List<Section>> {
+    let page = Page::new(paging, format!("site-sections:{}", view.site.site.id))?;
+    page_of(view, Section::all(view), &page)
+}
+
+/// The section groups of a site in reading order, one page of them.
+pub fn groups(view: &SiteView, paging: &Paging) -> StoreResult<List<Group>> {
+    let page = Page::new(paging, format!("site-section-groups:{}", view.site.site.id))?;
+    page_of(view, Group::all(view), &page)
+}
+
+/// The site spaces of a site in reading order (only the default ones of the root and of each
+/// section, or only the others, when `default` says), one page of them.
+pub fn site_spaces(
+    view: &SiteView,
+    default: Option<bool>,
+    paging: &Paging,
+) -> StoreResult<List<ShownSiteSpace>> {
+    let page = Page::new(paging, format!("site-spaces:{}:{default:?}", view.site.site.id))?;
+    let items = ShownSiteSpace::all(view)
+        .into_iter()
+        .filter(|shown| {
+            default.is_none_or(|d| {
+                d == view
+                    .tree
+                    .is_default_site_space(&view.site.site, &shown.site_space)
+            })
+        })
+        .collect();
+    page_of(view, items, &page)
 }
 
 /// An item's sort key in reading order: its path of (position, id) pairs from the root, compared

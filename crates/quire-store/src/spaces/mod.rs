@@ -21,7 +21,7 @@ use crate::db::{Args, Conn, bytewise};
 use crate::error::{StoreError, StoreResult};
 use crate::merge_rules::MergeRules;
 use crate::orgs;
-use crate::paging::{List, Order, Page};
+use crate::paging::{List, Order, Page, Paging};
 use crate::patch::Patch;
 use crate::permissions::{Authorized, DefaultLevel, Role, Standing, member, space};
 use crate::siblings::{self, Kind, Position};
@@ -77,8 +77,20 @@ pub fn visibility(value: &str, in_collection: bool) -> StoreResult<Visibility> {
     Ok(visibility)
 }
 
-/// The active spaces of an organization that `ctx` can view, in creation order (or its reverse).
+/// The active spaces of an organization that `ctx` can view, in creation order.
 pub fn list(
+    c: &mut dyn Conn,
+    org_id: &str,
+    ctx: &AccessContext,
+    paging: &Paging,
+) -> StoreResult<List<SpaceFor>> {
+    let page = Page::new(paging, format!("org-spaces:{org_id}"))?;
+    visible_page(c, org_id, ctx, &page, Order::Asc)
+}
+
+/// The active spaces of an organization that `ctx` can view, in creation order (or its
+/// reverse): the page of [`list`] and of [`of_member`], each scoping its own cursors.
+fn visible_page(
     c: &mut dyn Conn,
     org_id: &str,
     ctx: &AccessContext,
@@ -118,10 +130,14 @@ pub fn of_member(
     membership: &Authorized<crate::members::Membership, member::View>,
     caller: &str,
     order: Order,
-    page: &Page,
+    paging: &Paging,
 ) -> StoreResult<List<(Role, SpaceFor)>> {
     let (org, user_id) = (&membership.org, membership.user_id.as_str());
     let org_id = &org.org.id;
+    let page = Page::new(
+        paging,
+        format!("member-spaces:{org_id}:{user_id}:{}", order.name()),
+    )?;
     let standing = orgs::load_for(c, org_id, user_id)?
         .map(|o| o.standing)
         .unwrap_or(Standing::Outsider);
@@ -132,7 +148,7 @@ pub fn of_member(
     }
     let member_ctx = AccessContext::for_org(c, org_id, user_id, standing)?;
     let caller_ctx = AccessContext::for_org(c, org_id, caller, org.standing)?;
-    let list = list(c, org_id, &member_ctx, page, order)?;
+    let list = visible_page(c, org_id, &member_ctx, &page, order)?;
     Ok(list.map(|s| {
         let caller_role = model::role_in(&caller_ctx, &s.space);
         (s.role.unwrap_or(Role::Read), s.with_role(caller_role))
@@ -144,9 +160,10 @@ pub fn in_collection(
     c: &mut dyn Conn,
     col: &CollectionFor,
     caller: &str,
-    page: &Page,
+    paging: &Paging,
 ) -> StoreResult<List<SpaceFor>> {
     let id = &col.collection.id;
+    let page = Page::new(paging, format!("collection-spaces:{id}"))?;
     let ctx = AccessContext::for_org(c, &col.collection.org_id, caller, col.standing)?;
     let mut args = Args::default();
     let mut filter = format!(" WHERE s.parent_id = {} AND s.deleted_at IS NULL", args.arg(id));

@@ -10,7 +10,7 @@ use crate::db::{Args, Conn, DbError, like_contains};
 use crate::error::{StoreError, StoreResult};
 use crate::members::{self, Member};
 use crate::orgs::OrgFor;
-use crate::paging::{List, Page};
+use crate::paging::{List, Page, Paging};
 use crate::permissions::{Action, Authorized, OrgAction, Role, TeamAction, org, team};
 use crate::{clock, ids, params, users, validate};
 
@@ -88,15 +88,23 @@ pub struct Filter {
     pub title: Option<String>,
 }
 
+impl Filter {
+    /// The scope of the cursors of the organization's teams shown with this filter.
+    fn scope(&self, org_id: &str) -> String {
+        format!("teams:{org_id}:{:?}:{:?}", self.owner, self.title)
+    }
+}
+
 /// The teams of an organization, one page of them, as `caller` sees them.
 pub fn list(
     c: &mut dyn Conn,
     org: &Authorized<OrgFor, org::ListTeams>,
     caller: &str,
     filter: &Filter,
-    page: &Page,
+    paging: &Paging,
 ) -> StoreResult<List<Team>> {
     let org_id = &org.org.id;
+    let page = Page::new(paging, filter.scope(org_id))?;
     let mut args = Args::default();
     let mut sql_filter = format!(" WHERE t.organization_id = {}", args.arg(org_id));
     if let Some(t) = &filter.title {
@@ -226,7 +234,12 @@ pub fn delete(c: &mut dyn Conn, org: OrgFor, caller: &str, team_id: &str) -> Sto
 }
 
 /// The members of a team with their role in it, one page of them.
-pub fn list_members(c: &mut dyn Conn, team: &TeamFor, page: &Page) -> StoreResult<List<(Member, TeamRole)>> {
+pub fn list_members(
+    c: &mut dyn Conn,
+    team: &TeamFor,
+    paging: &Paging,
+) -> StoreResult<List<(Member, TeamRole)>> {
+    let page = Page::new(paging, format!("team-members:{}", team.team.id))?;
     let mut args = Args::default();
     let org_arg = args.arg(&team.org.org.id);
     let mut sql = format!(
@@ -329,8 +342,9 @@ pub fn of_member(
     caller: &str,
     user_id: &str,
     title: Option<&str>,
-    page: &Page,
+    paging: &Paging,
 ) -> StoreResult<List<(Team, TeamRole)>> {
+    let page = Page::new(paging, format!("member-teams:{}:{user_id}:{title:?}", org.org.id))?;
     if caller != user_id {
         org.require(OrgAction::ListTeams)?;
     }

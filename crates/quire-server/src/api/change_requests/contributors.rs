@@ -3,7 +3,7 @@
 use axum::extract::State;
 use quire_store::change_requests::reviews;
 use quire_store::clock;
-use quire_store::paging::{List, Page, Paging};
+use quire_store::paging::{List, Paging};
 use quire_store::spaces;
 use serde::Serialize;
 
@@ -44,12 +44,11 @@ pub async fn list_contributors(
     }): Path<ChangeRequestPath>,
     QueryOf(paging): QueryOf<Paging>,
 ) -> ApiResult<axum::Json<List<Contributor>>> {
-    let page = Page::new(&paging, format!("contributors:{space_id}:{cr_id}"))?;
     let shown = app
         .db
         .read(move |c| {
             let space = spaces::load_active(c, &space_id, &caller.user_id)?;
-            reviews::contributors(c, &space, &cr_id, &page)
+            reviews::contributors(c, &space, &cr_id, &paging)
         })
         .await?;
     let users = shown.users;

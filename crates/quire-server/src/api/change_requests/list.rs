@@ -2,7 +2,7 @@
 
 use axum::extract::State;
 use quire_store::change_requests::{self, Status, list::Filters as ListFilters};
-use quire_store::paging::{List, Order, Page, Paging};
+use quire_store::paging::{List, Order, Paging};
 use quire_store::permissions::org;
 use quire_store::spaces;
 use serde::Deserialize;
@@ -105,12 +105,11 @@ pub async fn list_space_change_requests(
     QueryOf(query): QueryOf<Filters>,
 ) -> ApiResult<axum::Json<List<ChangeRequestJson>>> {
     let (filters, paging) = query.parsed()?;
-    let page = Page::new(&paging, filters.scope(&format!("space-crs:{space_id}")))?;
     let list = app
         .db
         .read(move |c| {
             let space = spaces::load_active(c, &space_id, &caller.user_id)?;
-            let list = change_requests::list::of_space(c, &space, &filters, &page)?;
+            let list = change_requests::list::of_space(c, &space, &filters, &paging)?;
             let shown = change_requests::with_users(c, list.items)?;
             Ok::<_, quire_store::StoreError>((list.next, list.count, shown))
         })
@@ -141,11 +140,10 @@ pub async fn list_org_change_requests(
     QueryOf(query): QueryOf<Filters>,
 ) -> ApiResult<axum::Json<List<ChangeRequestJson>>> {
     let (filters, paging) = query.parsed()?;
-    let page = Page::new(&paging, filters.scope(&format!("org-crs:{org_id}")))?;
     let list = app
         .db
         .read_blocking_as::<org::View, _>(caller.user_id.clone(), org_id, move |c, org| {
-            let list = change_requests::list::of_org(c, &org, &caller.user_id, &filters, &page)?;
+            let list = change_requests::list::of_org(c, &org, &caller.user_id, &filters, &paging)?;
             let shown = change_requests::with_users(c, list.items)?;
             Ok::<_, quire_store::StoreError>((list.next, list.count, shown))
         })

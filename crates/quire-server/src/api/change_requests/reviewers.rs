@@ -7,7 +7,7 @@ use axum::http::StatusCode;
 use quire_store::change_requests::SUBJECT_MAX;
 use quire_store::change_requests::reviews::{self, ReviewRequest, ReviewerRow};
 use quire_store::clock;
-use quire_store::paging::{List, Page, Paging};
+use quire_store::paging::{List, Paging};
 use quire_store::permissions::space;
 use quire_store::spaces;
 use quire_store::users::User;
@@ -71,12 +71,11 @@ pub async fn list_requested_reviewers(
     }): Path<ChangeRequestPath>,
     QueryOf(paging): QueryOf<Paging>,
 ) -> ApiResult<axum::Json<List<RequestedReviewer>>> {
-    let page = Page::new(&paging, format!("reviewers:{space_id}:{cr_id}"))?;
     let shown = app
         .db
         .read(move |c| {
             let space = spaces::load_active(c, &space_id, &caller.user_id)?;
-            reviews::requested_reviewers(c, &space, &cr_id, &page)
+            reviews::requested_reviewers(c, &space, &cr_id, &paging)
         })
         .await?;
     let list = shown.value;

@@ -9,7 +9,7 @@ use quire_content::changes::DocumentInput;
 use quire_content::{Document, markdown_to_document};
 use quire_store::change_requests::reviews::{self, ReviewStatus, ReviewView, Reviews};
 use quire_store::clock;
-use quire_store::paging::{List, Page, Paging};
+use quire_store::paging::{List, Paging};
 use quire_store::permissions::space;
 use quire_store::spaces::{self, SpaceFor};
 use serde::{Deserialize, Serialize};
@@ -153,13 +153,12 @@ pub async fn list_reviews(
         paging,
     }): QueryOf<ListReviewsQuery>,
 ) -> ApiResult<axum::Json<List<ReviewJson>>> {
-    let page = Page::new(&paging, format!("reviews:{space_id}:{cr_id}:{outdated:?}"))?;
     let user = caller.user_id.clone();
     let (space, shown) = app
         .db
         .read(move |c| {
             let space = spaces::load_active(c, &space_id, &user)?;
-            let shown = reviews::list(c, &space, &cr_id, outdated, &page)?;
+            let shown = reviews::list(c, &space, &cr_id, outdated, &paging)?;
             Ok::<_, ApiError>((space, shown))
         })
         .await?;

@@ -6,7 +6,7 @@ use axum::extract::State;
 use axum::http::{StatusCode, header};
 use axum::response::IntoResponse;
 use quire_store::collections::{self, DESCRIPTION_MAX, TITLE_MAX};
-use quire_store::paging::{List, Page, Paging};
+use quire_store::paging::{List, Paging};
 use quire_store::permissions::{DefaultLevel, collection, org};
 use quire_store::{spaces, validate};
 use serde::Deserialize;
@@ -178,11 +178,10 @@ async fn list_collection_spaces(
     Path(CollectionPath { collection_id: id }): Path<CollectionPath>,
     QueryOf(paging): QueryOf<Paging>,
 ) -> ApiResult<axum::Json<List<SpaceJson>>> {
-    let page = Page::new(&paging, format!("collection-spaces:{id}"))?;
     let list = app
         .db
         .read_as::<collection::View, _>(caller.user_id.clone(), id.clone(), move |c, col| {
-            spaces::in_collection(c, &col, &caller.user_id, &page)
+            spaces::in_collection(c, &col, &caller.user_id, &paging)
         })
         .await?;
     Ok(axum::Json(list.map(|s| space_json(&app.urls, &s))))
@@ -278,11 +277,10 @@ async fn list_collections(
     QueryOf(ListCollectionsQuery { nested, paging }): QueryOf<ListCollectionsQuery>,
 ) -> ApiResult<axum::Json<List<CollectionJson>>> {
     let nested = nested.unwrap_or(true);
-    let page = Page::new(&paging, format!("collections:{org_id}:{nested}"))?;
     let list = app
         .db
         .read_as::<org::View, _>(caller.user_id.clone(), org_id.clone(), move |c, org| {
-            collections::list(c, &org, &caller.user_id, nested, &page)
+            collections::list(c, &org, &caller.user_id, nested, &paging)
         })
         .await?;
     Ok(axum::Json(list.map(|c| collection_json(&app.urls, &c))))

@@ -4,7 +4,7 @@
 use axum::http::StatusCode;
 use quire_content::changes::DocumentInput;
 use quire_store::comments::{self, Edit, NewComment};
-use quire_store::paging::{List, Page, Paging};
+use quire_store::paging::{List, Paging};
 use quire_store::users::User;
 use serde::Deserialize;
 
@@ -38,31 +38,31 @@ pub(crate) async fn list_comments(
     }: ListCommentsQuery,
 ) -> ApiResult<axum::response::Response> {
     authors.sort();
-    let status = status.as_str();
-    let scope = format!(
-        "comments:{params:?}:{}:{status}:{page_filter:?}:{authors:?}",
-        order.name()
-    );
+    let filter = comments::Filter {
+        order,
+        status: status.as_str(),
+        page: page_filter,
+        authors,
+    };
+    // The place as the route names it: the key is needed before the read opens it.
+    let place = comments::Scope {
+        space_id: params.space_id.clone(),
+        change_request: params.change_request_id.clone(),
+    };
     let gzip = crate::encoding::accepts_gzip(&headers);
     let key = format!(
-        "{scope}\u{0}{}\u{0}{format:?}\u{0}{}\u{0}{}\u{0}{gzip}",
+        "{}\u{0}{}\u{0}{format:?}\u{0}{}\u{0}{}\u{0}{gzip}",
+        comments::list_scope(&place, &filter),
         caller.user_id,
         paging.limit,
         paging.page.as_deref().unwrap_or("")
     );
-    let page = Page::new(&paging, scope)?;
-    let filter = comments::Filter {
-        order,
-        status,
-        page: page_filter,
-        authors,
-    };
     let app2 = app.clone();
     let body = app
         .lists
         .get_or_read(&app.db, key, move |c| {
             let opened = open(c, &params, &caller.user_id)?;
-            let shown = comments::list(c, &opened, &filter, &page)?;
+            let shown = comments::list(c, &opened, &filter, &paging)?;
             let list = &shown.value;
             let items = render_comments(
                 &app2.urls,
@@ -224,12 +224,11 @@ pub(crate) async fn list_commenters(
     params: RouteIds,
     paging: Paging,
 ) -> ApiResult<axum::Json<List<MemberJson>>> {
-    let page = Page::new(&paging, format!("commenters:{params:?}"))?;
     let list = app
         .db
         .read(move |c| {
             let opened = open(c, &params, &caller.user_id)?;
-            Ok::<_, ApiError>(comments::commenters(c, &opened, &page)?)
+            Ok::<_, ApiError>(comments::commenters(c, &opened, &paging)?)
         })
         .await?;
     Ok(axum::Json(list.map(|m| member_json(&app.urls, &m))))

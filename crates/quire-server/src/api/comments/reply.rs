@@ -3,7 +3,7 @@
 use axum::http::StatusCode;
 use quire_content::changes::DocumentInput;
 use quire_store::comments::{self, Edit};
-use quire_store::paging::{List, Page};
+use quire_store::paging::List;
 use quire_store::users::User;
 use serde::Deserialize;
 
@@ -21,13 +21,12 @@ pub(crate) async fn list_replies(
     params: RouteIds,
     RepliesQuery { format, paging }: RepliesQuery,
 ) -> ApiResult<axum::Json<List<ReplyJson>>> {
-    let page = Page::new(&paging, format!("replies:{params:?}"))?;
     let user = caller.user_id.clone();
     let (opened, shown) = app
         .db
         .read(move |c| {
             let opened = open(c, &params, &user)?;
-            let shown = comments::replies(c, &opened, param(&params, "commentId")?, &page)?;
+            let shown = comments::replies(c, &opened, param(&params, "commentId")?, &paging)?;
             Ok::<_, ApiError>((opened, shown))
         })
         .await?;

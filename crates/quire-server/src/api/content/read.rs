@@ -10,8 +10,8 @@ use crate::error::{ApiError, ApiResult};
 use crate::extract::Path;
 use crate::state::App;
 use quire_store::content::store;
-use quire_store::paging::{List, Page};
-use quire_store::reads::{Opened, Source, open_space};
+use quire_store::paging::List;
+use quire_store::reads::{self, Opened, Source, open_space};
 use quire_store::spaces::SpaceFor;
 
 use crate::extract::param;
@@ -171,21 +171,10 @@ pub async fn list_files(
     params: RouteIds,
     paging: Paging,
 ) -> ApiResult<axum::Json<List<FileJson>>> {
-    let scope = format!("files:{}", params.space_id);
-    let page = Page::new(&paging, scope)?;
     let list = with_revision(&app, caller, params, move |app, opened| {
-        let files = render::sorted_files(&opened.stored.tree);
-        let after: Option<(i64, String)> = page.after()?;
-        let start = match &after {
-            Some((created, id)) => {
-                files.partition_point(|f| (f.created_at, f.id.as_str()) <= (*created, id.as_str()))
-            }
-            None => 0,
-        };
+        let files = reads::files(opened, &paging)?;
         let ctx = super::context(app, opened);
-        let rows: Vec<_> = files[start..].iter().take(page.limit + 1).copied().collect();
-        let list = page.finish(rows, files.len() as u64, |f| (f.created_at, f.id.clone()));
-        Ok(list.map(|f| render::file(&ctx, f)))
+        Ok(files.map(|f| render::file(&ctx, f)))
     })
     .await?;
     Ok(axum::Json(list))

@@ -12,6 +12,7 @@ use serde_json::{Map, Value};
 use crate::clock;
 use crate::urls::Urls;
 use quire_store::content::store::StoredTree;
+use quire_store::reads::sorted_files;
 use quire_store::spaces::Visibility;
 
 /// Where rendered content lives, for its URLs.
@@ -519,11 +520,4 @@ pub fn revision(
         },
         merged_from,
     }
-}
-
-/// A revision's files in list order: by creation, then id.
-pub fn sorted_files(tree: &Tree) -> Vec<&FileEntry> {
-    let mut files: Vec<&FileEntry> = tree.files.values().map(|f| f.as_ref()).collect();
-    files.sort_by(|a, b| a.created_at.cmp(&b.created_at).then_with(|| a.id.cmp(&b.id)));
-    files
 }

@@ -9,7 +9,7 @@ mod remove;
 
 use axum::http::StatusCode;
 use quire_store::grants::{self, Holder};
-use quire_store::paging::{List, Page, Paging};
+use quire_store::paging::{List, Paging};
 use quire_store::permissions::Role;
 use quire_store::siblings::Kind;
 use serde::{Deserialize, Serialize};
@@ -137,12 +137,11 @@ async fn list_users(
     id: String,
     paging: Paging,
 ) -> ApiResult<axum::Json<List<UserPermission>>> {
-    let page = Page::new(&paging, format!("grants-users:{id}"))?;
     let list = app
         .db
         .read(move |c| {
             let target = grants::load_target(c, kind, &id, &caller.user_id)?;
-            grants::users(c, &target, &page)
+            grants::users(c, &target, &paging)
         })
         .await?;
     Ok(axum::Json(list.map(|(u, permission)| UserPermission {
@@ -158,12 +157,11 @@ async fn list_teams(
     id: String,
     paging: Paging,
 ) -> ApiResult<axum::Json<List<TeamPermission>>> {
-    let page = Page::new(&paging, format!("grants-teams:{id}"))?;
     let (standing, list) = app
         .db
         .read(move |c| {
             let target = grants::load_target(c, kind, &id, &caller.user_id)?;
-            let list = grants::teams(c, &target, &caller.user_id, &page)?;
+            let list = grants::teams(c, &target, &caller.user_id, &paging)?;
             Ok::<_, quire_store::StoreError>((target.standing, list))
         })
         .await?;

@@ -6,7 +6,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::IntoResponse;
 use quire_store::invites::{self, NewInvite, role_field};
-use quire_store::paging::{List, Page, Paging};
+use quire_store::paging::{List, Paging};
 use quire_store::permissions::org;
 use serde::{Deserialize, Serialize};
 use utoipa_axum::router::OpenApiRouter;
@@ -43,11 +43,10 @@ async fn list_invites(
     }): Path<OrgPath>,
     QueryOf(paging): QueryOf<Paging>,
 ) -> ApiResult<axum::Json<List<InviteJson>>> {
-    let page = Page::new(&paging, format!("invites:{org_id}"))?;
     let list = app
         .db
         .read_as::<org::Admin, _>(caller.user_id.clone(), org_id.clone(), move |c, org| {
-            invites::list(c, &org, &caller.user_id, &page)
+            invites::list(c, &org, &caller.user_id, &paging)
         })
         .await?;
     Ok(axum::Json(list.map(|v| invite_json(&app.urls, &v))))

@@ -5,7 +5,7 @@ mod operations;
 pub mod wire;
 
 use quire_store::links::read::{self, Linked, Links, Revision};
-use quire_store::paging::{List, Page, Paging};
+use quire_store::paging::{List, Paging};
 use quire_store::reads::Opened;
 use serde::Deserialize;
 use utoipa_axum::router::OpenApiRouter;
@@ -55,18 +55,8 @@ fn revision(opened: &Opened) -> Revision<'_> {
     Revision {
         space: &opened.space,
         stored: &opened.stored,
-        change_request: opened.change_request.is_some(),
+        change_request: opened.change_request.as_ref().map(|cr| cr.id.as_str()),
     }
-}
-
-/// The scope of a cursor: the list, its parent and filters.
-fn scope(what: &str, params: &RouteIds, status: Option<Status>) -> String {
-    let mut ids: Vec<&str> = ["spaceId", "changeRequestId", "pageId", "fileId"]
-        .iter()
-        .filter_map(|k| params.get(k))
-        .collect();
-    ids.insert(0, what);
-    format!("{}:{}", ids.join(":"), status.map_or("", Status::as_str))
 }
 
 /// The answer of a links list.
@@ -97,13 +87,12 @@ pub async fn space_links(
     params: RouteIds,
     LinksQuery { status, paging }: LinksQuery,
 ) -> ApiResult<axum::Json<LinkList>> {
-    let page = Page::new(&paging, scope("links", &params, status))?;
     let app2 = app.clone();
     let list = app
         .db
         .read_blocking(move |c| {
             let opened = open_path(c, &app2, &caller, &params)?;
-            let links = read::of_main(c, &opened.space, app2.urls.base(), status, &page)?;
+            let links = read::of_main(c, &opened.space, app2.urls.base(), status, &paging)?;
             Ok::<_, ApiError>(link_list(&opened, links))
         })
         .await?;
@@ -118,7 +107,6 @@ pub async fn page_links(
     params: RouteIds,
     LinksQuery { status, paging }: LinksQuery,
 ) -> ApiResult<axum::Json<LinkList>> {
-    let page = Page::new(&paging, scope("page-links", &params, status))?;
     let app2 = app.clone();
     let list = app
         .db
@@ -132,7 +120,7 @@ pub async fn page_links(
                 app2.urls.base(),
                 page_id,
                 status,
-                &page,
+                &paging,
             )?;
             Ok::<_, ApiError>(link_list(&opened, links))
         })
@@ -166,7 +154,6 @@ async fn backlinks(
     paging: Paging,
     what: &'static str,
 ) -> ApiResult<axum::Json<List<Location>>> {
-    let page = Page::new(&paging, scope("backlinks", &params, None))?;
     let app2 = app.clone();
     let list = app
         .db
@@ -178,7 +165,7 @@ async fn backlinks(
             } else {
                 Linked::File(id)
             };
-            let pages = read::backlinks(c, &app2.content, &revision(&opened), linked, &page)?;
+            let pages = read::backlinks(c, &app2.content, &revision(&opened), linked, &paging)?;
             let at = location_base(&opened);
             Ok::<_, ApiError>(pages.map(|p| at.page(&p)))
         })

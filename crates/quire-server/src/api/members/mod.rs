@@ -6,7 +6,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use quire_store::members::MemberKey;
 use quire_store::members::{self, Filter};
-use quire_store::paging::{List, Order, Page, Paging};
+use quire_store::paging::{List, Order, Paging};
 use quire_store::permissions::{Role, member, org};
 use quire_store::{clock, users};
 use serde::{Deserialize, Serialize};
@@ -101,8 +101,6 @@ async fn list_members(
         Some(r) => Some(Some(Role::parse_field("role", r)?)),
     };
     let search = search.as_deref().map(users::fold).filter(|s| !s.is_empty());
-    let scope = format!("members:{org_id}:{}:{sort}:{role:?}:{search:?}", order.name());
-    let page = Page::new(&paging, scope)?;
     let filter = Filter {
         order,
         sort,
@@ -112,7 +110,7 @@ async fn list_members(
     let list = app
         .db
         .read_as::<org::ListMembers, _>(caller.user_id.clone(), org_id.clone(), move |c, org| {
-            members::list(c, &org, &filter, &page)
+            members::list(c, &org, &filter, &paging)
         })
         .await?;
     Ok(axum::Json(list.map(|m| member_json(&app.urls, &m))))

@@ -9,7 +9,7 @@ use axum::http::{StatusCode, header};
 use axum::response::IntoResponse;
 use quire_store::merge_rules::MergeRules;
 use quire_store::orgs;
-use quire_store::paging::{List, Page, Paging};
+use quire_store::paging::{List, Paging};
 use quire_store::permissions::{Role, org};
 use quire_store::validate;
 use serde::Deserialize;
@@ -46,10 +46,9 @@ async fn list_orgs(
     State(app): State<App>,
     QueryOf(paging): QueryOf<Paging>,
 ) -> ApiResult<axum::Json<List<OrgJson>>> {
-    let page = Page::new(&paging, "orgs")?;
     let list = app
         .db
-        .read(move |c| orgs::list(c, &caller.user_id, &page))
+        .read(move |c| orgs::list(c, &caller.user_id, &paging))
         .await?;
     Ok(axum::Json(list.map(|o| org_json(&app.urls, &o))))
 }

@@ -8,7 +8,7 @@ use axum::extract::State;
 use quire_content::search_text::{find_word, query_words};
 use quire_store::content::store::RenderedKey;
 use quire_store::db::fulltext::FtsQuery;
-use quire_store::paging::{List, Page, Paging};
+use quire_store::paging::{List, Paging};
 use quire_store::permissions::org;
 use quire_store::search::query::PageMatch;
 use quire_store::search::{self, Shown};
@@ -139,10 +139,9 @@ async fn search_space(
     QueryOf(SearchQuery { query: raw, paging }): QueryOf<SearchQuery>,
 ) -> ApiResult<axum::response::Response> {
     let fts = search_words(&raw)?;
-    let page = Page::new(&paging, format!("search:{space_id}:{raw}"))?;
     let options = format!(
         "{}\u{0}{}\u{0}{raw}",
-        page.limit,
+        paging.limit,
         paging.page.as_deref().unwrap_or("")
     );
     // Access and the current revision first, from the stamped cache: on a cached answer that
@@ -161,7 +160,7 @@ async fn search_space(
     });
     let app2 = app.clone();
     let compute = app.db.read_blocking(move |c| {
-        let results = search::in_space(c, &app2.content, space, &fts, &page)?;
+        let results = search::in_space(c, &app2.content, space, &fts, &paging)?;
         let items: Vec<PageHit> = render_hits(&app2, &fts, results.matches, &results.shown)
             .into_iter()
             .map(|(_, hit)| hit)
@@ -204,12 +203,11 @@ async fn search_org(
     QueryOf(SearchQuery { query: raw, paging }): QueryOf<SearchQuery>,
 ) -> ApiResult<axum::Json<List<SpaceHit>>> {
     let fts = search_words(&raw)?;
-    let page = Page::new(&paging, format!("org-search:{org_id}:{raw}"))?;
     let app2 = app.clone();
     let list = app
         .db
         .read_blocking_as::<org::View, _>(caller.user_id.clone(), org_id, move |c, org| {
-            let results = search::in_org(c, &app2.content, &org, &caller.user_id, &fts, &page)?;
+            let results = search::in_org(c, &app2.content, &org, &caller.user_id, &fts, &paging)?;
             let shown = &results.shown;
             let hits = render_hits(&app2, &fts, results.matches, shown);
             let mut groups: Vec<SpaceHit> = Vec::new();

@@ -12,7 +12,7 @@ pub mod wire;
 use axum::extract::State;
 use axum::http::{StatusCode, header};
 use axum::response::IntoResponse;
-use quire_store::paging::{List, Page, Paging};
+use quire_store::paging::{List, Paging};
 use quire_store::patch::Patch;
 use quire_store::permissions::{org, site};
 use quire_store::sites::{self, AgentsContext, SiteType, SiteVisibility};
@@ -92,20 +92,16 @@ async fn list_sites(
     QueryOf(query): QueryOf<ListSitesQuery>,
 ) -> ApiResult<axum::Json<List<SiteJson>>> {
     let space = query.space.or(query.space_id);
-    let scope = format!(
-        "sites:{org_id}:{:?}:{:?}:{:?}",
-        space, query.title, query.published
-    );
-    let page = Page::new(&query.paging, scope)?;
     let filters = sites::Filters {
         space,
         title: query.title,
         published: query.published,
     };
+    let paging = query.paging;
     let list = app
         .db
         .read_as::<org::View, _>(caller.user_id.clone(), org_id.clone(), move |c, org| {
-            sites::list(c, &org, &filters, &page)
+            sites::list(c, &org, &filters, &paging)
         })
         .await?;
     Ok(axum::Json(

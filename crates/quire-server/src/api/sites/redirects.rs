@@ -3,7 +3,7 @@
 use axum::extract::State;
 use axum::http::{StatusCode, header};
 use axum::response::IntoResponse;
-use quire_store::paging::{List, Page, Paging};
+use quire_store::paging::{List, Paging};
 use quire_store::permissions::site;
 use quire_store::sites::Site;
 use quire_store::sites::redirects::{self, Destination, Redirect, Target};
@@ -80,11 +80,10 @@ async fn list_redirects(
     Path(path): Path<SitePath>,
     QueryOf(paging): QueryOf<Paging>,
 ) -> ApiResult<axum::Json<List<RedirectJson>>> {
-    let page = Page::new(&paging, format!("site-redirects:{}", path.site_id))?;
     let list = app
         .db
         .read_as::<site::View, _>(caller.user_id.clone(), path.site(), move |c, site| {
-            redirects::list(c, &site, &page)
+            redirects::list(c, &site, &paging)
         })
         .await?;
     Ok(axum::Json(list.map(|r| redirect_json(&r))))

@@ -3,7 +3,7 @@
 use axum::extract::State;
 use axum::http::{StatusCode, header};
 use axum::response::IntoResponse;
-use quire_store::paging::{List, Page, Paging};
+use quire_store::paging::{List, Paging};
 use quire_store::permissions::site;
 use quire_store::sites::share_links;
 use quire_store::validate;
@@ -39,11 +39,10 @@ async fn list_share_links(
     Path(path): Path<SitePath>,
     QueryOf(paging): QueryOf<Paging>,
 ) -> ApiResult<axum::Json<List<ShareLinkJson>>> {
-    let page = Page::new(&paging, format!("site-share-links:{}", path.site_id))?;
     let (site, list) = app
         .db
         .read_as::<site::Manage, _>(caller.user_id.clone(), path.site(), move |c, site| {
-            let list = share_links::list(c, &site, &page)?;
+            let list = share_links::list(c, &site, &paging)?;
             Ok::<_, quire_store::StoreError>((site.into_inner(), list))
         })
         .await?;

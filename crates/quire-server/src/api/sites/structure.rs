@@ -4,7 +4,8 @@
 use axum::extract::State;
 use axum::http::{StatusCode, header};
 use axum::response::IntoResponse;
-use quire_store::paging::{List, Page, Paging};
+use quire_store::StoreResult;
+use quire_store::paging::{List, Paging};
 use quire_store::patch::Patch;
 use quire_store::permissions::site;
 use quire_store::sites::order::{Kind, Position, Ref};
@@ -40,43 +41,22 @@ pub fn routes() -> OpenApiRouter<App> {
         .routes(routes!(move_site_space))
 }
 
-/// One page of items in reading order, by their sort keys.
-fn page_of<T>(items: Vec<(Vec<String>, T)>, page: &Page) -> ApiResult<List<T>> {
-    let count = u64::try_from(items.len()).unwrap_or(u64::MAX);
-    let after = page.after::<Vec<String>>()?;
-    let fetch = usize::try_from(page.fetch()).unwrap_or(usize::MAX);
-    let rows: Vec<(Vec<String>, T)> = items
-        .into_iter()
-        .filter(|(key, _)| after.as_ref().is_none_or(|a| key > a))
-        .take(fetch)
-        .collect();
-    Ok(page
-        .finish(rows, count, |(key, _)| key.clone())
-        .map(|(_, item)| item))
-}
-
-/// One page of a site's items of a kind that `keep` keeps, in reading order; `scope` ties the
-/// page's cursor to this list.
+/// One page of a site's items of a kind, as `page` (one of the store's lists of a site's
+/// structure) takes it from the site as the caller sees it.
 async fn list<T: ItemJson>(
     app: App,
     caller: Caller,
     path: SitePath,
-    paging: &Paging,
-    scope: String,
-    keep: impl Fn(&T::Json) -> bool,
+    page: impl FnOnce(&st::SiteView) -> StoreResult<List<T>>,
 ) -> ApiResult<axum::Json<List<T::Json>>> {
-    let page = Page::new(paging, scope)?;
     let view = app
         .db
         .read_as::<site::View, _>(caller.user_id.clone(), path.site(), move |c, site| {
             st::view(c, site.into_inner(), &caller.user_id)
         })
         .await?;
-    let items = wire::items_of::<T>(&app.urls, &view)
-        .into_iter()
-        .filter(|(_, json)| keep(json))
-        .collect();
-    Ok(axum::Json(page_of(items, &page)?))
+    let items = page(&view)?;
+    Ok(axum::Json(wire::list_json(&app.urls, &view, items)))
 }
 
 fn check_icon(icon: Option<&String>) -> ApiResult<()> {
@@ -190,8 +170,7 @@ async fn list_sections(
     Path(path): Path<SitePath>,
     QueryOf(paging): QueryOf<Paging>,
 ) -> ApiResult<axum::Json<List<SectionJson>>> {
-    let scope = format!("site-sections:{}", path.site_id);
-    list::<Section>(app, caller, path, &paging, scope, |_| true).await
+    list(app, caller, path, |view| st::sections(view, &paging)).await
 }
 
 #[derive(Deserialize, utoipa::ToSchema)]
@@ -390,8 +369,7 @@ async fn list_groups(
     Path(path): Path<SitePath>,
     QueryOf(paging): QueryOf<Paging>,
 ) -> ApiResult<axum::Json<List<GroupJson>>> {
-    let scope = format!("site-section-groups:{}", path.site_id);
-    list::<Group>(app, caller, path, &paging, scope, |_| true).await
+    list(app, caller, path, |view| st::groups(view, &paging)).await
 }
 
 #[derive(Deserialize, utoipa::ToSchema)]
@@ -669,9 +647,10 @@ async fn list_site_spaces(
     Path(path): Path<SitePath>,
     QueryOf(query): QueryOf<ListSiteSpacesQuery>,
 ) -> ApiResult<axum::Json<List<SiteSpaceJson>>> {
-    let scope = format!("site-spaces:{}:{:?}", path.site_id, query.default);
-    let keep = |ss: &SiteSpaceJson| query.default.is_none_or(|d| d == ss.default);
-    list::<ShownSiteSpace>(app, caller, path, &query.paging, scope, keep).await
+    list(app, caller, path, |view| {
+        st::site_spaces(view, query.default, &query.paging)
+    })
+    .await
 }
 
 #[derive(Deserialize, utoipa::ToSchema)]

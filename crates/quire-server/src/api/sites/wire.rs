@@ -2,9 +2,10 @@
 //! groups and site spaces (GitBook's shapes), and the published content site.
 
 use quire_store::clock;
+use quire_store::paging::List;
 use quire_store::permissions::{SiteAction, Standing, site_allows};
 use quire_store::sites::model::Item;
-use quire_store::sites::structure::{self, ShownSiteSpace, SiteView, StructureItem, Written};
+use quire_store::sites::structure::{ShownSiteSpace, SiteView, StructureItem, Written};
 use quire_store::sites::{
     AgentsContext, Group, Section, Site, SiteSpace, SiteType, SiteVisibility, Structure,
 };
@@ -236,14 +237,6 @@ impl Render<'_> {
         })
     }
 
-    fn is_default_site_space(&self, ss: &SiteSpace) -> bool {
-        let default = match &ss.section {
-            None => self.site.default_site_space.as_deref(),
-            Some(s) => self.tree.section(s).and_then(|s| s.default_site_space.as_deref()),
-        };
-        default == Some(ss.id.as_str())
-    }
-
     pub fn site_space(&self, ss: &SiteSpace) -> Option<SiteSpaceJson> {
         Some(self.site_space_showing(ss, (self.space)(ss)?))
     }
@@ -265,7 +258,7 @@ impl Render<'_> {
             section: ss.section.clone(),
             title: space.title.clone(),
             space,
-            default: self.is_default_site_space(ss),
+            default: self.tree.is_default_site_space(self.site, ss),
             draft: false,
             condition: ss.condition.clone(),
             has_advanced_customization_feature: false,
@@ -425,21 +418,11 @@ pub fn written_json<T: ItemJson>(urls: &Urls, written: &Written<T>) -> T::Json {
     T::json(&render_view(urls, &written.view, &space), &written.item)
 }
 
-/// Every item of a kind in a view, in reading order, with its sort key.
-pub fn items_of<T: ItemJson>(urls: &Urls, view: &SiteView) -> Vec<(Vec<String>, T::Json)> {
+/// A page of a view's items of a kind, as answered.
+pub fn list_json<T: ItemJson>(urls: &Urls, view: &SiteView, list: List<T>) -> List<T::Json> {
     let space = view_space(urls, view);
     let render = render_view(urls, view, &space);
-    let mut out: Vec<(Vec<String>, T::Json)> = T::all(view)
-        .iter()
-        .map(|item| {
-            (
-                structure::sort_key(&view.tree, T::KIND, item.id()),
-                T::json(&render, item),
-            )
-        })
-        .collect();
-    out.sort_by(|a, b| a.0.cmp(&b.0));
-    out
+    list.map(|item| T::json(&render, &item))
 }
 
 #[derive(Serialize, Debug, Clone, utoipa::ToSchema)]

@@ -8,7 +8,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use quire_store::members::MemberKey;
 use quire_store::merge_rules::MergeRules;
-use quire_store::paging::{List, Order, Page, Paging};
+use quire_store::paging::{List, Paging};
 use quire_store::permissions::{DefaultLevel, Role, member, space};
 use quire_store::spaces::{self, TITLE_MAX};
 use quire_store::validate;
@@ -85,7 +85,6 @@ async fn list_org_spaces(
     }): Path<OrgPath>,
     QueryOf(paging): QueryOf<Paging>,
 ) -> ApiResult<axum::Json<List<SpaceJson>>> {
-    let page = Page::new(&paging, format!("org-spaces:{org_id}"))?;
     let access = app
         .orgs
         .load_visible(&app.db, &org_id, &caller.user_id)
@@ -93,7 +92,7 @@ async fn list_org_spaces(
         .access;
     let list = app
         .db
-        .read(move |c| spaces::list(c, &org_id, &access, &page, Order::Asc))
+        .read(move |c| spaces::list(c, &org_id, &access, &paging))
         .await?;
     Ok(axum::Json(list.map(|s| space_json(&app.urls, &s))))
 }
@@ -124,16 +123,12 @@ async fn list_member_spaces(
     }): Path<OrgMemberPath>,
     QueryOf(OrderQuery { order, paging }): QueryOf<OrderQuery>,
 ) -> ApiResult<axum::Json<List<MemberSpace>>> {
-    let page = Page::new(
-        &paging,
-        format!("member-spaces:{org_id}:{user_id}:{}", order.name()),
-    )?;
     let list = app
         .db
         .read_as::<member::View, _>(
             caller.user_id.clone(),
             MemberKey { org_id, user_id },
-            move |c, membership| spaces::of_member(c, &membership, &caller.user_id, order, &page),
+            move |c, membership| spaces::of_member(c, &membership, &caller.user_id, order, &paging),
         )
         .await?;
     Ok(axum::Json(list.map(|(permission, s)| MemberSpace {

@@ -4,7 +4,7 @@ use std::collections::HashMap;
 
 use axum::extract::State;
 use axum::http::StatusCode;
-use quire_store::paging::{List, Page, Paging};
+use quire_store::paging::{List, Paging};
 use quire_store::permissions::{org, team};
 use quire_store::teams::TeamKey;
 use quire_store::teams::{self, TeamRole};
@@ -49,13 +49,12 @@ pub(super) async fn list_team_members(
     }): Path<TeamPath>,
     QueryOf(paging): QueryOf<Paging>,
 ) -> ApiResult<axum::Json<List<TeamMemberItem>>> {
-    let page = Page::new(&paging, format!("team-members:{team_id}"))?;
     let list = app
         .db
         .read_as::<team::View, _>(
             caller.user_id.clone(),
             TeamKey { org_id, team_id },
-            move |c, team| teams::list_members(c, &team, &page),
+            move |c, team| teams::list_members(c, &team, &paging),
         )
         .await?;
     Ok(axum::Json(list.map(|(m, role)| TeamMemberItem {
@@ -217,11 +216,10 @@ pub async fn list_member_teams(
     QueryOf(ListMemberTeamsQuery { title, paging }): QueryOf<ListMemberTeamsQuery>,
 ) -> ApiResult<axum::Json<List<MemberTeamItem>>> {
     let title = title.as_deref().map(users::fold).filter(|s| !s.is_empty());
-    let page = Page::new(&paging, format!("member-teams:{org_id}:{user_id}:{title:?}"))?;
     let (standing, list) = app
         .db
         .read_as::<org::View, _>(caller.user_id.clone(), org_id.clone(), move |c, org| {
-            let list = teams::of_member(c, &org, &caller.user_id, &user_id, title.as_deref(), &page)?;
+            let list = teams::of_member(c, &org, &caller.user_id, &user_id, title.as_deref(), &paging)?;
             Ok::<_, quire_store::StoreError>((org.standing, list))
         })
         .await?;

@@ -6,7 +6,7 @@ pub mod wire;
 use axum::extract::State;
 use axum::http::{StatusCode, header};
 use axum::response::IntoResponse;
-use quire_store::paging::{List, Page, Paging};
+use quire_store::paging::{List, Paging};
 use quire_store::permissions::{org, team};
 use quire_store::teams::TeamKey;
 use quire_store::teams::{self};
@@ -63,12 +63,11 @@ async fn list_teams(
     QueryOf(ListTeamsQuery { owner, title, paging }): QueryOf<ListTeamsQuery>,
 ) -> ApiResult<axum::Json<List<TeamJson>>> {
     let title = title.as_deref().map(users::fold).filter(|s| !s.is_empty());
-    let page = Page::new(&paging, format!("teams:{org_id}:{owner:?}:{title:?}"))?;
     let filter = teams::Filter { owner, title };
     let (standing, list) = app
         .db
         .read_as::<org::ListTeams, _>(caller.user_id.clone(), org_id.clone(), move |c, org| {
-            let list = teams::list(c, &org, &caller.user_id, &filter, &page)?;
+            let list = teams::list(c, &org, &caller.user_id, &filter, &paging)?;
             Ok::<_, quire_store::StoreError>((org.standing, list))
         })
         .await?;

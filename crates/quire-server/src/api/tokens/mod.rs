@@ -6,7 +6,7 @@ pub mod wire;
 use axum::extract::State;
 use axum::http::StatusCode;
 use quire_store::auth::Caller;
-use quire_store::paging::{List, Page, Paging};
+use quire_store::paging::{List, Paging};
 use quire_store::tokens;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -37,9 +37,8 @@ async fn list_tokens(
     State(app): State<App>,
     QueryOf(paging): QueryOf<Paging>,
 ) -> ApiResult<axum::Json<List<TokenJson>>> {
-    let page = Page::new(&paging, "user-tokens")?;
     let user_id = caller.user_id.clone();
-    let list = app.db.read(move |c| tokens::list(c, &user_id, &page)).await?;
+    let list = app.db.read(move |c| tokens::list(c, &user_id, &paging)).await?;
     Ok(axum::Json(
         list.map(|t| token_json(&app.urls, &t, &caller.token_id)),
     ))
