@@ -87,7 +87,14 @@ fn is_sql(text: &str) -> bool {
 /// The modules that hold handlers or route them; the application state must not import them,
 /// so that handlers depend on the state and never the other way round.
 const HANDLER_MODULES: &[&str] = &[
-    "api", "router", "middleware", "service", "home", "files", "auth", "reader::serve",
+    "api",
+    "router",
+    "middleware",
+    "service",
+    "home",
+    "files",
+    "auth",
+    "reader::serve",
 ];
 
 #[test]
@@ -96,14 +103,17 @@ fn the_state_imports_no_handler() {
     let source = std::fs::read_to_string(&path).expect("read src/state.rs");
     let mut used: Vec<&str> = source.split("crate::").skip(1).collect();
     used.retain(|rest| {
-        HANDLER_MODULES
-            .iter()
-            .any(|m| rest.starts_with(m) && !rest[m.len()..].starts_with(|c: char| c.is_alphanumeric() || c == '_'))
+        HANDLER_MODULES.iter().any(|m| {
+            rest.starts_with(m) && !rest[m.len()..].starts_with(|c: char| c.is_alphanumeric() || c == '_')
+        })
     });
     assert!(used.is_empty(), "src/state.rs imports handler modules: {used:?}");
     // `reader` is both: its `state` holds caches, the rest serves pages.
     for rest in source.split("crate::reader::").skip(1) {
-        assert!(rest.starts_with("state::"), "src/state.rs uses crate::reader::{rest:.40}");
+        assert!(
+            rest.starts_with("state::"),
+            "src/state.rs uses crate::reader::{rest:.40}"
+        );
     }
 }
 

@@ -17,69 +17,6 @@ use crate::db::{Conn, DbError};
 use crate::permissions::Role;
 use crate::{clock, ids, params};
 
-/// What happened. The names follow GitBook's integration event types (`space_content_updated`
-/// is GitBook's own): snake_case, subject first.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
-    SpaceCreated,
-    SpaceDeleted,
-    SpaceRestored,
-    /// Main moved to a new revision (a merge, a template applied to main, an import).
-    SpaceContentUpdated,
-    ChangeRequestCreated,
-    /// A change request went between draft, open and archived.
-    ChangeRequestStatusUpdated,
-    ChangeRequestMerged,
-    CommentPosted,
-    CommentReplyPosted,
-    MemberAdded,
-    MemberRemoved,
-    SiteCreated,
-    SiteDeleted,
-    SitePublished,
-    SiteUnpublished,
-}
-
-impl Kind {
-    pub const ALL: &[Kind] = &[
-        Kind::SpaceCreated,
-        Kind::SpaceDeleted,
-        Kind::SpaceRestored,
-        Kind::SpaceContentUpdated,
-        Kind::ChangeRequestCreated,
-        Kind::ChangeRequestStatusUpdated,
-        Kind::ChangeRequestMerged,
-        Kind::CommentPosted,
-        Kind::CommentReplyPosted,
-        Kind::MemberAdded,
-        Kind::MemberRemoved,
-        Kind::SiteCreated,
-        Kind::SiteDeleted,
-        Kind::SitePublished,
-        Kind::SiteUnpublished,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Kind::SpaceCreated => "space_created",
-            Kind::SpaceDeleted => "space_deleted",
-            Kind::SpaceRestored => "space_restored",
-            Kind::SpaceContentUpdated => "space_content_updated",
-            Kind::ChangeRequestCreated => "change_request_created",
-            Kind::ChangeRequestStatusUpdated => "change_request_status_updated",
-            Kind::ChangeRequestMerged => "change_request_merged",
-            Kind::CommentPosted => "comment_posted",
-            Kind::CommentReplyPosted => "comment_reply_posted",
-            Kind::MemberAdded => "member_added",
-            Kind::MemberRemoved => "member_removed",
-            Kind::SiteCreated => "site_created",
-            Kind::SiteDeleted => "site_deleted",
-            Kind::SitePublished => "site_published",
-            Kind::SiteUnpublished => "site_unpublished",
-        }
-    }
-}
-
 /// The payload of one kind of event: the ids a consumer needs without reading anything else
 /// (camelCase, as GitBook's events). Sealed: the structs below are every payload there is.
 pub trait Payload: Serialize + std::fmt::Debug + sealed::Sealed {
@@ -90,32 +27,55 @@ mod sealed {
     pub trait Sealed {}
 }
 
-macro_rules! payloads {
-    ($($name:ident),+ $(,)?) => {$(
-        impl sealed::Sealed for $name<'_> {}
-        impl Payload for $name<'_> {
-            const KIND: Kind = Kind::$name;
+/// Declares the kinds of event, each with its wire name and its payload struct (defined
+/// below): the one list of kinds there is.
+macro_rules! kinds {
+    ($($(#[$doc:meta])* $name:ident = $wire:literal,)+) => {
+        /// What happened. The names follow GitBook's integration event types
+        /// (`space_content_updated` is GitBook's own): snake_case, subject first.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub enum Kind {
+            $($(#[$doc])* $name,)+
         }
-    )+};
+
+        impl Kind {
+            pub const ALL: &[Kind] = &[$(Kind::$name),+];
+
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $(Kind::$name => $wire,)+
+                }
+            }
+        }
+
+        $(
+            impl sealed::Sealed for $name<'_> {}
+            impl Payload for $name<'_> {
+                const KIND: Kind = Kind::$name;
+            }
+        )+
+    };
 }
 
-payloads!(
-    SpaceCreated,
-    SpaceDeleted,
-    SpaceRestored,
-    SpaceContentUpdated,
-    ChangeRequestCreated,
-    ChangeRequestStatusUpdated,
-    ChangeRequestMerged,
-    CommentPosted,
-    CommentReplyPosted,
-    MemberAdded,
-    MemberRemoved,
-    SiteCreated,
-    SiteDeleted,
-    SitePublished,
-    SiteUnpublished,
-);
+kinds! {
+    SpaceCreated = "space_created",
+    SpaceDeleted = "space_deleted",
+    SpaceRestored = "space_restored",
+    /// Main moved to a new revision (a merge, a template applied to main, an import).
+    SpaceContentUpdated = "space_content_updated",
+    ChangeRequestCreated = "change_request_created",
+    /// A change request went between draft, open and archived.
+    ChangeRequestStatusUpdated = "change_request_status_updated",
+    ChangeRequestMerged = "change_request_merged",
+    CommentPosted = "comment_posted",
+    CommentReplyPosted = "comment_reply_posted",
+    MemberAdded = "member_added",
+    MemberRemoved = "member_removed",
+    SiteCreated = "site_created",
+    SiteDeleted = "site_deleted",
+    SitePublished = "site_published",
+    SiteUnpublished = "site_unpublished",
+}
 
 // serde writes a struct's fields in declaration order: each struct keeps the order its keys were
 // stored in before payloads had types, so that old and new rows read alike.

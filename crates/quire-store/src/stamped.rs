@@ -355,6 +355,16 @@ mod tests {
             .map_or(0, |sender| sender.receiver_count())
     }
 
+    /// `load` as a task of its own, for the key "space" at `stamp`.
+    fn spawn_load(
+        cache: &Arc<Cache>,
+        stamp: Stamp,
+        load: impl Future<Output = Answer> + Send + 'static,
+    ) -> tokio::task::JoinHandle<Answer> {
+        let cache = cache.clone();
+        tokio::spawn(async move { cache.get_or_load(Some(stamp), "space", load).await })
+    }
+
     /// Counted with the waiting ones, so that a regression fails the test rather than hang it.
     fn finished<T>(tasks: &[tokio::task::JoinHandle<T>]) -> usize {
         tasks.iter().filter(|task| task.is_finished()).count()
@@ -384,10 +394,7 @@ mod tests {
         let stale = Stamp::after(1);
         let (open, gate) = watch::channel(false);
         let readers: Vec<_> = (0..32)
-            .map(|_| {
-                let (cache, load) = (cache.clone(), read(&loads, Some(gate.clone()), Ok(Some(2))));
-                tokio::spawn(async move { cache.get_or_load(Some(stale), "space", load).await })
-            })
+            .map(|_| spawn_load(&cache, stale, read(&loads, Some(gate.clone()), Ok(Some(2)))))
             .collect();
         until(|| loads.load(Ordering::SeqCst) - 1 + waiting(&cache, "space", stale) == 32).await;
         open.send_replace(true);
@@ -427,16 +434,10 @@ mod tests {
         let stamp = Stamp::after(0);
         let (open, gate) = watch::channel(false);
         let load = read(&loads, Some(gate), Err("down"));
-        let leader = tokio::spawn({
-            let cache = cache.clone();
-            async move { cache.get_or_load(Some(stamp), "space", load).await }
-        });
+        let leader = spawn_load(&cache, stamp, load);
         until(|| loads.load(Ordering::SeqCst) == 1).await;
         let waiters: Vec<_> = (0..3)
-            .map(|_| {
-                let (cache, load) = (cache.clone(), read(&loads, None, Ok(Some(4))));
-                tokio::spawn(async move { cache.get_or_load(Some(stamp), "space", load).await })
-            })
+            .map(|_| spawn_load(&cache, stamp, read(&loads, None, Ok(Some(4)))))
             .collect();
         until(|| waiting(&cache, "space", stamp) + finished(&waiters) == 3).await;
         open.send_replace(true);
@@ -456,17 +457,11 @@ mod tests {
         // Never opened: the leader is cancelled while it reads.
         let (_never, gate) = watch::channel(false);
         let load = read(&loads, Some(gate), Ok(Some(1)));
-        let leader = tokio::spawn({
-            let cache = cache.clone();
-            async move { cache.get_or_load(Some(stamp), "space", load).await }
-        });
+        let leader = spawn_load(&cache, stamp, load);
         until(|| loads.load(Ordering::SeqCst) == 1).await;
         let (open, gate) = watch::channel(false);
         let waiters: Vec<_> = (0..3)
-            .map(|_| {
-                let (cache, load) = (cache.clone(), read(&loads, Some(gate.clone()), Ok(Some(5))));
-                tokio::spawn(async move { cache.get_or_load(Some(stamp), "space", load).await })
-            })
+            .map(|_| spawn_load(&cache, stamp, read(&loads, Some(gate.clone()), Ok(Some(5)))))
             .collect();
         // Each waiter is reading, waiting or done (the leader's read is left out of the count).
         let others =
@@ -496,16 +491,10 @@ mod tests {
         let stamp = Stamp::after(0);
         let (open, gate) = watch::channel(false);
         let load = panicking(read(&loads, Some(gate), Ok(Some(1))));
-        let leader = tokio::spawn({
-            let cache = cache.clone();
-            async move { cache.get_or_load(Some(stamp), "space", load).await }
-        });
+        let leader = spawn_load(&cache, stamp, load);
         until(|| loads.load(Ordering::SeqCst) == 1).await;
         let waiters: Vec<_> = (0..3)
-            .map(|_| {
-                let (cache, load) = (cache.clone(), read(&loads, None, Ok(Some(6))));
-                tokio::spawn(async move { cache.get_or_load(Some(stamp), "space", load).await })
-            })
+            .map(|_| spawn_load(&cache, stamp, read(&loads, None, Ok(Some(6)))))
             .collect();
         until(|| waiting(&cache, "space", stamp) + finished(&waiters) == 3).await;
         open.send_replace(true);
