@@ -135,7 +135,9 @@ fn chars_at_most(text: &str, max: usize) -> bool {
 fn description(map: &Map<String, Value>, path: &str) -> Result<Option<String>, SchemaError> {
     let path = format!("{path}.description");
     match map.get("description") {
+        // An empty description is none: that is how one without is written back (`to_json`).
         None => Ok(None),
+        Some(Value::String(text)) if text.is_empty() => Ok(None),
         Some(Value::String(text)) if chars_at_most(text, MAX_DESCRIPTION_CHARS) => Ok(Some(text.clone())),
         Some(Value::String(_)) => Err(error(
             &path,
@@ -307,7 +309,8 @@ impl AdaptiveSchema {
     }
 
     /// The schema as JSON, in the shape GitBook answers: `additionalProperties: false`
-    /// written, the unsigned object's description GitBook's when none was given.
+    /// written, the unsigned object's description GitBook's when none was given, a claim's
+    /// empty when it has none.
     pub fn to_json(&self) -> Value {
         let claims = |claims: &[Claim]| -> Map<String, Value> {
             claims
@@ -354,9 +357,9 @@ impl Claim {
                 values.iter().cloned().map(Value::String).collect(),
             );
         }
-        if let Some(description) = &self.description {
-            map.insert("description".to_owned(), Value::String(description.clone()));
-        }
+        // GitBook's shape requires a description of every claim; one given none has an empty one.
+        let description = self.description.clone().unwrap_or_default();
+        map.insert("description".to_owned(), Value::String(description));
         Value::Object(map)
     }
 }
@@ -547,11 +550,11 @@ mod tests {
             json!({
                 "type": "object",
                 "properties": {
-                    "plan": {"type": "string", "enum": ["a"]},
+                    "plan": {"type": "string", "enum": ["a"], "description": ""},
                     "unsigned": {
                         "type": "object",
                         "description": UNSIGNED_DESCRIPTION,
-                        "properties": {"b": {"type": "boolean"}},
+                        "properties": {"b": {"type": "boolean", "description": ""}},
                         "additionalProperties": false
                     }
                 },

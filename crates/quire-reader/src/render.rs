@@ -108,6 +108,9 @@ struct Chrome {
     theme: Option<&'static str>,
     theme_toggle: bool,
     colors: Option<Colors>,
+    /// The CSS families of the fonts the customization names (`styling.font`, `monospaceFont`).
+    font: Option<&'static str>,
+    mono_font: Option<&'static str>,
     logo: Option<ThemedUrl>,
     header_links: Vec<LinkView>,
     footer_groups: Vec<FooterGroupView>,
@@ -182,6 +185,40 @@ fn colors(site: &Site) -> Option<Colors> {
         }
     }
     (!colors.light.is_empty() || !colors.dark.is_empty()).then_some(colors)
+}
+
+/// The CSS family of one of GitBook's fonts, by its name in the settings; None for any other
+/// name, so a customization cannot write CSS.
+fn font_family(name: &str) -> Option<&'static str> {
+    const FAMILIES: &[(&str, &str)] = &[
+        ("ABCFavorit", "ABC Favorit"),
+        ("Inter", "Inter"),
+        ("Roboto", "Roboto"),
+        ("RobotoSlab", "Roboto Slab"),
+        ("OpenSans", "Open Sans"),
+        ("SourceSansPro", "Source Sans Pro"),
+        ("Lato", "Lato"),
+        ("Ubuntu", "Ubuntu"),
+        ("Raleway", "Raleway"),
+        ("Merriweather", "Merriweather"),
+        ("Overpass", "Overpass"),
+        ("NotoSans", "Noto Sans"),
+        ("IBMPlexSerif", "IBM Plex Serif"),
+        ("Poppins", "Poppins"),
+        ("FiraSans", "Fira Sans"),
+        ("FiraCode", "Fira Code"),
+        ("IBMPlexMono", "IBM Plex Mono"),
+        ("JetBrainsMono", "JetBrains Mono"),
+        ("SourceCodePro", "Source Code Pro"),
+        ("RobotoMono", "Roboto Mono"),
+        ("SpaceMono", "Space Mono"),
+        ("DMMono", "DM Mono"),
+        ("Inconsolata", "Inconsolata"),
+    ];
+    FAMILIES
+        .iter()
+        .find(|(key, _)| *key == name)
+        .map(|(_, family)| *family)
 }
 
 fn themed_image(url: Option<&ThemedUrl>) -> Option<ThemedUrl> {
@@ -303,6 +340,12 @@ fn chrome(
         },
         theme_toggle: customization.themes.toggeable,
         colors: colors(site),
+        font: customization.styling.font.as_deref().and_then(font_family),
+        mono_font: customization
+            .styling
+            .monospace_font
+            .as_deref()
+            .and_then(font_family),
         logo: themed_image(customization.header.logo.as_ref()),
         header_links,
         footer_groups,

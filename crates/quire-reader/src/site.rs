@@ -129,6 +129,18 @@ pub struct Styling {
     pub corners: Option<String>,
     /// `default` (links in the primary color) or `accent` (links in the text color).
     pub links: Option<String>,
+    /// One of GitBook's fonts by name (`Inter`, `Roboto`, ...); a custom font definition is
+    /// not read.
+    #[serde(deserialize_with = "font_name")]
+    pub font: Option<String>,
+    #[serde(deserialize_with = "font_name")]
+    pub monospace_font: Option<String>,
+}
+
+/// A font's name, or None for anything else GitBook allows there (a custom font definition).
+fn font_name<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<String>, D::Error> {
+    let value = serde_json::Value::deserialize(deserializer)?;
+    Ok(value.as_str().map(str::to_owned))
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]

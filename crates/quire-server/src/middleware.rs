@@ -7,7 +7,7 @@ use std::time::Instant;
 use axum::extract::{MatchedPath, Request, State};
 use axum::http::{HeaderValue, StatusCode};
 use axum::middleware::Next;
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use tracing::Instrument;
 
 use crate::error::{ApiError, error_response};
@@ -98,6 +98,20 @@ pub(crate) async fn deadline(State(limit): State<std::time::Duration>, req: Requ
 pub(crate) fn panic_response(_: Box<dyn std::any::Any + Send + 'static>) -> Response {
     tracing::error!("handler panicked");
     error_response(StatusCode::INTERNAL_SERVER_ERROR, "internal server error")
+}
+
+/// The spec's rule for DELETE: 204 with no content both when the resource existed and when it
+/// did not. A DELETE of what is absent, or of what the caller cannot see, is answered as done
+/// and changes nothing (the 404 rolled its transaction back), the same for both, so no caller
+/// tells hidden from absent; a caller who sees the resource but may not delete it still gets
+/// 403. Only on matched routes (`route_layer`): an unknown path stays a 404.
+pub(crate) async fn absent_is_deleted(req: Request, next: Next) -> Response {
+    let delete = req.method() == axum::http::Method::DELETE;
+    let response = next.run(req).await;
+    if delete && response.status() == StatusCode::NOT_FOUND {
+        return StatusCode::NO_CONTENT.into_response();
+    }
+    response
 }
 
 pub(crate) async fn not_found(req: Request) -> ApiError {

@@ -317,9 +317,9 @@ pub fn document(doc: &OpenApi, public_url: &str) -> Value {
         for (path, item) in annotated {
             let mut item = item.clone();
             if let Some(item) = item.as_object_mut() {
-                for op in item.values_mut() {
+                for (method, op) in item.iter_mut() {
                     if let Some(op) = op.as_object_mut() {
-                        add_errors(path, op);
+                        add_errors(path, method, op);
                         if let Some(Value::Array(t)) = op.get("tags") {
                             tags.extend(t.iter().filter_map(Value::as_str).map(String::from));
                         }
@@ -384,7 +384,7 @@ fn openapi_path(path: &str) -> String {
 /// Adds the error answers an operation can give beyond those its annotation names: what any
 /// request can get (429, 500, 503), what its token, parameters and body can get. Statuses are
 /// kept in numeric order.
-fn add_errors(path: &str, op: &mut Map<String, Value>) {
+fn add_errors(path: &str, method: &str, op: &mut Map<String, Value>) {
     let params = op.get("parameters").and_then(Value::as_array);
     let has_params = params.is_some_and(|p| !p.is_empty());
     let has_path_params = params.is_some_and(|p| p.iter().any(|p| p["in"] == "path"));
@@ -397,7 +397,8 @@ fn add_errors(path: &str, op: &mut Map<String, Value>) {
     let wanted = |status: &str| match status {
         "400" => has_params || has_body,
         "401" | "403" => token,
-        "404" => has_path_params,
+        // A DELETE of what is absent or hidden is done already (`middleware::absent_is_deleted`).
+        "404" => has_path_params && method != "delete",
         "408" | "413" | "415" => has_body,
         "429" => rate_limited,
         "500" | "503" => true,

@@ -1,4 +1,4 @@
-//! What the instance's signing key (`quire_store::instance::signing_key`) signs: visitor-claims tokens (HS256 JWTs) and expiring download URLs.
+//! What the instance's signing key (`quire_store::instance::signing_key`) signs: visitor-claims tokens (HS256 JWTs), expiring download URLs and sites' preview tokens.
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -43,6 +43,28 @@ pub fn verify(key: &[u8], message: &str, signature: &str) -> bool {
             == 0
 }
 
+/// How long a preview URL (`GET .../publishing/preview`) lets its holder read the site.
+pub const PREVIEW_TTL_MS: i64 = 3_600_000;
+
+/// A preview token of a site, good until `expires` (ms since the epoch): `{expires}.{signature}`.
+pub fn preview_token(key: &[u8], site_id: &str, expires: i64) -> String {
+    format!(
+        "{expires}.{}",
+        sign(key, &format!("site-preview:{site_id}:{expires}"))
+    )
+}
+
+/// Whether `token` is a preview token of the site, unexpired at `now`.
+pub fn preview_holds(key: &[u8], site_id: &str, token: &str, now: i64) -> bool {
+    let Some((expires, signature)) = token.split_once('.') else {
+        return false;
+    };
+    let Ok(expires_ms) = expires.parse::<i64>() else {
+        return false;
+    };
+    expires_ms > now && verify(key, &format!("site-preview:{site_id}:{expires_ms}"), signature)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -58,5 +80,19 @@ mod tests {
         assert_eq!(parts[2], expected);
         assert!(verify(b"k", "m", &sign(b"k", "m")));
         assert!(!verify(b"k", "m", &sign(b"k", "n")));
+    }
+
+    #[test]
+    fn a_preview_token_holds_for_its_site_until_it_expires() {
+        let token = preview_token(b"k", "site1", 1_000);
+        assert!(preview_holds(b"k", "site1", &token, 999));
+        assert!(!preview_holds(b"k", "site1", &token, 1_000), "expired");
+        assert!(!preview_holds(b"k", "site2", &token, 0), "another site");
+        assert!(!preview_holds(b"other", "site1", &token, 0), "another instance");
+        let later = token.replacen("1000", "9000", 1);
+        assert!(!preview_holds(b"k", "site1", &later, 0), "an expiry moved");
+        for junk in ["", ".", "x.y", "1000", "1000."] {
+            assert!(!preview_holds(b"k", "site1", junk, 0), "{junk:?}");
+        }
     }
 }

@@ -22,6 +22,9 @@ pub enum SiteKey {
     /// `/s/{space id}/...`, the API's `urls.published` of a space and its pages: the oldest
     /// published site showing that space.
     Space(String),
+    /// `/s/{site id}/...` with a valid preview token (`urls.preview`): the site published or
+    /// not.
+    Preview(String),
 }
 
 /// (organization id, site id).
@@ -61,7 +64,7 @@ impl ReaderCache {
 /// The published site a key names: by id first, else the site with that `basename` (the
 /// oldest published one when several organizations use the same basename); by hostname, the
 /// published site with that hostname (hostnames are unique); by space, the oldest published
-/// site with a site space of it.
+/// site with a site space of it; for a preview, the site with that id, published or not.
 pub fn find(c: &mut dyn Conn, key: &SiteKey) -> StoreResult<Option<SiteRef>> {
     let row = match key {
         SiteKey::Path(name) => {
@@ -82,6 +85,10 @@ pub fn find(c: &mut dyn Conn, key: &SiteKey) -> StoreResult<Option<SiteRef>> {
             "SELECT organization_id, id FROM sites WHERE hostname = ?1 AND published = 1
              ORDER BY created_at, id LIMIT 1",
             crate::params![host.as_str()],
+        )?,
+        SiteKey::Preview(id) => c.query_opt(
+            "SELECT organization_id, id FROM sites WHERE id = ?1",
+            crate::params![id.as_str()],
         )?,
         SiteKey::Space(space) => c.query_opt(
             "SELECT s.organization_id, s.id FROM site_spaces ss JOIN sites s ON s.id = ss.site_id

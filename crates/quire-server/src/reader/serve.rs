@@ -37,6 +37,10 @@ const TOKEN_COOKIE: &str = "quire_visitor";
 /// Query parameters that give a share key or a visitor token (GitBook's and the API's names).
 const SHARE_PARAMS: &[&str] = &["share", "shareKey"];
 const TOKEN_PARAMS: &[&str] = &["jwt_token", "visitorAuthToken"];
+/// The query parameter of a preview URL (`GET .../publishing/preview`), and the cookie that
+/// keeps its token.
+const PREVIEW_PARAMS: &[&str] = &["preview"];
+const PREVIEW_COOKIE: &str = "quire_preview";
 /// The longest search query, as the API's.
 const MAX_QUERY_CHARS: usize = 512;
 /// Search hits shown.
@@ -111,18 +115,39 @@ pub(super) async fn serve(app: App, req: Request, target: Target) -> Response {
     if let Some(name) = asked.path.strip_prefix(&format!("{}~assets/", target.root)) {
         return assets::response(name, asked.gzip).unwrap_or_else(|| not_found_plain(&target.root));
     }
+    // A preview (`/s/{site id}/` with a token of `GET .../publishing/preview`) reads the site
+    // published or not, whatever its visibility; a token that does not hold is no preview.
+    let given_preview = asked.param(PREVIEW_PARAMS);
+    let now = quire_store::clock::now_ms();
+    let preview = match &target.key {
+        SiteKey::Path(site_id) => given_preview
+            .clone()
+            .or_else(|| asked.cookies.get(PREVIEW_COOKIE).cloned())
+            .filter(|t| crate::signing::preview_holds(&app.signing_key, site_id, t, now))
+            .map(|t| (site_id.clone(), t)),
+        _ => None,
+    };
+    let site_key = match &preview {
+        Some((site_id, _)) => SiteKey::Preview(site_id.clone()),
+        None => target.key.clone(),
+    };
     // One stamp for both reads: on SQLite each is a query.
     let stamp = app.db.stamp();
-    let site_ref = match app.reader_sites.find_at(&app.db, stamp, target.key.clone()).await {
+    let site_ref = match app.reader_sites.find_at(&app.db, stamp, site_key).await {
         Ok(Some(found)) => found,
         Ok(None) => return space_redirect(&app, &target, &asked.path).await,
         Err(e) => return failure(e, &target.root),
     };
-    let p = match app
-        .published_sites
-        .load_at(&app.db, stamp, &site_ref.0, &site_ref.1)
-        .await
-    {
+    let (org_id, site_id) = (&site_ref.0, &site_ref.1);
+    let loaded = match preview {
+        Some(_) => {
+            app.published_sites
+                .preview_at(&app.db, stamp, org_id, site_id)
+                .await
+        }
+        None => app.published_sites.load_at(&app.db, stamp, org_id, site_id).await,
+    };
+    let p = match loaded {
         Ok(p) => p,
         Err(e) => return failure(e, &target.root),
     };
@@ -143,6 +168,7 @@ pub(super) async fn serve(app: App, req: Request, target: Target) -> Response {
                 share_key: share.as_deref(),
                 token,
                 standing: Standing::Outsider,
+                preview: preview.is_some(),
             },
         )
     };
@@ -158,11 +184,13 @@ pub(super) async fn serve(app: App, req: Request, target: Target) -> Response {
         },
         Err(_) => return refused(&app, &p, &target.root, &asked.path),
     };
-    let private = !matches!(
-        p.site.visibility,
-        SiteVisibility::Public | SiteVisibility::Unlisted
-    );
-    if given_share.is_some() || given_token.is_some() {
+    let private = preview.is_some()
+        || !matches!(
+            p.site.visibility,
+            SiteVisibility::Public | SiteVisibility::Unlisted
+        );
+    let noindex = private || p.site.visibility != SiteVisibility::Public;
+    if given_share.is_some() || given_token.is_some() || given_preview.is_some() {
         // Kept in cookies of the site's path; the visitor goes on at the clean URL.
         let mut set = Vec::new();
         if let Some(key) = &given_share {
@@ -173,11 +201,11 @@ pub(super) async fn serve(app: App, req: Request, target: Target) -> Response {
         {
             set.push(cookie(TOKEN_COOKIE, given, &target.root, app.reader.secure));
         }
-        let rest: Vec<&(String, String)> = asked
-            .query
-            .iter()
-            .filter(|(k, _)| !SHARE_PARAMS.contains(&k.as_str()) && !TOKEN_PARAMS.contains(&k.as_str()))
-            .collect();
+        if let Some((_, held)) = &preview {
+            set.push(cookie(PREVIEW_COOKIE, held, &target.root, app.reader.secure));
+        }
+        let given = |k: &str| [SHARE_PARAMS, TOKEN_PARAMS, PREVIEW_PARAMS].concat().contains(&k);
+        let rest: Vec<&(String, String)> = asked.query.iter().filter(|(k, _)| !given(k)).collect();
         let mut location = asked.path.clone();
         if !rest.is_empty() {
             let mut query = url::form_urlencoded::Serializer::new(String::new());
@@ -235,18 +263,15 @@ pub(super) async fn serve(app: App, req: Request, target: Target) -> Response {
             // Another request may have made the same answer while this one waited.
             let made = (!is_search).then(|| app.reader.answers.get(&key)).flatten();
             if let Some(answer) = made {
-                return respond(
-                    &answer,
-                    &asked,
-                    private,
-                    p.site.visibility != SiteVisibility::Public,
-                );
+                return respond(&answer, &asked, private, noindex);
             }
             // Only to render: where the site spaces are served costs more than a cached
             // answer (a site of 60 site spaces: 60 URLs and their aliases, per request).
             let layout = Layout::new(&p, &key.shown, &target.root);
             let absolute_root = match &target.key {
-                SiteKey::Path(_) | SiteKey::Space(_) => format!("{}{}", app.urls.base(), target.root),
+                SiteKey::Path(_) | SiteKey::Space(_) | SiteKey::Preview(_) => {
+                    format!("{}{}", app.urls.base(), target.root)
+                }
                 SiteKey::Host(host) => format!("{}/", host_origin(&app, host)),
             };
             let request = Rendering {
@@ -268,12 +293,7 @@ pub(super) async fn serve(app: App, req: Request, target: Target) -> Response {
             }
         }
     };
-    respond(
-        &answer,
-        &asked,
-        private,
-        p.site.visibility != SiteVisibility::Public,
-    )
+    respond(&answer, &asked, private, noindex)
 }
 
 /// `/s/{space id}/...` (the API's `urls.published` of a space and of its pages, which know no
@@ -315,24 +335,6 @@ async fn space_redirect(app: &App, target: &Target, path: &str) -> Response {
         .headers_mut()
         .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     response
-}
-
-/// Lays `over` onto `base`: objects merge key by key (recursively), anything else replaces.
-/// A site space's customization changes what it sets and keeps the site's for the rest.
-fn overlay(base: &mut serde_json::Value, over: &serde_json::Value) {
-    match (base, over) {
-        (serde_json::Value::Object(base), serde_json::Value::Object(over)) => {
-            for (key, value) in over {
-                match base.get_mut(key) {
-                    Some(slot) => overlay(slot, value),
-                    None => {
-                        base.insert(key.clone(), value.clone());
-                    }
-                }
-            }
-        }
-        (base, over) => *base = over.clone(),
-    }
 }
 
 /// A site's origin on its own hostname, with the scheme the public URL has.
@@ -609,7 +611,7 @@ impl Rendering {
         let own = placed.and_then(|placed| self.p.site_space_customizations.get(&placed.site_space_id));
         let customization = match (self.p.customization.clone(), own) {
             (Some(mut merged), Some(own)) => {
-                overlay(&mut merged, own);
+                quire_store::sites::customization::overlay(&mut merged, own);
                 Some(merged)
             }
             (None, Some(own)) => Some(own.clone()),

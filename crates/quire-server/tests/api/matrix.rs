@@ -426,6 +426,11 @@ impl World {
                 let path = format!("/v1/orgs/{org}/sites/{site}/publishing/auth");
                 self.call(caller, "GET", &path, None).await
             }
+            "GET /v1/orgs/{organizationId}/sites/{siteId}/publishing/preview" => {
+                let site = &self.site;
+                let path = format!("/v1/orgs/{org}/sites/{site}/publishing/preview");
+                self.call(caller, "GET", &path, None).await
+            }
             "PATCH /v1/orgs/{organizationId}/sites/{siteId}/publishing/auth" => {
                 let site = &self.site;
                 let path = format!("/v1/orgs/{org}/sites/{site}/publishing/auth");
@@ -517,7 +522,7 @@ pub(crate) const MATRIX: &[(&str, [u16; 9])] = &[
     ),
     (
         "DELETE /v1/orgs/{organizationId}/members/{userId}",
-        [204, 403, 403, 403, 403, 403, 403, 404, 401],
+        [204, 403, 403, 403, 403, 403, 403, 204, 401],
     ),
     (
         "POST /v1/orgs/{organizationId}/ping",
@@ -553,7 +558,7 @@ pub(crate) const MATRIX: &[(&str, [u16; 9])] = &[
     ),
     (
         "DELETE /v1/orgs/{organizationId}/teams/{teamId}",
-        [204, 403, 403, 403, 403, 403, 204, 404, 401],
+        [204, 403, 403, 403, 403, 403, 204, 204, 401],
     ),
     (
         "GET /v1/orgs/{organizationId}/teams/{teamId}/members",
@@ -569,7 +574,7 @@ pub(crate) const MATRIX: &[(&str, [u16; 9])] = &[
     ),
     (
         "DELETE /v1/orgs/{organizationId}/teams/{teamId}/members/{userId}",
-        [204, 403, 403, 403, 403, 403, 404, 404, 401],
+        [204, 403, 403, 403, 403, 403, 204, 204, 401],
     ),
     (
         "GET /v1/orgs/{organizationId}/link-invites",
@@ -589,7 +594,7 @@ pub(crate) const MATRIX: &[(&str, [u16; 9])] = &[
     ),
     (
         "DELETE /v1/orgs/{organizationId}/link-invites/{inviteId}",
-        [204, 403, 403, 403, 403, 403, 403, 404, 401],
+        [204, 403, 403, 403, 403, 403, 403, 204, 401],
     ),
     // Docs sites: by organization role (docs/permissions.md, "Docs sites").
     (
@@ -625,8 +630,12 @@ pub(crate) const MATRIX: &[(&str, [u16; 9])] = &[
         [200, 403, 403, 403, 403, 403, 404, 404, 401],
     ),
     (
+        "GET /v1/orgs/{organizationId}/sites/{siteId}/publishing/preview",
+        [200, 200, 200, 200, 200, 200, 404, 404, 401],
+    ),
+    (
         "DELETE /v1/orgs/{organizationId}/sites/{siteId}",
-        [204, 204, 403, 403, 403, 403, 404, 404, 401],
+        [204, 204, 403, 403, 403, 403, 204, 204, 401],
     ),
     // Spaces: by the role on the space, here the organization role (docs/permissions.md,
     // "Space and collection actions").

@@ -1,7 +1,8 @@
 //! The cross-organization sweep: every operation the router serves, called by a user of another
 //! organization (a valid token, no standing in the victim's organization) with the ids of the
 //! victim's real resources in the path, answers like the same call with unknown ids: 404 with the
-//! JSON error envelope, nothing of the victim's in the body, and nothing changed.
+//! JSON error envelope (a DELETE: 204 with no content), nothing of the victim's in the body, and
+//! nothing changed.
 //!
 //! The list of operations is read from the router itself (its `Debug` output names every path
 //! and the methods it accepts), so a route added later fails
@@ -482,6 +483,11 @@ const SWEEP: &[(&str, &str, Expect)] = &[
     ),
     (
         "GET",
+        "/v1/orgs/{organizationId}/sites/{siteId}/publishing/preview",
+        Hidden,
+    ),
+    (
+        "GET",
         "/v1/orgs/{organizationId}/sites/{siteId}/customization",
         Hidden,
     ),
@@ -598,6 +604,16 @@ const SWEEP: &[(&str, &str, Expect)] = &[
     ),
     (
         "PUT",
+        "/v1/orgs/{organizationId}/sites/{siteId}/site-spaces/{siteSpaceId}/customization",
+        Hidden,
+    ),
+    (
+        "PATCH",
+        "/v1/orgs/{organizationId}/sites/{siteId}/site-spaces/{siteSpaceId}/customization",
+        Hidden,
+    ),
+    (
+        "DELETE",
         "/v1/orgs/{organizationId}/sites/{siteId}/site-spaces/{siteSpaceId}/customization",
         Hidden,
     ),
@@ -1296,18 +1312,20 @@ async fn an_outsider_learns_nothing_and_changes_nothing_in_another_organization(
                     }
                     // A plausible body must reach the lookup: 404. An empty one may be refused
                     // earlier (400), as long as real and unknown ids are answered alike. A
-                    // DELETE may answer 204 (docs/decisions/0038-delete-of-what-one-cannot-see.md:
-                    // "a DELETE of something the caller cannot see is also a 204"), likewise
-                    // only as for unknown ids, and the snapshot below shows that nothing was
-                    // deleted.
+                    // DELETE answers 204, as the spec says of a DELETE of what does not exist
+                    // (docs/decisions/0075-delete-answers-204.md), likewise only as for unknown
+                    // ids, and the snapshot below shows that nothing was deleted.
                     let plausible = body.as_ref().is_none_or(|b| b != &json!({}));
                     let allowed = match (method, plausible) {
-                        (&"DELETE", _) => matches!(real.status, 204 | 404),
+                        (&"DELETE", _) => real.status == 204,
                         (_, true) => real.status == 404,
                         (_, false) => matches!(real.status, 400 | 404),
                     };
                     if !allowed {
-                        failures.push(format!("{what}: expected 404, got {}: {text}", real.status));
+                        failures.push(format!(
+                            "{what}: expected 404 (DELETE: 204), got {}: {text}",
+                            real.status
+                        ));
                     }
                     let (real_norm, fake_norm) = (
                         normalize(&real.body["error"].to_string(), &victim.params),

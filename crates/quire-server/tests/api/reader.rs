@@ -845,7 +845,8 @@ async fn reader_site_spaces_own_customization_and_links_between_them() {
     app.put(
         &owner,
         &format!("{base}/customization"),
-        json!({"title": "Team handbook", "styling": {"primaryColor": {"light": "#123456", "dark": "#abcdef"}}}),
+        json!({"title": "Team handbook", "styling": {"primaryColor": {"light": "#123456", "dark": "#abcdef"},
+               "font": "RobotoSlab", "monospaceFont": "JetBrainsMono"}}),
     )
     .await
     .expect(200);
@@ -906,6 +907,13 @@ async fn reader_site_spaces_own_customization_and_links_between_them() {
     assert!(home.body.contains("Team handbook"), "the site's title");
     assert!(home.body.to_lowercase().contains("#123456"), "the site's color");
     assert!(!home.body.contains("Version two is new."));
+    assert!(
+        home.body
+            .contains(r#"--font:"Roboto Slab",var(--sans);--mono:"JetBrains Mono",var(--monospace);"#),
+        "the site's fonts"
+    );
+    let setup = browser.get("/s/handbook/guides/setup").await;
+    assert!(setup.body.contains("class=\"pagination"), "pagination by default");
 
     let page = browser.get(&format!("/s/handbook/{path}/")).await;
     assert_eq!(page.status, 200, "{}", page.body);
@@ -917,6 +925,20 @@ async fn reader_site_spaces_own_customization_and_links_between_them() {
         "instead of the site's"
     );
     assert!(page.body.contains("Version two is new."), "its own announcement");
+
+    app.put(
+        &owner,
+        &format!("{base}/customization"),
+        json!({"pagination": {"enabled": false}}),
+    )
+    .await
+    .expect(200);
+    let setup = browser.get("/s/handbook/guides/setup").await;
+    assert!(
+        !setup.body.contains("class=\"pagination"),
+        "pagination turned off"
+    );
+    assert!(!setup.body.contains("--font:"), "the default fonts again");
 }
 
 /// A page of about 2 KB of markdown, as a docs page is: a paragraph, sections with lists and a
@@ -1083,4 +1105,79 @@ async fn reader_pages_of_a_large_deep_space_stay_light() {
         level.body
     );
     assert_eq!(level.body.matches("<li").count(), 5, "{}", level.body);
+}
+
+#[tokio::test]
+async fn members_preview_a_site_that_is_not_published_through_its_preview_url() {
+    let app = TestApp::start().await;
+    let owner = app.user("Owner").await;
+    let built = SiteBuilder::new(&app, &owner)
+        .space("Guide", Value::Array(handbook_pages()))
+        .basename("handbook")
+        .unpublished()
+        .build()
+        .await;
+    let browser = Browser::new(&app);
+    let by_id = format!("/s/{}/", built.site);
+    // Not published: nobody reads it, by basename or by id.
+    assert_eq!(browser.get("/s/handbook/").await.status, 404);
+    assert_eq!(browser.get(&by_id).await.status, 404);
+
+    let site = app.get(&owner, &built.base).await.expect(200);
+    assert_eq!(site["urls"]["preview"], format!("{}{by_id}", app.base));
+    let url = app
+        .get(&owner, &format!("{}/publishing/preview", built.base))
+        .await
+        .expect(200)["url"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let path = url.strip_prefix(&app.base).unwrap();
+    assert!(path.starts_with(&format!("{by_id}?preview=")), "{url}");
+
+    // The token is kept in a cookie of the site's path; the member goes on at the clean URL.
+    let entered = browser.get(path).await;
+    assert_eq!(entered.status, 303, "{}", entered.body);
+    assert_eq!(entered.header("location"), by_id);
+    let set = entered.header("set-cookie").to_string();
+    assert!(
+        set.starts_with("quire_preview=") && set.contains("HttpOnly"),
+        "{set}"
+    );
+    assert!(set.contains(&format!("Path={by_id}")), "{set}");
+    let cookie = set.split(';').next().unwrap().to_string();
+    let home = browser.get_with(&by_id, &[("cookie", &cookie)]).await;
+    assert_eq!(home.status, 200, "{}", home.body);
+    assert!(home.body.contains("Hello readers."), "{}", home.body);
+    assert!(home.header("cache-control").starts_with("private"));
+    assert_eq!(
+        home.header("x-robots-tag"),
+        "noindex",
+        "a preview is never indexed"
+    );
+    let setup = browser
+        .get_with(&format!("{by_id}guides/setup"), &[("cookie", &cookie)])
+        .await;
+    assert_eq!(setup.status, 200);
+    assert!(setup.body.contains("zephyr"));
+
+    // A token changed in any way previews nothing; neither does one under another name.
+    let (name, token) = cookie.split_once('=').unwrap();
+    let (expires, signature) = token.split_once('.').unwrap();
+    let later = format!("{name}={}.{signature}", expires.parse::<i64>().unwrap() + 1);
+    assert_eq!(browser.get_with(&by_id, &[("cookie", &later)]).await.status, 404);
+    let forged = format!("{name}={expires}.{}", "A".repeat(signature.len()));
+    assert_eq!(browser.get_with(&by_id, &[("cookie", &forged)]).await.status, 404);
+    assert_eq!(
+        browser
+            .get_with("/s/handbook/", &[("cookie", &cookie)])
+            .await
+            .status,
+        404
+    );
+    // Published, the site reads as ever, by basename, without the token.
+    app.post(&owner, &format!("{}/publish", built.base), json!({}))
+        .await
+        .expect(200);
+    assert_eq!(browser.get("/s/handbook/").await.status, 200);
 }

@@ -782,12 +782,30 @@ async fn customization_is_validated_and_published() {
         .await;
     let stable = built.stable(&app, &owner);
     let base = built.base.clone();
-    assert_eq!(
-        app.get(&owner, &format!("{base}/customization"))
-            .await
-            .expect(200),
-        json!({})
-    );
+    // Nothing set: every block GitBook has, with the reader's defaults, and no `updatedAt`.
+    let defaults = app
+        .get(&owner, &format!("{base}/customization"))
+        .await
+        .expect(200);
+    assert_shape!("customization_defaults", stable, defaults);
+    // What GET answers can be put back as it is (a GitBook client's read-modify-write).
+    let mut round = defaults.clone();
+    round["feedback"]["enabled"] = json!(true);
+    round["trademark"]["enabled"] = json!(true);
+    round["pagination"]["enabled"] = json!(false);
+    let put_back = app
+        .put(&owner, &format!("{base}/customization"), round.clone())
+        .await
+        .expect(200);
+    let mut without_time = put_back.clone();
+    without_time.as_object_mut().unwrap().remove("updatedAt");
+    assert_eq!(without_time, round);
+    assert!(put_back["updatedAt"].is_string());
+    let again = app
+        .put(&owner, &format!("{base}/customization"), put_back.clone())
+        .await
+        .expect(200);
+    assert_eq!(again["pagination"], json!({"enabled": false}));
     let good = json!({
         "title": "Handbook",
         "styling": {"theme": "clean", "primaryColor": {"light": "#336699", "dark": "#fff"}},
@@ -819,6 +837,21 @@ async fn customization_is_validated_and_published() {
         ),
         (json!({"colour": "#fff"}), "colour"),
         (json!({"title": "a\u{7}b"}), "title"),
+        (
+            json!({"styling": {"font": {"id": "f", "custom": true, "fontFamily": "Mine", "fontFaces": []}}}),
+            "styling.font",
+        ),
+        (json!({"styling": {"font": "Comic Sans"}}), "styling.font"),
+        (json!({"localizedTitle": {"klingon": "Qapla"}}), "localizedTitle"),
+        (
+            json!({"footer": {"groups": [{"title": "G", "links": [{"title": "x", "to": {"kind": "nope"}}]}]}}),
+            "footer.groups[0].links[0].to",
+        ),
+        (
+            json!({"favicon": {"emoji": "1f600", "icon": {"light": "https://x.org/a.png", "dark": "https://x.org/a.png"}}}),
+            "favicon",
+        ),
+        (json!({"ai": {"mode": "oracle"}}), "ai.mode"),
     ] {
         let message = app
             .put(&owner, &format!("{base}/customization"), bad)
@@ -827,13 +860,73 @@ async fn customization_is_validated_and_published() {
         assert!(message.contains(field), "{field}: {message}");
     }
     let ss = id(&built.added[0]);
-    app.put(
-        &owner,
-        &format!("{base}/site-spaces/{ss}/customization"),
-        json!({"themes": {"default": "light", "toggeable": true}}),
-    )
-    .await
-    .expect(200);
+    let own_path = format!("{base}/site-spaces/{ss}/customization");
+    // A site space reads the site's until it has an override of its own.
+    let inherited = app.get(&owner, &own_path).await.expect(200);
+    assert_eq!(
+        inherited["themes"],
+        json!({"default": "dark", "toggeable": false})
+    );
+    assert_eq!(inherited["title"], "Handbook");
+    let own = app
+        .put(
+            &owner,
+            &own_path,
+            json!({"themes": {"default": "light", "toggeable": true}}),
+        )
+        .await
+        .expect(200);
+    assert_eq!(own["themes"]["default"], "light");
+    assert_eq!(own["title"], "Handbook", "the rest is the site's");
+    // PATCH: a JSON merge patch of the override; null gives a field back to the site.
+    let patched = app
+        .patch(
+            &owner,
+            &own_path,
+            json!({"title": "Variant", "pagination": {"enabled": false}}),
+        )
+        .await
+        .expect(200);
+    assert_eq!(
+        (patched["title"].clone(), patched["pagination"].clone()),
+        (json!("Variant"), json!({"enabled": false}))
+    );
+    let reset = app
+        .patch(&owner, &own_path, json!({"title": null, "pagination": null}))
+        .await
+        .expect(200);
+    assert_eq!(reset["title"], "Handbook");
+    assert_eq!(
+        reset["themes"]["default"], "light",
+        "what the patch left alone stays"
+    );
+    let message = app
+        .patch(&owner, &own_path, json!({"styling": {"corners": "wavy"}}))
+        .await
+        .expect_error(400);
+    assert!(message.contains("corners"), "{message}");
+    // DELETE: 205 when an override went, 204 when there was none; the site's again.
+    let scratch = id(&app
+        .post(
+            &owner,
+            &format!("{base}/site-spaces"),
+            json!({"spaceId": built.spaces[0]}),
+        )
+        .await
+        .expect(201));
+    let scratch_path = format!("{base}/site-spaces/{scratch}/customization");
+    app.patch(&owner, &scratch_path, json!({"title": "Scratch"}))
+        .await
+        .expect(200);
+    assert_eq!(app.delete(&owner, &scratch_path).await.status, 205);
+    assert_eq!(app.delete(&owner, &scratch_path).await.status, 204);
+    assert_eq!(
+        app.get(&owner, &scratch_path).await.expect(200)["title"],
+        "Handbook"
+    );
+    app.delete(&owner, &format!("{base}/site-spaces/{scratch}"))
+        .await
+        .expect(204);
     app.post(&owner, &format!("{base}/publish"), json!({}))
         .await
         .expect(200);

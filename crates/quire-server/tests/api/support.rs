@@ -7,6 +7,7 @@
 // A shared harness: helpers arrive before every test that uses them.
 #![allow(dead_code)]
 
+pub mod gitbook;
 pub mod site;
 pub mod snapshot;
 
@@ -69,6 +70,12 @@ impl Resp {
         assert!(!message.is_empty(), "error without a message: {}", self.body);
         message
     }
+}
+
+fn content_type_of(headers: &reqwest::header::HeaderMap) -> Option<&str> {
+    headers
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
 }
 
 /// Server logs go to the test output when RUST_LOG is set (e.g. RUST_LOG=error).
@@ -269,6 +276,7 @@ impl TestApp {
 
     pub async fn request(&self, method: &str, token: Option<&str>, path: &str, body: Option<Value>) -> Resp {
         let url = format!("{}{path}", self.base);
+        let method_name = method;
         let method = reqwest::Method::from_bytes(method.as_bytes()).expect("method");
         let mut req = self.client.request(method, url);
         if let Some(t) = token {
@@ -287,6 +295,7 @@ impl TestApp {
             serde_json::from_slice(&bytes)
                 .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned()))
         };
+        gitbook::check(method_name, path, status, content_type_of(&headers), &body);
         Resp {
             status,
             headers,
@@ -303,6 +312,7 @@ impl TestApp {
         content_type: Option<&str>,
         body: &[u8],
     ) -> Resp {
+        let method_name = method;
         let method = reqwest::Method::from_bytes(method.as_bytes()).expect("method");
         let mut req = self
             .client
@@ -318,6 +328,7 @@ impl TestApp {
         let bytes = resp.bytes().await.expect("body");
         let body = serde_json::from_slice(&bytes)
             .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned()));
+        gitbook::check(method_name, path, status, content_type_of(&headers), &body);
         Resp {
             status,
             headers,

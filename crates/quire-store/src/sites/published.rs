@@ -41,14 +41,12 @@ pub struct Published {
 
 static GENERATION: AtomicU64 = AtomicU64::new(1);
 
-/// Loads a site's published view; None when there is no such site or it is not published.
+/// Loads a site's view as it would be published (a preview of it while it is not); None when
+/// there is no such site.
 pub fn load(c: &mut dyn crate::db::Conn, org_id: &str, site_id: &str) -> StoreResult<Option<Published>> {
     let Some(site) = model::load_site(c, org_id, site_id)? else {
         return Ok(None);
     };
-    if !site.published {
-        return Ok(None);
-    }
     let tree = model::load_structure(c, site_id)?;
     let mut spaces = HashMap::new();
     if !tree.site_spaces.is_empty() {
@@ -108,6 +106,9 @@ pub struct Visitor<'a> {
     /// A visitor token (JWT, HS256, signed with the site's visitor key, `aud` the site id).
     pub token: Option<&'a str>,
     pub standing: Standing,
+    /// Holds a valid preview token of the site (checked by the reader, which signed it): reads
+    /// it as a member previews it, whatever its visibility.
+    pub preview: bool,
 }
 
 /// The claims of a visitor the site admits; 404 for anyone else, whatever the reason (no
@@ -122,14 +123,15 @@ pub fn admit(p: &Published, visitor: &Visitor<'_>) -> StoreResult<Claims> {
         }
         None => Claims::none(),
     };
-    let admitted = match p.site.visibility {
-        SiteVisibility::Public | SiteVisibility::Unlisted => true,
-        SiteVisibility::ShareLink => visitor
-            .share_key
-            .is_some_and(|key| p.share_keys.iter().any(|k| k == key)),
-        SiteVisibility::VisitorAuth => visitor.token.is_some(),
-        SiteVisibility::InCollection => visitor.standing.at_least(Role::Read),
-    };
+    let admitted = visitor.preview
+        || match p.site.visibility {
+            SiteVisibility::Public | SiteVisibility::Unlisted => true,
+            SiteVisibility::ShareLink => visitor
+                .share_key
+                .is_some_and(|key| p.share_keys.iter().any(|k| k == key)),
+            SiteVisibility::VisitorAuth => visitor.token.is_some(),
+            SiteVisibility::InCollection => visitor.standing.at_least(Role::Read),
+        };
     if !admitted {
         return Err(refused());
     }
@@ -260,6 +262,22 @@ impl PublishedCache {
 
     /// [`PublishedCache::load`] with a stamp taken before (see `StampedCache::get_or_read_at`).
     pub async fn load_at(
+        &self,
+        db: &Db,
+        stamp: Option<Stamp>,
+        org_id: &str,
+        site_id: &str,
+    ) -> StoreResult<Arc<Published>> {
+        let view = self.preview_at(db, stamp, org_id, site_id).await?;
+        if !view.site.published {
+            return Err(model::not_found(site_id));
+        }
+        Ok(view)
+    }
+
+    /// The view of a site as it would be published, published or not (a preview); 404 when it
+    /// is absent. The same entries as [`PublishedCache::load_at`]: publishing moves the stamp.
+    pub async fn preview_at(
         &self,
         db: &Db,
         stamp: Option<Stamp>,

@@ -39,6 +39,7 @@ pub fn routes() -> OpenApiRouter<App> {
         .routes(routes!(get_template_conditions))
         .routes(routes!(get_publishing_auth, update_publishing_auth))
         .routes(routes!(regenerate_publishing_auth))
+        .routes(routes!(get_publishing_preview))
         .merge(structure::routes())
         .merge(published::routes())
         .merge(share_links::routes())
@@ -494,6 +495,42 @@ async fn update_publishing_auth(
         })
         .await?;
     Ok(axum::Json(publishing_auth(auth)))
+}
+
+/// A temporary URL of the site's preview.
+#[derive(serde::Serialize, utoipa::ToSchema)]
+struct PreviewJson {
+    /// The site's `urls.preview` with a token good for `signing::PREVIEW_TTL_MS` (an hour): the
+    /// reader keeps it in a cookie, so the site reads as published, whatever its visibility,
+    /// until it expires.
+    url: String,
+}
+
+#[utoipa::path(
+    get,
+    path = "/v1/orgs/{organizationId}/sites/{siteId}/publishing/preview",
+    tag = "Docs sites",
+    summary = "A temporary URL to preview the site as published, published or not",
+    params(SitePath),
+    responses((status = 200, description = "The preview URL, good for an hour.", body = PreviewJson)),
+    security(("token" = ["site:metadata:read"]))
+)]
+async fn get_publishing_preview(
+    caller: Caller,
+    State(app): State<App>,
+    Path(path): Path<SitePath>,
+) -> ApiResult<axum::Json<PreviewJson>> {
+    let site = app
+        .db
+        .read_as::<site::View, _>(caller.user_id.clone(), path.site(), move |_c, site| {
+            Ok::<_, quire_store::StoreError>(site.into_inner().site)
+        })
+        .await?;
+    let expires = quire_store::clock::now_ms() + crate::signing::PREVIEW_TTL_MS;
+    let token = crate::signing::preview_token(&app.signing_key, &site.id, expires);
+    Ok(axum::Json(PreviewJson {
+        url: format!("{}?preview={token}", wire::preview_url(&app.urls, &site)),
+    }))
 }
 
 #[utoipa::path(

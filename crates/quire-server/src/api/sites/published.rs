@@ -9,7 +9,7 @@ use axum::response::Response;
 use quire_store::orgs;
 use quire_store::permissions::{Standing, site};
 use quire_store::sites::published::{self, Published, Shown, Visitor};
-use quire_store::sites::{self, SiteVisibility};
+use quire_store::sites::{self, SiteVisibility, customization};
 use serde::Deserialize;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -79,6 +79,7 @@ async fn get_published(
             share_key: query.share_key.as_deref(),
             token: query.visitor_auth_token.as_deref(),
             standing,
+            preview: false,
         },
     )?;
     let shown = published::shown(&site, &claims);
@@ -134,21 +135,24 @@ fn render(app: &App, p: &Published, shown: &Shown) -> PublishedSiteJson {
         shows_site_space: &shows_site_space,
         hide_empty_groups: true,
     };
+    // Complete, as GET .../customization answers them: each site space's own over the site's.
     let site_space_customizations = p
         .site_space_customizations
         .iter()
         .filter(|(id, _)| site_spaces.get(id.as_str()).copied().unwrap_or(false))
-        .map(|(id, v)| (id.clone(), v.clone()))
+        .map(|(id, own)| {
+            (
+                id.clone(),
+                customization::effective(p.customization.as_ref(), Some(own)),
+            )
+        })
         .collect();
     PublishedSiteJson {
         object: "published-content-site",
         site: wire::site_json(urls, &p.site, Standing::Outsider),
         structure: render.structure(),
         customizations: PublishedCustomizations {
-            site: p
-                .customization
-                .clone()
-                .unwrap_or_else(|| serde_json::Value::Object(Default::default())),
+            site: customization::effective(p.customization.as_ref(), None),
             site_spaces: site_space_customizations,
         },
         scripts: Vec::new(),

@@ -28,6 +28,12 @@ pub fn published_url(urls: &Urls, site: &Site) -> Option<String> {
     site.published.then(|| reader_url(urls, site))
 }
 
+/// Where members preview the site on the reader, published or not: by its id, which the token
+/// of a preview URL (`GET .../publishing/preview`, kept in a cookie) is for.
+pub fn preview_url(urls: &Urls, site: &Site) -> String {
+    urls.app(&format!("/s/{}/", site.id))
+}
+
 /// The wire object of a site for a caller of `standing` in its organization.
 pub fn site_json(urls: &Urls, site: &Site, standing: Standing) -> SiteJson {
     let allows = |action| site_allows(standing, action);
@@ -36,6 +42,8 @@ pub fn site_json(urls: &Urls, site: &Site, standing: Standing) -> SiteJson {
         object: "site",
         id: site.id.clone(),
         kind: site.kind,
+        // quire has no plans to lapse or freeze a site: the type applied is the type set.
+        applied_type: site.kind,
         title: site.title.clone(),
         hostname: site.hostname.clone(),
         basename: site.basename.clone(),
@@ -44,6 +52,9 @@ pub fn site_json(urls: &Urls, site: &Site, standing: Standing) -> SiteJson {
             target: reader_url(urls, site),
         }),
         visibility: site.visibility,
+        // Members reach a site by their organization role (`site_allows`), never by a role of
+        // the site's own.
+        default_level: "inherit",
         published: site.published,
         site_spaces: site.site_spaces,
         created_at: site.created_at,
@@ -56,6 +67,7 @@ pub fn site_json(urls: &Urls, site: &Site, standing: Standing) -> SiteJson {
             location: urls.api(&format!("/orgs/{}/sites/{}", site.org_id, site.id)),
             app: urls.app(&format!("/o/{}/sites/{}", site.org_id, site.id)),
             published,
+            preview: preview_url(urls, site),
         },
         permissions: SitePermissions {
             view: allows(SiteAction::View),
@@ -77,6 +89,7 @@ pub struct SiteJson {
     pub id: String,
     #[serde(rename = "type")]
     pub kind: SiteType,
+    pub applied_type: SiteType,
     pub title: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hostname: Option<String>,
@@ -85,6 +98,9 @@ pub struct SiteJson {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub proxy: Option<SiteProxy>,
     pub visibility: SiteVisibility,
+    /// The default access of the organization's members: their organization role.
+    #[schema(value_type = String, example = "inherit")]
+    pub default_level: &'static str,
     pub published: bool,
     pub site_spaces: i64,
     #[schema(value_type = String, format = DateTime)]
@@ -115,6 +131,8 @@ pub struct SiteUrls {
     pub app: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub published: Option<String>,
+    /// Where members preview the site, published or not, once they hold a preview URL's token.
+    pub preview: String,
 }
 
 #[derive(Serialize, Debug, Clone, utoipa::ToSchema)]

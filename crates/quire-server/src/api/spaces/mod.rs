@@ -220,8 +220,8 @@ async fn delete_space(
     let retention = app.store.settings.space_retention_ms;
     app.db
         .write_as::<space::Admin, _>(caller.user_id.clone(), space_id.clone(), move |c, space| {
-            // A space the caller cannot see (or that never existed) answers 404, like every
-            // other operation on it; deleting a deleted space again is a 204 for its admins.
+            // A space the caller cannot see (or that never existed, or was purged) fails the
+            // load with a 404, which a DELETE answers as 204 (`middleware::absent_is_deleted`).
             spaces::delete(c, &space, retention, &caller.user_id)
         })
         .await?;
