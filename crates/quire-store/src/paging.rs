@@ -176,23 +176,71 @@ impl Page {
 pub fn by_creation<T>(
     c: &mut dyn Conn,
     page: &Page,
-    (table, columns): (&str, &str),
-    (filter, mut args): (String, Args),
+    table: (&str, &str),
+    filter: (String, Args),
     row: impl Fn(&Row) -> Result<T, DbError>,
     key: impl Fn(&T) -> (i64, String),
 ) -> Result<List<T>, StoreError> {
+    by_key(
+        c,
+        page,
+        table,
+        filter,
+        &KeyOrder::ascending("created_at"),
+        row,
+        key,
+    )
+}
+
+/// The order of a keyset-paged list: an SQL expression, then `id` to make it total.
+pub struct KeyOrder {
+    pub expr: &'static str,
+    pub descending: bool,
+}
+
+impl KeyOrder {
+    pub const fn ascending(expr: &'static str) -> KeyOrder {
+        KeyOrder {
+            expr,
+            descending: false,
+        }
+    }
+
+    pub const fn descending(expr: &'static str) -> KeyOrder {
+        KeyOrder {
+            expr,
+            descending: true,
+        }
+    }
+}
+
+/// [`by_creation`] in any order: keyset on `(order.expr, id)`, `key` giving an item's pair.
+pub fn by_key<T, A>(
+    c: &mut dyn Conn,
+    page: &Page,
+    (table, columns): (&str, &str),
+    (filter, mut args): (String, Args),
+    order: &KeyOrder,
+    row: impl Fn(&Row) -> Result<T, DbError>,
+    key: impl Fn(&T) -> (A, String),
+) -> Result<List<T>, StoreError>
+where
+    A: Serialize + DeserializeOwned + Into<crate::db::Value>,
+{
     let count: i64 = c
         .query_scalar(&format!("SELECT count(*) FROM {table}{filter}"), args.values())?
         .unwrap_or(0);
+    let expr = order.expr;
+    let (op, dir) = if order.descending {
+        ("<", " DESC")
+    } else {
+        (">", "")
+    };
     let mut sql = format!("SELECT {columns} FROM {table}{filter}");
-    if let Some((created, id)) = page.after::<(i64, String)>()? {
-        sql += &format!(
-            " AND (created_at, id) > ({}, {})",
-            args.arg(created),
-            args.arg(id)
-        );
+    if let Some((at, id)) = page.after::<(A, String)>()? {
+        sql += &format!(" AND ({expr}, id) {op} ({}, {})", args.arg(at), args.arg(id));
     }
-    sql += &format!(" ORDER BY created_at, id LIMIT {}", args.arg(page.fetch()));
+    sql += &format!(" ORDER BY {expr}{dir}, id{dir} LIMIT {}", args.arg(page.fetch()));
     let rows = c
         .query(&sql, args.values())?
         .iter()

@@ -23,6 +23,8 @@ pub struct Placed {
     pub section: Option<String>,
     /// Its URL path, with a trailing slash.
     pub base: String,
+    /// Served, but not offered in the navigation (GitBook's hidden site spaces).
+    pub hidden: bool,
 }
 
 /// The site spaces a visitor sees, where they are served.
@@ -179,10 +181,12 @@ impl Layout {
         self.level(p, None, &section_url, current_section.as_deref(), &mut items, 0);
         let variants = match current {
             Some(current) => {
+                // A hidden site space is offered only while the visitor is in it.
                 let mates: Vec<&Placed> = self
                     .placed
                     .iter()
                     .filter(|x| x.section == current.section)
+                    .filter(|x| !x.hidden || x.site_space_id == current.site_space_id)
                     .collect();
                 if mates.len() > 1 {
                     mates
@@ -284,13 +288,17 @@ fn place(
         placed.push(Placed {
             site_space_id: ss.id.clone(),
             space_id: ss.space_id.clone(),
-            title: p
-                .spaces
-                .get(&ss.space_id)
-                .map(|s| s.title.clone())
-                .unwrap_or_default(),
+            title: match &ss.title {
+                Some(own) => own.clone(),
+                None => p
+                    .spaces
+                    .get(&ss.space_id)
+                    .map(|s| s.title.clone())
+                    .unwrap_or_default(),
+            },
             section: ss.section.clone(),
             base: canonical,
+            hidden: ss.hidden,
         });
     }
 }

@@ -152,6 +152,20 @@ pub(super) async fn serve(app: App, req: Request, target: Target) -> Response {
         Err(e) => return failure(e, &target.root),
     };
 
+    // Signing out: the visitor token is forgotten, and the visitor sent where the site's
+    // visitor-auth settings say (`logoutURL`), else to the site's home.
+    if asked.path == format!("{}~logout", target.root) {
+        let mut response = see_other(p.site.visitor_logout_url.as_deref().unwrap_or(&target.root));
+        let forget = format!(
+            "{}; Max-Age=0",
+            cookie(TOKEN_COOKIE, "", &target.root, app.reader.secure)
+        );
+        if let Ok(value) = HeaderValue::from_str(&forget) {
+            response.headers_mut().append(header::SET_COOKIE, value);
+        }
+        cache_control(&mut response, true);
+        return response;
+    }
     // Who reads: a key or token in the query wins over the cookie that keeps one.
     let given_share = asked.param(SHARE_PARAMS);
     let given_token = asked.param(TOKEN_PARAMS);

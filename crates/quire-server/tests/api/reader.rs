@@ -536,6 +536,53 @@ async fn reader_visibility_share_links_and_visitor_tokens() {
         .expect(200);
     assert!(cleared.get("fallbackURL").is_none(), "{cleared}");
     assert_eq!(browser.get("/s/handbook/").await.status, 401);
+
+    // Signing out: as GitBook's client sets it (with its `backend`), the token is forgotten and
+    // the visitor sent to the sign-out URL, else to the site's home.
+    let out = browser
+        .get_with("/s/handbook/~logout", &[("cookie", &cookie)])
+        .await;
+    assert_eq!((out.status, out.header("location")), (303, "/s/handbook/"));
+    let forget = out.header("set-cookie");
+    assert!(
+        forget.starts_with("quire_visitor=;") && forget.contains("Max-Age=0"),
+        "{forget}"
+    );
+    let set = app
+        .patch(
+            &owner,
+            &auth,
+            json!({"backend": "custom", "logoutURL": "https://login.example.com/bye", "fallbackURL": null}),
+        )
+        .await
+        .expect(200);
+    assert_eq!(
+        (set["backend"].clone(), set["logoutURL"].clone()),
+        (json!("custom"), json!("https://login.example.com/bye"))
+    );
+    assert_eq!(
+        app.get(&owner, &auth).await.expect(200)["logoutURL"],
+        "https://login.example.com/bye"
+    );
+    let out = browser
+        .get_with("/s/handbook/~logout", &[("cookie", &cookie)])
+        .await;
+    assert_eq!(out.header("location"), "https://login.example.com/bye");
+    let message = app
+        .patch(&owner, &auth, json!({"backend": "integration"}))
+        .await
+        .expect_error(400);
+    assert!(message.contains("backend"), "{message}");
+    let message = app
+        .patch(&owner, &auth, json!({"logoutURL": "javascript:alert(1)"}))
+        .await
+        .expect_error(400);
+    assert!(message.contains("logoutURL"), "{message}");
+    let cleared = app
+        .patch(&owner, &auth, json!({"logoutURL": null}))
+        .await
+        .expect(200);
+    assert!(cleared.get("logoutURL").is_none(), "{cleared}");
 }
 
 #[tokio::test]

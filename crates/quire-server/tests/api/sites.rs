@@ -3,9 +3,9 @@
 
 use serde_json::{Value, json};
 
-use crate::search::new_space;
+use crate::search::{new_space, write_main};
 use crate::support::TestApp;
-use crate::support::site::{SiteBuilder, id, ids, visitor_key, visitor_token, visitor_token_expiring};
+use crate::support::site::{SiteBuilder, id, ids, page, visitor_key, visitor_token, visitor_token_expiring};
 use crate::support::snapshot::{Stable, assert_shape};
 
 #[tokio::test]
@@ -747,6 +747,37 @@ async fn published_follows_visibility_claims_share_links_and_visitor_tokens() {
     app.get(&visitor, &with_key).await.expect(200);
     let links = app.get(&owner, &format!("{base}/share-links")).await.expect(200);
     assert_eq!(links["count"], 1);
+    // GitBook's `search`: by name or key, case-insensitive; a documented parameter is honoured.
+    app.post(
+        &owner,
+        &format!("{base}/share-links"),
+        json!({"name": "Partners 100%"}),
+    )
+    .await
+    .expect(201);
+    let found = |q: &str| {
+        let path = format!("{base}/share-links?search={q}");
+        let owner = owner.clone();
+        let app = &app;
+        async move {
+            let list = app.get(&owner, &path).await.expect(200);
+            list["items"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|l| l["name"].as_str().unwrap().to_string())
+                .collect::<Vec<_>>()
+        }
+    };
+    assert_eq!(found("review").await, ["Reviewers"]);
+    assert_eq!(found(&share_key[..12]).await, ["Reviewers"], "by its key");
+    assert_eq!(
+        found("100%25").await,
+        ["Partners 100%"],
+        "`%` is a character, not a wildcard"
+    );
+    assert!(found("nobody").await.is_empty());
+    assert_eq!(found("").await.len(), 2, "an empty search is none");
     app.delete(&owner, &link_path).await.expect(204);
     app.delete(&owner, &link_path).await.expect(204);
     app.get(&visitor, &with_key).await.expect_error(404);
@@ -1111,6 +1142,55 @@ async fn redirects_resolve_the_exact_source_then_the_longest_wildcard() {
     }
     // Temporary and without a captured wildcard unless said otherwise.
     assert_shape!("redirects_created", stable, json!(created));
+    // GitBook's `search`, `orderBy` and `draft`, honoured, and paged in that order.
+    let sources = |list: &Value| -> Vec<String> {
+        list["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["source"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let listed = app
+        .get(&owner, &format!("{redirects}?search=DOCS"))
+        .await
+        .expect(200);
+    assert_eq!(sources(&listed), ["/docs/*", "/docs/api/*"]);
+    let by_source = app
+        .get(&owner, &format!("{redirects}?orderBy=source&limit=2"))
+        .await
+        .expect(200);
+    assert_eq!(sources(&by_source), ["/docs/*", "/docs/api/*"]);
+    let next = by_source["next"]["page"].as_str().unwrap();
+    let rest = app
+        .get(&owner, &format!("{redirects}?orderBy=source&limit=2&page={next}"))
+        .await
+        .expect(200);
+    assert_eq!(sources(&rest), ["/old"]);
+    let newest = app
+        .get(&owner, &format!("{redirects}?orderBy=createdAt"))
+        .await
+        .expect(200);
+    let oldest = app.get(&owner, &redirects).await.expect(200);
+    let mut reversed = sources(&oldest);
+    reversed.reverse();
+    assert_eq!(sources(&newest), reversed);
+    let message = app
+        .get(&owner, &format!("{redirects}?orderBy=popularity"))
+        .await
+        .expect_error(400);
+    assert!(message.contains("orderBy"), "{message}");
+    let drafts = app
+        .get(&owner, &format!("{redirects}?draft=true"))
+        .await
+        .expect(200);
+    assert_eq!(drafts["count"], 0, "every redirect is live");
+    assert_eq!(
+        app.get(&owner, &format!("{redirects}?draft=false"))
+            .await
+            .expect(200)["count"],
+        3
+    );
     let old = created[0].clone();
     app.post(
         &owner,
@@ -1178,4 +1258,199 @@ async fn redirects_resolve_the_exact_source_then_the_longest_wildcard() {
     app.delete(&owner, &one).await.expect(204);
     app.delete(&owner, &one).await.expect(204);
     app.get(&reader, &one).await.expect_error(404);
+}
+
+/// What GitBook's client sends when it builds a site's structure: titled, draft and hidden site
+/// spaces, sections made in (and moved between) groups, groups moved by their parent, moves
+/// without a position; and what quire does not build, refused by name.
+#[tokio::test]
+async fn the_structure_takes_what_gitbooks_client_sends() {
+    let app = TestApp::start().await;
+    let owner = app.user("Owner").await;
+    let built = SiteBuilder::new(&app, &owner)
+        .space("One", json!([page("Home", "# Home\n\nWelcome.\n")]))
+        .basename("handbook")
+        .build()
+        .await;
+    let base = built.base.clone();
+    let two = new_space(&app, &owner, &built.org, "Two").await;
+    write_main(
+        &app,
+        &owner,
+        &two,
+        vec![json!([page("Changes", "# Changes\n\nNew.\n")])],
+    )
+    .await;
+    let three = new_space(&app, &owner, &built.org, "Three").await;
+
+    // A titled variant, made as a draft with GitBook's defaults for the rest.
+    let draft = app
+        .post(
+            &owner,
+            &format!("{base}/site-spaces"),
+            json!({"spaceId": two, "title": "Version two", "draft": true, "pageId": null}),
+        )
+        .await
+        .expect(201);
+    assert_eq!(
+        (
+            draft["title"].clone(),
+            draft["draft"].clone(),
+            draft["hidden"].clone()
+        ),
+        (json!("Version two"), json!(true), json!(false))
+    );
+    let published_path = format!("{base}/published");
+    let shown = |p: &Value| -> Vec<String> {
+        p["structure"]["structure"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|ss| ss["title"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let published = app.get(&owner, &published_path).await.expect(200);
+    assert_eq!(shown(&published), ["One"], "a draft is not live");
+    let live = app
+        .patch(
+            &owner,
+            &format!("{base}/site-spaces/{}", id(&draft)),
+            json!({"draft": false, "hidden": true}),
+        )
+        .await
+        .expect(200);
+    assert_eq!(
+        (live["draft"].clone(), live["hidden"].clone()),
+        (json!(false), json!(true))
+    );
+    let published = app.get(&owner, &published_path).await.expect(200);
+    assert_eq!(shown(&published), ["One", "Version two"], "live once made live");
+    // Hidden: served, but not offered by the reader's variant menu.
+    let (status, _, home) = app.get_raw(&owner, "/s/handbook/", &[]).await;
+    assert_eq!(status, 200);
+    assert!(
+        !String::from_utf8_lossy(&home).contains("Version two"),
+        "hidden from the navigation"
+    );
+    let (status, _, page) = app
+        .get_raw(
+            &owner,
+            &format!("/s/handbook/{}/", live["path"].as_str().unwrap()),
+            &[],
+        )
+        .await;
+    assert_eq!(status, 200, "still served");
+    assert!(
+        String::from_utf8_lossy(&page).contains("Version two"),
+        "named by its own title"
+    );
+
+    // Sections made in a group and moved out of it; a group moved by its parent.
+    let outer = app
+        .post(
+            &owner,
+            &format!("{base}/section-groups"),
+            json!({"title": "Outer", "draft": false}),
+        )
+        .await
+        .expect(201);
+    let inner = app
+        .post(
+            &owner,
+            &format!("{base}/section-groups"),
+            json!({"title": "Inner"}),
+        )
+        .await
+        .expect(201);
+    let section = app
+        .post(
+            &owner,
+            &format!("{base}/sections"),
+            json!({"spaceId": three, "title": "Guides", "siteSectionGroupId": id(&outer), "draft": false}),
+        )
+        .await
+        .expect(201);
+    assert_eq!(section["sectionGroup"], id(&outer));
+    let nested = app
+        .patch(
+            &owner,
+            &format!("{base}/section-groups/{}", id(&inner)),
+            json!({"parentSectionGroupId": id(&outer)}),
+        )
+        .await
+        .expect(200);
+    assert_eq!(nested["sectionGroup"], id(&outer));
+    let out = app
+        .patch(
+            &owner,
+            &format!("{base}/sections/{}", id(&section)),
+            json!({"siteSectionGroupId": null}),
+        )
+        .await
+        .expect(200);
+    assert!(out["sectionGroup"].is_null(), "{out}");
+    let back = app
+        .patch(
+            &owner,
+            &format!("{base}/sections/{}", id(&section)),
+            json!({"siteSectionGroupId": id(&inner)}),
+        )
+        .await
+        .expect(200);
+    assert_eq!(back["sectionGroup"], id(&inner));
+    let message = app
+        .patch(
+            &owner,
+            &format!("{base}/sections/{}", id(&section)),
+            json!({"siteSectionGroupId": "nope"}),
+        )
+        .await
+        .expect_error(400);
+    assert!(message.contains("siteSectionGroupId"), "{message}");
+    // A move without a position goes to the end of its level.
+    app.patch(
+        &owner,
+        &format!("{base}/section-groups/{}", id(&inner)),
+        json!({"parentSectionGroupId": null}),
+    )
+    .await
+    .expect(200);
+    let moved = app
+        .post(
+            &owner,
+            &format!("{base}/section-groups/{}/move", id(&outer)),
+            json!({}),
+        )
+        .await
+        .expect(200);
+    let groups = app
+        .get(&owner, &format!("{base}/section-groups"))
+        .await
+        .expect(200);
+    let titles: Vec<&str> = groups["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["title"].as_str().unwrap())
+        .collect();
+    assert_eq!(titles.last(), Some(&"Outer"), "{titles:?}");
+    assert_eq!(moved["id"], outer["id"]);
+
+    // What quire does not build is refused by name, and nothing is made.
+    for (body, field) in [
+        (json!({"spaceId": two, "pageId": "somepage"}), "pageId"),
+        (json!({"spaceId": null, "title": "New"}), "spaceId"),
+        (
+            json!({"spaceId": null, "template": {"kind": "blank"}}),
+            "template",
+        ),
+    ] {
+        let message = app
+            .post(&owner, &format!("{base}/site-spaces"), body)
+            .await
+            .expect_error(400);
+        assert!(message.contains(field), "{field}: {message}");
+    }
+    let count = app.get(&owner, &format!("{base}/site-spaces")).await.expect(200)["count"].clone();
+    assert_eq!(count, 3);
 }

@@ -108,6 +108,12 @@ const MIGRATIONS: &[Migration] = &[
         sqlite: include_str!("../../migrations/0016_site_fallback_url.sql"),
         postgres: include_str!("../../migrations/0016_site_fallback_url.sql"),
     },
+    Migration {
+        version: 17,
+        name: "draft structure items, hidden and titled site spaces, visitor sign-out URL",
+        sqlite: include_str!("../../migrations/0017_site_drafts_and_variants.sql"),
+        postgres: include_str!("../../migrations/0017_site_drafts_and_variants.sql"),
+    },
 ];
 
 /// An arbitrary constant that names quire's migration lock among PostgreSQL advisory locks.

@@ -395,13 +395,21 @@ pub fn template_conditions(site: &SiteFor) -> StoreResult<Vec<quire_adaptive::Te
 pub struct PublishingAuth {
     pub key: String,
     pub fallback_url: Option<String>,
+    pub logout_url: Option<String>,
+}
+
+impl PublishingAuth {
+    fn of(site: &Site) -> PublishingAuth {
+        PublishingAuth {
+            key: site.visitor_key.clone(),
+            fallback_url: site.visitor_fallback_url.clone(),
+            logout_url: site.visitor_logout_url.clone(),
+        }
+    }
 }
 
 pub fn publishing_auth(site: &Authorized<SiteFor, site::Admin>) -> PublishingAuth {
-    PublishingAuth {
-        key: site.site.visitor_key.clone(),
-        fallback_url: site.site.visitor_fallback_url.clone(),
-    }
+    PublishingAuth::of(&site.site)
 }
 
 /// Replaces the visitor-auth signing key: tokens signed with the old one are refused at once.
@@ -416,28 +424,41 @@ pub fn regenerate_visitor_key(
     )?;
     Ok(PublishingAuth {
         key,
-        fallback_url: site.site.visitor_fallback_url.clone(),
+        ..PublishingAuth::of(&site.site)
     })
 }
 
-/// Sets (or, with None, clears) the URL a visitor-auth site sends visitors to sign in at: an
-/// absolute http(s) URL.
-pub fn set_visitor_fallback_url(
+/// Sets (null: clears; absent: keeps) where a visitor-auth site sends visitors to sign in
+/// (`fallbackURL`) and where it sends them when they sign out (`logoutURL`): absolute http(s)
+/// URLs.
+pub fn set_visitor_urls(
     c: &mut dyn Conn,
     site: &Authorized<SiteFor, site::Admin>,
-    url: Option<&str>,
+    fallback: &Patch<String>,
+    logout: &Patch<String>,
 ) -> StoreResult<PublishingAuth> {
-    if let Some(url) = url {
-        crate::validate::url("fallbackURL", url)?;
+    let mut next = PublishingAuth::of(&site.site);
+    for (field, patch, value) in [
+        ("fallbackURL", fallback, &mut next.fallback_url),
+        ("logoutURL", logout, &mut next.logout_url),
+    ] {
+        if let Patch::Value(url) = patch {
+            crate::validate::url(field, url)?;
+        }
+        if let Some(update) = patch.clone().into_update() {
+            *value = update;
+        }
     }
     c.execute(
-        "UPDATE sites SET visitor_fallback_url = ?2, updated_at = ?3 WHERE id = ?1",
-        params![site.site.id.clone(), url.map(str::to_string), clock::now_ms()],
+        "UPDATE sites SET visitor_fallback_url = ?2, visitor_logout_url = ?3, updated_at = ?4 WHERE id = ?1",
+        params![
+            site.site.id.clone(),
+            next.fallback_url.clone(),
+            next.logout_url.clone(),
+            clock::now_ms()
+        ],
     )?;
-    Ok(PublishingAuth {
-        key: site.site.visitor_key.clone(),
-        fallback_url: url.map(str::to_string),
-    })
+    Ok(next)
 }
 
 /// A custom hostname: the spec's pattern `^([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?[.]){2,}[a-z0-9][a-z0-9-]{0,61}[a-z0-9]$`

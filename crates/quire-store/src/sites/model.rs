@@ -56,6 +56,8 @@ pub struct Site {
     pub visitor_key: String,
     /// Where a visitor-auth site sends a visitor without a valid token.
     pub visitor_fallback_url: Option<String>,
+    /// Where a visitor-auth site sends a visitor who signs out (GitBook's `logoutURL`).
+    pub visitor_logout_url: Option<String>,
     pub customization: Option<String>,
     pub customization_updated_at: Option<i64>,
     pub created_at: i64,
@@ -84,6 +86,7 @@ crate::columns! {
         adaptive_schema_updated_at: "t.adaptive_schema_updated_at",
         visitor_key: "t.visitor_key",
         visitor_fallback_url: "t.visitor_fallback_url",
+        visitor_logout_url: "t.visitor_logout_url",
         customization: "t.customization",
         customization_updated_at: "t.customization_updated_at",
         created_at: "t.created_at",
@@ -125,6 +128,7 @@ impl Site {
             adaptive_schema_updated_at: row.col(SITE.adaptive_schema_updated_at)?,
             visitor_key: row.col(SITE.visitor_key)?,
             visitor_fallback_url: row.col(SITE.visitor_fallback_url)?,
+            visitor_logout_url: row.col(SITE.visitor_logout_url)?,
             customization: row.col(SITE.customization)?,
             customization_updated_at: row.col(SITE.customization_updated_at)?,
             created_at: row.col(SITE.created_at)?,
@@ -255,6 +259,8 @@ pub struct Group {
     pub title: String,
     pub icon: Option<String>,
     pub position: String,
+    /// Not live: absent from the published site until made live.
+    pub draft: bool,
 }
 
 crate::columns! {
@@ -265,6 +271,7 @@ crate::columns! {
         title: "title",
         icon: "icon",
         position: "position",
+        draft: "draft",
     }
 }
 
@@ -277,6 +284,7 @@ impl Group {
             title: row.col(G.title)?,
             icon: row.col(G.icon)?,
             position: row.col(G.position)?,
+            draft: row.col(G.draft)?,
         })
     }
 }
@@ -293,6 +301,8 @@ pub struct Section {
     pub condition: Option<String>,
     pub default_site_space: Option<String>,
     pub position: String,
+    /// Not live: absent from the published site until made live.
+    pub draft: bool,
 }
 
 crate::columns! {
@@ -306,6 +316,7 @@ crate::columns! {
         icon: "icon",
         condition: "condition",
         default_site_space: "default_site_space_id",
+        draft: "draft",
         position: "position",
     }
 }
@@ -323,6 +334,7 @@ impl Section {
             condition: row.col(S.condition)?,
             default_site_space: row.col(S.default_site_space)?,
             position: row.col(S.position)?,
+            draft: row.col(S.draft)?,
         })
     }
 }
@@ -338,6 +350,12 @@ pub struct SiteSpace {
     pub customization: Option<String>,
     pub customization_updated_at: Option<i64>,
     pub position: String,
+    /// The variant's own name (None: the space's title).
+    pub title: Option<String>,
+    /// Live but left out of the site's navigation.
+    pub hidden: bool,
+    /// Not live: absent from the published site until made live.
+    pub draft: bool,
 }
 
 crate::columns! {
@@ -351,6 +369,9 @@ crate::columns! {
         customization: "customization",
         customization_updated_at: "customization_updated_at",
         position: "position",
+        title: "title",
+        hidden: "hidden",
+        draft: "draft",
     }
 }
 
@@ -366,6 +387,9 @@ impl SiteSpace {
             customization: row.col(S.customization)?,
             customization_updated_at: row.col(S.customization_updated_at)?,
             position: row.col(S.position)?,
+            title: row.col(S.title)?,
+            hidden: row.col(S.hidden)?,
+            draft: row.col(S.draft)?,
         })
     }
 }

@@ -166,9 +166,23 @@ pub struct Shown {
     pub site_spaces: Vec<bool>,
 }
 
-/// What a visitor with `claims` sees: a site space whose space is live, whose condition holds
-/// and whose section is shown; a section whose condition holds and that shows a site space.
-/// Conditions apply when the site's adaptive content is enabled.
+/// Whether `group` or a group it is in is a draft.
+fn in_draft_group<'a>(tree: &'a Structure, mut group: Option<&'a str>) -> bool {
+    // Groups nest by parent ids the store keeps acyclic; the bound is a second guard.
+    for _ in 0..=tree.groups.len() {
+        match group.and_then(|g| tree.group(g)) {
+            Some(g) if g.draft => return true,
+            Some(g) => group = g.parent.as_deref(),
+            None => return false,
+        }
+    }
+    false
+}
+
+/// What a visitor with `claims` sees: a site space that is live (not a draft) and whose space
+/// is, whose condition holds and whose section is shown; a section that is live, in no draft
+/// group, whose condition holds and that shows a site space. Conditions apply when the site's
+/// adaptive content is enabled.
 pub fn shown(p: &Published, claims: &Claims) -> Shown {
     let holds = |id: &str| {
         !p.site.adaptive_enabled
@@ -178,18 +192,25 @@ pub fn shown(p: &Published, claims: &Claims) -> Shown {
                 Some(None) => false,
             }
     };
+    let in_draft_group = |group: Option<&str>| in_draft_group(&p.tree, group);
     let section_holds: HashMap<&str, bool> = p
         .tree
         .sections
         .iter()
-        .map(|s| (s.id.as_str(), holds(&s.id)))
+        .map(|s| {
+            (
+                s.id.as_str(),
+                !s.draft && !in_draft_group(s.group.as_deref()) && holds(&s.id),
+            )
+        })
         .collect();
     let site_spaces: Vec<bool> = p
         .tree
         .site_spaces
         .iter()
         .map(|ss| {
-            p.spaces.contains_key(&ss.space_id)
+            !ss.draft
+                && p.spaces.contains_key(&ss.space_id)
                 && holds(&ss.id)
                 && ss
                     .section

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use super::model::{self, SiteFor};
 use crate::db::{Args, Conn, DbError, Row};
 use crate::error::{StoreError, StoreResult};
-use crate::paging::{self, List, Page, Paging};
+use crate::paging::{self, KeyOrder, List, Page, Paging};
 use crate::permissions::{Authorized, site};
 use crate::{clock, ids, params};
 
@@ -141,18 +141,76 @@ pub fn get(c: &mut dyn Conn, site: &SiteFor, id: &str) -> StoreResult<Redirect> 
 }
 
 /// The redirects of a site, oldest first.
-pub fn list(c: &mut dyn Conn, site: &SiteFor, paging: &Paging) -> StoreResult<List<Redirect>> {
-    let page = Page::new(paging, format!("site-redirects:{}", site.site.id))?;
+/// How a list of redirects is ordered (GitBook's `orderBy`); None: oldest first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum OrderBy {
+    /// The most recently created first.
+    CreatedAt,
+    /// The most recently updated first (created, for one never updated).
+    UpdatedAt,
+    /// By source path, alphabetically (in the database's collation).
+    Source,
+}
+
+/// Which redirects a list shows: those whose source contains `search` (case-insensitive); the
+/// draft ones (`draft`: true), of which quire keeps none (every redirect is live), or the live
+/// ones.
+#[derive(Clone, Debug, Default)]
+pub struct Filters {
+    pub search: Option<String>,
+    pub order: Option<OrderBy>,
+    pub draft: Option<bool>,
+}
+
+pub fn list(
+    c: &mut dyn Conn,
+    site: &SiteFor,
+    filters: &Filters,
+    paging: &Paging,
+) -> StoreResult<List<Redirect>> {
+    let scope = format!(
+        "site-redirects:{}:{:?}:{:?}:{}",
+        site.site.id,
+        filters.order,
+        filters.draft,
+        filters.search.as_deref().unwrap_or_default()
+    );
+    let page = Page::new(paging, scope)?;
     let mut args = Args::default();
-    let filter = format!(" WHERE site_id = {}", args.arg(site.site.id.clone()));
-    paging::by_creation(
-        c,
-        &page,
-        ("site_redirects", RedirectCols::SQL),
-        (filter, args),
-        Redirect::from_row,
-        |r| (r.created_at, r.id.clone()),
-    )
+    let mut filter = format!(" WHERE site_id = {}", args.arg(site.site.id.clone()));
+    if let Some(search) = filters.search.as_deref().filter(|s| !s.is_empty()) {
+        let pattern = args.arg(crate::db::like_contains(&search.to_lowercase()));
+        filter += &format!(" AND lower(source) LIKE {pattern} ESCAPE '\\'");
+    }
+    if filters.draft == Some(true) {
+        filter += " AND 1 = 0";
+    }
+    let table = ("site_redirects", RedirectCols::SQL);
+    let filter = (filter, args);
+    match filters.order {
+        None => paging::by_creation(c, &page, table, filter, Redirect::from_row, |r| {
+            (r.created_at, r.id.clone())
+        }),
+        Some(OrderBy::CreatedAt) => {
+            let order = KeyOrder::descending("created_at");
+            paging::by_key(c, &page, table, filter, &order, Redirect::from_row, |r| {
+                (r.created_at, r.id.clone())
+            })
+        }
+        Some(OrderBy::UpdatedAt) => {
+            let order = KeyOrder::descending("COALESCE(updated_at, created_at)");
+            paging::by_key(c, &page, table, filter, &order, Redirect::from_row, |r| {
+                (r.updated_at.unwrap_or(r.created_at), r.id.clone())
+            })
+        }
+        Some(OrderBy::Source) => {
+            let order = KeyOrder::ascending("source");
+            paging::by_key(c, &page, table, filter, &order, Redirect::from_row, |r| {
+                (r.source.clone(), r.id.clone())
+            })
+        }
+    }
 }
 
 /// Checks that a destination names a section or site space of this site.

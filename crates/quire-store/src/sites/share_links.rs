@@ -70,11 +70,21 @@ fn load(c: &mut dyn Conn, site_id: &str, id: &str) -> StoreResult<ShareLink> {
 pub fn list(
     c: &mut dyn Conn,
     site: &Authorized<SiteFor, site::Manage>,
+    search: Option<&str>,
     paging: &Paging,
 ) -> StoreResult<List<ShareLink>> {
-    let page = Page::new(paging, format!("site-share-links:{}", site.site.id))?;
+    let search = search.filter(|s| !s.is_empty());
+    let scope = format!("site-share-links:{}:{}", site.site.id, search.unwrap_or_default());
+    let page = Page::new(paging, scope)?;
     let mut args = Args::default();
-    let filter = format!(" WHERE site_id = {}", args.arg(site.site.id.clone()));
+    let mut filter = format!(" WHERE site_id = {}", args.arg(site.site.id.clone()));
+    // GitBook's search: by name or key, case-insensitive.
+    if let Some(search) = search {
+        let pattern = args.arg(crate::db::like_contains(&search.to_lowercase()));
+        filter += &format!(
+            " AND (lower(name) LIKE {pattern} ESCAPE '\\' OR lower(share_key) LIKE {pattern} ESCAPE '\\')"
+        );
+    }
     paging::by_creation(
         c,
         &page,

@@ -25,6 +25,8 @@ pub const GROUP_TITLE_MIN: usize = 1;
 pub const GROUP_TITLE_MAX: usize = 100;
 pub const PATH_MAX: usize = 100;
 pub const ICON_MAX: usize = 50;
+pub const SITE_SPACE_TITLE_MIN: usize = 2;
+pub const SITE_SPACE_TITLE_MAX: usize = 128;
 
 /// A site with its structure and the spaces its site spaces show, as the caller sees it.
 #[derive(Clone, Debug)]
@@ -376,6 +378,9 @@ pub struct NewSection {
     pub space_id: String,
     pub title: String,
     pub icon: Option<String>,
+    /// The section group it is made in, at its end; the root when None.
+    pub group: Option<String>,
+    pub draft: bool,
 }
 
 /// Adds a section at the end of the root level with a site space for `space_id`. The first
@@ -389,13 +394,16 @@ pub fn create_section(
     let s = &site.site;
     super::usable_space(c, &s.org_id, caller, &new.space_id, "spaceId")?;
     let tree = model::load_structure(c, &s.id)?;
+    if let Some(g) = &new.group {
+        group_of_site(&tree, "siteSectionGroupId", g)?;
+    }
     let taken: Vec<&str> = tree.sections.iter().map(|x| x.path.as_str()).collect();
     let path = unique(&slug(&new.title, "section"), &taken);
     let key = order::key_at_end(&siblings(&tree, Kind::Section, None, None));
     let id = ids::new_id();
     c.execute(
-        "INSERT INTO site_sections (id, site_id, title, path, icon, position, created_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        "INSERT INTO site_sections (id, site_id, title, path, icon, position, created_at, draft)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
         params![
             id.clone(),
             s.id.clone(),
@@ -403,7 +411,8 @@ pub fn create_section(
             path,
             new.icon.clone(),
             key,
-            clock::now_ms()
+            clock::now_ms(),
+            new.draft
         ],
     )?;
     if tree.sections.is_empty() && !tree.site_spaces.is_empty() {
@@ -417,8 +426,21 @@ pub fn create_section(
         )?;
     }
     insert_site_space(c, &s.id, Some(&id), &new.space_id)?;
+    if new.group.is_some() {
+        put_section_in(c, &s.id, &id, new.group.as_deref())?;
+    }
     normalize_defaults(c, &s.id)?;
     written(c, site, caller, &id)
+}
+
+/// 400 unless `id` is a section group of the site.
+fn group_of_site(tree: &Structure, field: &str, id: &str) -> StoreResult<()> {
+    match tree.group(id) {
+        Some(_) => Ok(()),
+        None => Err(StoreError::invalid(format!(
+            "`{field}` {id:?} is not a section group of this site"
+        ))),
+    }
 }
 
 /// The changes of a section update, checked already (absent: unchanged).
@@ -430,6 +452,9 @@ pub struct SectionChanges {
     pub condition: Patch<String>,
     pub icon: Patch<String>,
     pub description: Patch<String>,
+    /// Into a section group, at its end (null: to the end of the root).
+    pub group: Patch<String>,
+    pub draft: Option<bool>,
 }
 
 pub fn update_section(
@@ -472,9 +497,10 @@ pub fn update_section(
     if let Some(d) = changes.description.clone().into_update() {
         next.description = d;
     }
+    next.draft = changes.draft.unwrap_or(next.draft);
     c.execute(
         "UPDATE site_sections SET title = ?2, path = ?3, default_site_space_id = ?4, condition = ?5,
-             icon = ?6, description = ?7
+             icon = ?6, description = ?7, draft = ?8
          WHERE id = ?1",
         params![
             id,
@@ -483,9 +509,21 @@ pub fn update_section(
             next.default_site_space,
             next.condition,
             next.icon,
-            next.description
+            next.description,
+            next.draft
         ],
     )?;
+    let target = match &changes.group {
+        Patch::Absent => next.group.clone(),
+        Patch::Null => None,
+        Patch::Value(g) => {
+            group_of_site(&tree, "siteSectionGroupId", g)?;
+            Some(g.clone())
+        }
+    };
+    if target != next.group {
+        put_section_in(c, &site.site.id, id, target.as_deref())?;
+    }
     written(c, site, caller, id)
 }
 
@@ -500,6 +538,7 @@ pub struct NewGroup {
     pub sections: Vec<String>,
     /// The group it nests in; the root when None.
     pub parent: Option<String>,
+    pub draft: bool,
 }
 
 pub fn create_group(
@@ -527,8 +566,8 @@ pub fn create_group(
     let key = order::key_at_end(&siblings(&tree, Kind::Group, new.parent.as_deref(), None));
     let id = ids::new_id();
     c.execute(
-        "INSERT INTO site_section_groups (id, site_id, parent_id, title, icon, position, created_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        "INSERT INTO site_section_groups (id, site_id, parent_id, title, icon, position, created_at, draft)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
         params![
             id.clone(),
             site_id.clone(),
@@ -536,7 +575,8 @@ pub fn create_group(
             new.title.clone(),
             new.icon.clone(),
             key,
-            clock::now_ms()
+            clock::now_ms(),
+            new.draft
         ],
     )?;
     for s in &new.sections {
@@ -561,6 +601,9 @@ fn put_section_in(c: &mut dyn Conn, site_id: &str, section: &str, group: Option<
 pub struct GroupChanges {
     pub title: Option<String>,
     pub icon: Patch<String>,
+    /// Into another group, at its end (null: to the end of the root).
+    pub parent: Patch<String>,
+    pub draft: Option<bool>,
 }
 
 pub fn update_group(
@@ -581,10 +624,23 @@ pub fn update_group(
     if let Some(i) = changes.icon.clone().into_update() {
         next.icon = i;
     }
+    next.draft = changes.draft.unwrap_or(next.draft);
     c.execute(
-        "UPDATE site_section_groups SET title = ?2, icon = ?3 WHERE id = ?1",
-        params![id, next.title, next.icon],
+        "UPDATE site_section_groups SET title = ?2, icon = ?3, draft = ?4 WHERE id = ?1",
+        params![id, next.title, next.icon, next.draft],
     )?;
+    let target = match &changes.parent {
+        Patch::Absent => next.parent.clone(),
+        Patch::Null => None,
+        Patch::Value(p) => Some(p.clone()),
+    };
+    if target != next.parent {
+        let to = Move {
+            position: None,
+            parent: changes.parent.clone(),
+        };
+        return move_item(c, site, caller, id, &to);
+    }
     written(c, site, caller, id)
 }
 
@@ -666,19 +722,28 @@ pub fn remove_from_group(
 
 // Site spaces.
 
-/// Adds a site space for `space_id` to `section` (absent: the default section, or the root of
-/// a site without sections).
+/// A new site space, checked already.
+#[derive(Clone, Debug, Default)]
+pub struct NewSiteSpace {
+    pub space_id: String,
+    /// Absent: the default section, or the root of a site without sections.
+    pub section: Option<String>,
+    /// The variant's own name (None: the space's title).
+    pub title: Option<String>,
+    pub draft: bool,
+}
+
+/// Adds a site space at the end of its section.
 pub fn create_site_space(
     c: &mut dyn Conn,
     site: &Authorized<SiteFor, site::Manage>,
     caller: &str,
-    space_id: &str,
-    section: Option<&str>,
+    new: &NewSiteSpace,
 ) -> StoreResult<Written<ShownSiteSpace>> {
     let s = &site.site;
-    super::usable_space(c, &s.org_id, caller, space_id, "spaceId")?;
+    super::usable_space(c, &s.org_id, caller, &new.space_id, "spaceId")?;
     let tree = model::load_structure(c, &s.id)?;
-    let section = match section {
+    let section = match new.section.as_deref() {
         Some(id) => {
             if tree.section(id).is_none() {
                 return Err(StoreError::invalid(format!(
@@ -689,7 +754,13 @@ pub fn create_site_space(
         }
         None => s.default_section.clone().filter(|d| tree.section(d).is_some()),
     };
-    let id = insert_site_space(c, &s.id, section.as_deref(), space_id)?;
+    let id = insert_site_space(c, &s.id, section.as_deref(), &new.space_id)?;
+    if new.title.is_some() || new.draft {
+        c.execute(
+            "UPDATE site_spaces SET title = ?2, draft = ?3 WHERE id = ?1",
+            params![id.clone(), new.title.clone(), new.draft],
+        )?;
+    }
     normalize_defaults(c, &s.id)?;
     written(c, site, caller, &id)
 }
@@ -700,6 +771,8 @@ pub struct SiteSpaceChanges {
     pub path: Option<String>,
     pub condition: Patch<String>,
     pub space_id: Option<String>,
+    pub hidden: Option<bool>,
+    pub draft: Option<bool>,
 }
 
 pub fn update_site_space(
@@ -733,9 +806,19 @@ pub fn update_site_space(
         super::usable_space(c, &site.site.org_id, caller, space, "spaceId")?;
         next.space_id = space.clone();
     }
+    next.hidden = changes.hidden.unwrap_or(next.hidden);
+    next.draft = changes.draft.unwrap_or(next.draft);
     c.execute(
-        "UPDATE site_spaces SET path = ?2, condition = ?3, space_id = ?4 WHERE id = ?1",
-        params![id, next.path, next.condition, next.space_id],
+        "UPDATE site_spaces SET path = ?2, condition = ?3, space_id = ?4, hidden = ?5, draft = ?6
+         WHERE id = ?1",
+        params![
+            id,
+            next.path,
+            next.condition,
+            next.space_id,
+            next.hidden,
+            next.draft
+        ],
     )?;
     written(c, site, caller, id)
 }

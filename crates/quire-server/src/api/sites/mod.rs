@@ -433,6 +433,7 @@ fn publishing_auth(auth: sites::PublishingAuth) -> PublishingAuthJson {
         backend: "custom",
         private_key: auth.key,
         fallback_url: auth.fallback_url,
+        logout_url: auth.logout_url,
     }
 }
 
@@ -459,13 +460,28 @@ async fn get_publishing_auth(
     Ok(axum::Json(publishing_auth(key)))
 }
 
+/// The visitor-auth backend: quire's sites verify the tokens of a custom backend (one that
+/// signs them with the site's key); integration backends need integrations, not built yet.
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
+enum Backend {
+    Custom,
+    Integration,
+}
+
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct UpdatePublishingAuth {
+    /// `custom` (GitBook's client always sends one).
+    backend: Option<Backend>,
     /// An absolute http(s) URL, or null to show quire's sign-in page.
     #[serde(default, rename = "fallbackURL")]
     #[schema(value_type = Option<String>)]
     fallback_url: Patch<String>,
+    /// An absolute http(s) URL, or null to send a visitor who signs out to the site's home.
+    #[serde(default, rename = "logoutURL")]
+    #[schema(value_type = Option<String>)]
+    logout_url: Patch<String>,
 }
 
 #[utoipa::path(
@@ -484,14 +500,15 @@ async fn update_publishing_auth(
     Path(path): Path<SitePath>,
     Json(body): Json<UpdatePublishingAuth>,
 ) -> ApiResult<axum::Json<PublishingAuthJson>> {
+    if let Some(Backend::Integration) = body.backend {
+        return Err(ApiError::bad_request(
+            "`backend`: \"integration\" needs an authenticated-access integration, and quire has none; use \"custom\" (tokens signed with the site's key)",
+        ));
+    }
     let auth = app
         .db
         .write_as::<site::Admin, _>(caller.user_id.clone(), path.site(), move |c, site| {
-            match &body.fallback_url {
-                Patch::Absent => Ok(sites::publishing_auth(&site)),
-                Patch::Null => sites::set_visitor_fallback_url(c, &site, None),
-                Patch::Value(url) => sites::set_visitor_fallback_url(c, &site, Some(url)),
-            }
+            sites::set_visitor_urls(c, &site, &body.fallback_url, &body.logout_url)
         })
         .await?;
     Ok(axum::Json(publishing_auth(auth)))

@@ -65,25 +65,52 @@ fn check_destination(d: &Destination) -> ApiResult<()> {
     Ok(())
 }
 
+/// `search`, `orderBy`, `draft` and PAGING.
+#[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(rename_all = "camelCase")]
+struct RedirectsQuery {
+    /// Only redirects whose source contains this text (case-insensitive).
+    #[param(value_type = Option<String>)]
+    search: Option<String>,
+    /// `createdAt` (newest first), `updatedAt` (the most recently updated first) or `source`
+    /// (alphabetically); absent: oldest first.
+    #[param(value_type = Option<String>)]
+    order_by: Option<redirects::OrderBy>,
+    /// `true`: the draft redirects (quire keeps none; every redirect is live); `false`: the
+    /// live ones.
+    #[param(value_type = Option<bool>)]
+    #[serde(default, deserialize_with = "crate::extract::flag")]
+    draft: Option<bool>,
+    #[param(ignore)]
+    #[serde(flatten)]
+    paging: Paging,
+}
+
 #[utoipa::path(
     get,
     path = "/v1/orgs/{organizationId}/sites/{siteId}/redirects",
     tag = "Docs sites",
     summary = "List the redirects of a site",
-    params(SitePath, Paging),
-    responses((status = 200, description = "The redirects, oldest first.", body = List<RedirectJson>)),
+    params(SitePath, RedirectsQuery, Paging),
+    responses((status = 200, description = "The redirects, oldest first unless `orderBy` says.", body = List<RedirectJson>)),
     security(("token" = ["site:metadata:read"]))
 )]
 async fn list_redirects(
     caller: Caller,
     State(app): State<App>,
     Path(path): Path<SitePath>,
-    QueryOf(paging): QueryOf<Paging>,
+    QueryOf(query): QueryOf<RedirectsQuery>,
 ) -> ApiResult<axum::Json<List<RedirectJson>>> {
+    let filters = redirects::Filters {
+        search: query.search,
+        order: query.order_by,
+        draft: query.draft,
+    };
     let list = app
         .db
         .read_as::<site::View, _>(caller.user_id.clone(), path.site(), move |c, site| {
-            redirects::list(c, &site, &paging)
+            redirects::list(c, &site, &filters, &query.paging)
         })
         .await?;
     Ok(axum::Json(list.map(|r| redirect_json(&r))))

@@ -24,12 +24,24 @@ pub fn routes() -> OpenApiRouter<App> {
         .routes(routes!(update_share_link, delete_share_link))
 }
 
+/// `search` and PAGING.
+#[derive(serde::Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+struct ShareLinksQuery {
+    /// Only links whose name or key contains this text (case-insensitive).
+    #[param(value_type = Option<String>)]
+    search: Option<String>,
+    #[param(ignore)]
+    #[serde(flatten)]
+    paging: Paging,
+}
+
 #[utoipa::path(
     get,
     path = "/v1/orgs/{organizationId}/sites/{siteId}/share-links",
     tag = "Docs sites",
     summary = "List the share links of a site",
-    params(SitePath, Paging),
+    params(SitePath, ShareLinksQuery, Paging),
     responses((status = 200, description = "The links, oldest first, with their keys.", body = List<ShareLinkJson>)),
     security(("token" = ["site:metadata:read"]))
 )]
@@ -37,12 +49,12 @@ async fn list_share_links(
     caller: Caller,
     State(app): State<App>,
     Path(path): Path<SitePath>,
-    QueryOf(paging): QueryOf<Paging>,
+    QueryOf(query): QueryOf<ShareLinksQuery>,
 ) -> ApiResult<axum::Json<List<ShareLinkJson>>> {
     let (site, list) = app
         .db
         .read_as::<site::Manage, _>(caller.user_id.clone(), path.site(), move |c, site| {
-            let list = share_links::list(c, &site, &paging)?;
+            let list = share_links::list(c, &site, query.search.as_deref(), &query.paging)?;
             Ok::<_, quire_store::StoreError>((site.into_inner(), list))
         })
         .await?;

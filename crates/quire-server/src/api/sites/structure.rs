@@ -59,6 +59,36 @@ async fn list<T: ItemJson>(
     Ok(axum::Json(wire::list_json(&app.urls, &view, items)))
 }
 
+/// `spaceId`, `template` and `pageId` as GitBook's client sends them when adding content: an
+/// existing space's id, no template, no custom home page. A new space made with the site space
+/// (`spaceId: null`), a template, and a custom home page are not built: refused, never dropped.
+fn existing_space(
+    space_id: Option<String>,
+    template: Option<&serde_json::Value>,
+    page_id: Option<&str>,
+) -> ApiResult<String> {
+    if template.is_some_and(|t| !t.is_null()) {
+        return Err(ApiError::bad_request(
+            "`template`: quire does not make spaces from templates; pass the `spaceId` of an existing space",
+        ));
+    }
+    no_custom_home(page_id)?;
+    space_id.ok_or_else(|| {
+        ApiError::bad_request(
+            "`spaceId`: a new space is not made here; create it (POST /v1/orgs/{organizationId}/spaces) and pass its id",
+        )
+    })
+}
+
+fn no_custom_home(page_id: Option<&str>) -> ApiResult<()> {
+    match page_id {
+        Some(page) => Err(ApiError::bad_request(format!(
+            "`pageId` {page:?}: a custom home page is not supported; a site space opens on its space's first page (send null or leave it out)"
+        ))),
+        None => Ok(()),
+    }
+}
+
 fn check_icon(icon: Option<&String>) -> ApiResult<()> {
     if let Some(i) = icon {
         validate::name("icon", i, st::ICON_MAX)?;
@@ -139,10 +169,11 @@ fn position<P: Into<Ref>>(before: Option<P>, after: Option<P>) -> ApiResult<Posi
     }
 }
 
-/// A move before or after a sibling, within the item's level.
-fn beside<P: Into<Ref>>(before: Option<P>, after: Option<P>) -> ApiResult<st::Move> {
+/// A move before or after a sibling, within the item's level; without a position, to the end
+/// of it (as GitBook's client sends "move to the end").
+fn beside<P: Into<Ref>>(at: Option<(Option<P>, Option<P>)>) -> ApiResult<st::Move> {
     Ok(st::Move {
-        position: Some(position(before, after)?),
+        position: at.map(|(before, after)| position(before, after)).transpose()?,
         parent: Patch::Absent,
     })
 }
@@ -176,9 +207,20 @@ async fn list_sections(
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 struct CreateSection {
-    space_id: String,
+    /// An existing space (null, to make a new one, is refused).
+    space_id: Option<String>,
     title: String,
     icon: Option<String>,
+    /// The section group to make it in (at its end); the root when absent.
+    site_section_group_id: Option<String>,
+    /// Made as a draft: not live until made live.
+    #[serde(default)]
+    draft: bool,
+    /// Refused when given: quire makes no space from a template.
+    #[schema(value_type = Option<Object>)]
+    template: Option<serde_json::Value>,
+    /// Null or absent: a custom home page is refused.
+    page_id: Option<String>,
 }
 
 #[utoipa::path(
@@ -199,10 +241,13 @@ async fn create_section(
 ) -> ApiResult<impl IntoResponse> {
     validate::title("title", &body.title, st::SECTION_TITLE_MIN, st::SECTION_TITLE_MAX)?;
     check_icon(body.icon.as_ref())?;
+    let space_id = existing_space(body.space_id, body.template.as_ref(), body.page_id.as_deref())?;
     let new = st::NewSection {
-        space_id: body.space_id,
+        space_id,
         title: body.title,
         icon: body.icon,
+        group: body.site_section_group_id,
+        draft: body.draft,
     };
     let written = app
         .db
@@ -228,6 +273,12 @@ struct UpdateSection {
     #[serde(default)]
     #[schema(value_type = Option<String>)]
     description: Patch<String>,
+    /// Into this section group, at its end; null: to the end of the site's root.
+    #[serde(default)]
+    #[schema(value_type = Option<String>)]
+    site_section_group_id: Patch<String>,
+    /// true: not live; false: live.
+    draft: Option<bool>,
 }
 
 #[utoipa::path(
@@ -263,6 +314,8 @@ async fn update_section(
         condition: body.condition,
         icon: body.icon,
         description: body.description,
+        group: body.site_section_group_id,
+        draft: body.draft,
     };
     let written = app
         .db
@@ -324,12 +377,13 @@ struct SiteSectionMovePosition {
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct MoveSection {
-    position: SiteSectionMovePosition,
+    /// Absent: to the end of the section's level.
+    position: Option<SiteSectionMovePosition>,
 }
 
 impl MoveBody for MoveSection {
     fn into_move(self) -> ApiResult<st::Move> {
-        beside(self.position.before, self.position.after)
+        beside(self.position.map(|p| (p.before, p.after)))
     }
 }
 
@@ -379,6 +433,9 @@ struct CreateGroup {
     icon: Option<String>,
     sections: Option<Vec<String>>,
     parent: Option<String>,
+    /// Made as a draft: not live (nor what is in it) until made live.
+    #[serde(default)]
+    draft: bool,
 }
 
 fn check_group_title(title: &str) -> ApiResult<()> {
@@ -409,6 +466,7 @@ async fn create_group(
         icon: body.icon,
         sections: body.sections.unwrap_or_default(),
         parent: body.parent,
+        draft: body.draft,
     };
     let written = app
         .db
@@ -420,12 +478,18 @@ async fn create_group(
 }
 
 #[derive(Deserialize, utoipa::ToSchema)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
 struct UpdateGroup {
     title: Option<String>,
     #[serde(default)]
     #[schema(value_type = Option<String>)]
     icon: Patch<String>,
+    /// Into this group, at its end; null: to the end of the site's root.
+    #[serde(default)]
+    #[schema(value_type = Option<String>)]
+    parent_section_group_id: Patch<String>,
+    /// true: not live; false: live.
+    draft: Option<bool>,
 }
 
 #[utoipa::path(
@@ -451,6 +515,8 @@ async fn update_group(
     let changes = st::GroupChanges {
         title: body.title,
         icon: body.icon,
+        parent: body.parent_section_group_id,
+        draft: body.draft,
     };
     let written = app
         .db
@@ -576,18 +642,10 @@ struct MoveGroup {
 }
 
 impl MoveBody for MoveGroup {
+    /// Without a position, to the end of its level (or of its new parent's).
     fn into_move(self) -> ApiResult<st::Move> {
-        let position = match self.position {
-            Some(p) => Some(position(p.before, p.after)?),
-            None if self.parent.is_absent() => {
-                return Err(ApiError::bad_request(
-                    "a move needs `position` (before or after a sibling) or `parent`",
-                ));
-            }
-            None => None,
-        };
         Ok(st::Move {
-            position,
+            position: self.position.map(|p| position(p.before, p.after)).transpose()?,
             parent: self.parent,
         })
     }
@@ -656,8 +714,19 @@ async fn list_site_spaces(
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 struct CreateSiteSpace {
-    space_id: String,
+    /// An existing space (null, to make a new one, is refused).
+    space_id: Option<String>,
     section_id: Option<String>,
+    /// The variant's own name; the space's title when absent.
+    title: Option<String>,
+    /// Made as a draft: not live until made live.
+    #[serde(default)]
+    draft: bool,
+    /// Refused when given: quire makes no space from a template.
+    #[schema(value_type = Option<Object>)]
+    template: Option<serde_json::Value>,
+    /// Null or absent: a custom home page is refused.
+    page_id: Option<String>,
 }
 
 #[utoipa::path(
@@ -676,11 +745,19 @@ async fn create_site_space(
     Path(path): Path<SitePath>,
     Json(body): Json<CreateSiteSpace>,
 ) -> ApiResult<impl IntoResponse> {
+    if let Some(t) = &body.title {
+        validate::title("title", t, st::SITE_SPACE_TITLE_MIN, st::SITE_SPACE_TITLE_MAX)?;
+    }
+    let new = st::NewSiteSpace {
+        space_id: existing_space(body.space_id, body.template.as_ref(), body.page_id.as_deref())?,
+        section: body.section_id,
+        title: body.title,
+        draft: body.draft,
+    };
     let written = app
         .db
         .write_as::<site::Manage, _>(caller.user_id.clone(), path.site(), move |c, site| {
-            let section = body.section_id.as_deref();
-            st::create_site_space(c, &site, &caller.user_id, &body.space_id, section)
+            st::create_site_space(c, &site, &caller.user_id, &new)
         })
         .await?;
     Ok(created(&app, &path, &written))
@@ -694,6 +771,12 @@ struct UpdateSiteSpace {
     #[schema(value_type = Option<String>)]
     condition: Patch<String>,
     space_id: Option<String>,
+    /// true: served but left out of the site's navigation.
+    hidden: Option<bool>,
+    /// true: not live; false: live.
+    draft: Option<bool>,
+    /// Null or absent: a custom home page is refused.
+    page_id: Option<String>,
 }
 
 #[utoipa::path(
@@ -715,10 +798,13 @@ async fn update_site_space(
     if let Some(p) = &body.path {
         st::check_path("path", p)?;
     }
+    no_custom_home(body.page_id.as_deref())?;
     let changes = st::SiteSpaceChanges {
         path: body.path,
         condition: body.condition,
         space_id: body.space_id,
+        hidden: body.hidden,
+        draft: body.draft,
     };
     let written = app
         .db
@@ -780,12 +866,13 @@ struct SiteSpaceMovePosition {
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct MoveSiteSpace {
-    position: SiteSpaceMovePosition,
+    /// Absent: to the end of its section.
+    position: Option<SiteSpaceMovePosition>,
 }
 
 impl MoveBody for MoveSiteSpace {
     fn into_move(self) -> ApiResult<st::Move> {
-        beside(self.position.before, self.position.after)
+        beside(self.position.map(|p| (p.before, p.after)))
     }
 }
 

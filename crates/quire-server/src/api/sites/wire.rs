@@ -164,9 +164,13 @@ pub struct SiteSpaceJson {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub section: Option<String>,
     pub space: SpaceJson,
+    /// The variant's own title, else its space's.
     pub title: String,
     pub default: bool,
+    /// Not live: absent from the published site.
     pub draft: bool,
+    /// Live, but left out of the site's navigation.
+    pub hidden: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub condition: Option<String>,
     pub has_advanced_customization_feature: bool,
@@ -274,10 +278,11 @@ impl Render<'_> {
             id: ss.id.clone(),
             path: ss.path.clone(),
             section: ss.section.clone(),
-            title: space.title.clone(),
+            title: ss.title.clone().unwrap_or_else(|| space.title.clone()),
             space,
             default: self.tree.is_default_site_space(self.site, ss),
-            draft: false,
+            draft: ss.draft,
+            hidden: ss.hidden,
             condition: ss.condition.clone(),
             has_advanced_customization_feature: false,
             urls: PublishedUrls { published: url },
@@ -298,7 +303,7 @@ impl Render<'_> {
             title: section.title.clone(),
             description: section.description.clone(),
             default: self.site.default_section.as_deref() == Some(section.id.as_str()),
-            draft: false,
+            draft: section.draft,
             path: section.path.clone(),
             condition: section.condition.clone(),
             section_group: section.group.clone(),
@@ -346,7 +351,7 @@ impl Render<'_> {
             id: group.id.clone(),
             title: group.title.clone(),
             section_group: group.parent.clone(),
-            draft: false,
+            draft: group.draft,
             sections,
             children,
             icon: group.icon.clone(),
@@ -475,6 +480,10 @@ pub struct PublishingAuthJson {
     /// for as `location`; absent: quire's own sign-in page (401).
     #[serde(rename = "fallbackURL", skip_serializing_if = "Option::is_none")]
     pub fallback_url: Option<String>,
+    /// Where the published site sends a visitor who signs out (`{site}/~logout`), after it
+    /// forgets their token; absent: the site's home.
+    #[serde(rename = "logoutURL", skip_serializing_if = "Option::is_none")]
+    pub logout_url: Option<String>,
 }
 
 #[derive(Serialize, Debug, Clone, utoipa::ToSchema)]
