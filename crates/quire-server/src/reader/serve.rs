@@ -154,7 +154,7 @@ pub(super) async fn serve(app: App, req: Request, target: Target) -> Response {
 
     // Signing out: the visitor token is forgotten, and the visitor sent where the site's
     // visitor-auth settings say (`logoutURL`), else to the site's home.
-    if asked.path == format!("{}~logout", target.root) {
+    if asked.path.strip_prefix(target.root.as_str()) == Some("~logout") {
         let mut response = see_other(p.site.visitor_logout_url.as_deref().unwrap_or(&target.root));
         let forget = format!(
             "{}; Max-Age=0",

@@ -487,6 +487,16 @@ const SWEEP: &[(&str, &str, Expect)] = &[
         Hidden,
     ),
     (
+        "PATCH",
+        "/v1/orgs/{organizationId}/sites/{siteId}/structure/sort",
+        Hidden,
+    ),
+    (
+        "PUT",
+        "/v1/orgs/{organizationId}/sites/{siteId}/redirects",
+        Hidden,
+    ),
+    (
         "GET",
         "/v1/orgs/{organizationId}/sites/{siteId}/customization",
         Hidden,

@@ -1258,6 +1258,72 @@ async fn redirects_resolve_the_exact_source_then_the_longest_wildcard() {
     app.delete(&owner, &one).await.expect(204);
     app.delete(&owner, &one).await.expect(204);
     app.get(&reader, &one).await.expect_error(404);
+
+    // GitBook's bulk write: by source, each its own result, one refused not stopping the rest.
+    let bulk = app
+        .put(
+            &owner,
+            &redirects,
+            json!({"redirects": [
+                {"source": "/bulk", "destination": {"kind": "external", "url": "https://example.com/b"}},
+                {"source": "/docs/*", "permanent": false, "destination": {"kind": "external", "url": "https://example.com/d"}},
+                {"source": "/missing", "destination": null},
+                {"source": "/draft", "intent": "draft", "destination": {"kind": "external", "url": "https://example.com/x"}},
+                {"source": "/bulk", "destination": null}
+            ]}),
+        )
+        .await
+        .expect(200);
+    let statuses: Vec<&str> = bulk["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        statuses,
+        ["created", "updated", "error", "error", "deleted"],
+        "{bulk}"
+    );
+    assert_eq!(bulk["results"][1]["id"], created[1]["id"]);
+    let docs = app
+        .get(&owner, &format!("{redirects}/{}", id(&created[1])))
+        .await
+        .expect(200);
+    assert_eq!(docs["permanent"], false);
+    assert_eq!(docs["destination"]["url"], "https://example.com/d");
+    assert_eq!(
+        app.get(&owner, &redirects).await.expect(200)["count"],
+        2,
+        "/bulk made, then removed"
+    );
+    app.put(&owner, &redirects, json!({"redirects": []}))
+        .await
+        .expect_error(400);
+    let message = app
+        .put(
+            &owner,
+            &redirects,
+            json!({"redirects": [
+                {"source": "/fine", "destination": {"kind": "external", "url": "https://example.com/f"}},
+                {"source": "no-slash", "destination": {"kind": "external", "url": "https://example.com/n"}}
+            ]}),
+        )
+        .await
+        .expect_error(400);
+    assert!(message.contains("redirects[1].source"), "{message}");
+    assert_eq!(
+        app.get(&owner, &redirects).await.expect(200)["count"],
+        2,
+        "nothing written"
+    );
+    app.put(
+        &reader,
+        &redirects,
+        json!({"redirects": [{"source": "/r", "destination": null}]}),
+    )
+    .await
+    .expect_error(403);
 }
 
 /// What GitBook's client sends when it builds a site's structure: titled, draft and hidden site
@@ -1435,6 +1501,54 @@ async fn the_structure_takes_what_gitbooks_client_sends() {
         .collect();
     assert_eq!(titles.last(), Some(&"Outer"), "{titles:?}");
     assert_eq!(moved["id"], outer["id"]);
+
+    // `PATCH .../structure/sort`: any kind, by its type and id.
+    let sort = format!("{base}/structure/sort");
+    let sorted = app
+        .patch(
+            &owner,
+            &sort,
+            json!({"item": {"type": "site-section-group", "id": id(&outer)},
+                   "position": {"before": {"type": "site-section-group", "id": id(&inner)}}}),
+        )
+        .await
+        .expect(200);
+    assert_eq!(
+        (sorted["object"].clone(), sorted["id"].clone()),
+        (json!("site-section-group"), outer["id"].clone())
+    );
+    let groups = app
+        .get(&owner, &format!("{base}/section-groups"))
+        .await
+        .expect(200);
+    let titles: Vec<&str> = groups["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["title"].as_str().unwrap())
+        .collect();
+    assert_eq!(titles, ["Outer", "Inner"]);
+    let to_end = app
+        .patch(
+            &owner,
+            &sort,
+            json!({"item": {"type": "site-space", "id": id(&draft)}}),
+        )
+        .await
+        .expect(200);
+    assert_eq!(to_end["object"], "site-space");
+    let message = app
+        .patch(
+            &owner,
+            &sort,
+            json!({"item": {"type": "site-external-link", "id": "x"}}),
+        )
+        .await
+        .expect_error(404);
+    assert!(message.contains("external link"), "{message}");
+    app.patch(&owner, &sort, json!({"item": {"type": "page", "id": "x"}}))
+        .await
+        .expect_error(400);
 
     // What quire does not build is refused by name, and nothing is made.
     for (body, field) in [

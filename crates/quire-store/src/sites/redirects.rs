@@ -331,6 +331,58 @@ pub fn update(
 }
 
 /// Deletes a redirect (nothing when absent).
+/// What a bulk write did to one source.
+#[derive(Clone, Debug)]
+pub enum Upserted {
+    Created(Redirect),
+    Updated(Redirect),
+    Deleted,
+}
+
+/// Sets the redirect from `source` (made when the site has none from it), or removes it when
+/// `destination` is None (404 when there is none to remove). GitBook's bulk write, one source.
+pub fn upsert(
+    c: &mut dyn Conn,
+    site: &Authorized<SiteFor, site::Manage>,
+    source: &str,
+    destination: Option<&Destination>,
+    permanent: Option<bool>,
+    capture_wildcard: bool,
+) -> StoreResult<Upserted> {
+    let site_id = site.site.id.clone();
+    let existing: Option<String> = c.query_scalar(
+        "SELECT id FROM site_redirects WHERE site_id = ?1 AND source = ?2",
+        params![site_id.clone(), source],
+    )?;
+    match (existing, destination) {
+        (Some(id), None) => {
+            delete(c, site, &id)?;
+            Ok(Upserted::Deleted)
+        }
+        (None, None) => Err(StoreError::not_found(format!(
+            "the site has no redirect from {source:?}"
+        ))),
+        (Some(id), Some(d)) => {
+            let changes = Changes {
+                source: None,
+                destination: Some(d.clone()),
+                permanent,
+                capture_wildcard: Some(capture_wildcard),
+            };
+            update(c, site, &id, &changes).map(Upserted::Updated)
+        }
+        (None, Some(d)) => {
+            let new = NewRedirect {
+                source: source.to_string(),
+                destination: d.clone(),
+                permanent: permanent.unwrap_or(false),
+                capture_wildcard,
+            };
+            create(c, site, &new).map(Upserted::Created)
+        }
+    }
+}
+
 pub fn delete(c: &mut dyn Conn, site: &Authorized<SiteFor, site::Manage>, id: &str) -> StoreResult<()> {
     c.execute(
         "DELETE FROM site_redirects WHERE id = ?1 AND site_id = ?2",

@@ -13,7 +13,7 @@ use utoipa_axum::routes;
 
 use super::wire::reader_url;
 use crate::auth::Caller;
-use crate::error::ApiResult;
+use crate::error::{ApiError, ApiResult};
 use crate::extract::{Json, Path, QueryOf};
 use crate::paths::{SitePath, SiteRedirectPath};
 use crate::state::App;
@@ -21,7 +21,7 @@ use crate::urls::Urls;
 
 pub fn routes() -> OpenApiRouter<App> {
     OpenApiRouter::default()
-        .routes(routes!(list_redirects, create_redirect))
+        .routes(routes!(list_redirects, create_redirect, bulk_redirects))
         .routes(routes!(get_redirect, update_redirect, delete_redirect))
         .routes(routes!(resolve_redirect))
 }
@@ -114,6 +114,153 @@ async fn list_redirects(
         })
         .await?;
     Ok(axum::Json(list.map(|r| redirect_json(&r))))
+}
+
+/// The most redirects one bulk write takes (GitBook's limit).
+const BULK_MAX: usize = 500;
+
+/// What a bulk write does to a source: `live` sets (or, with a null destination, removes) its
+/// redirect; `draft` and `publish` are GitBook's draft redirects, which quire does not keep.
+#[derive(Deserialize, utoipa::ToSchema, Default, Clone, Copy, PartialEq)]
+#[serde(rename_all = "lowercase")]
+enum Intent {
+    #[default]
+    Live,
+    Draft,
+    Publish,
+}
+
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct BulkRedirect {
+    source: String,
+    #[serde(default)]
+    intent: Intent,
+    #[serde(default)]
+    capture_wildcard: bool,
+    permanent: Option<bool>,
+    /// Where it leads; null removes the redirect from `source`.
+    #[serde(default)]
+    #[schema(value_type = Option<Object>)]
+    destination: quire_store::patch::Patch<Destination>,
+}
+
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+struct BulkRedirects {
+    redirects: Vec<BulkRedirect>,
+}
+
+/// What became of one source of a bulk write: `created`, `updated` or `deleted`, or `error`.
+#[derive(Serialize, utoipa::ToSchema)]
+struct BulkResult {
+    status: &'static str,
+    source: String,
+    draft: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+struct BulkResults {
+    results: Vec<BulkResult>,
+}
+
+/// One source of a bulk write, checked then written; a refusal is its own result.
+fn bulk_one(
+    c: &mut dyn quire_store::db::Conn,
+    site: &quire_store::permissions::Authorized<quire_store::sites::SiteFor, site::Manage>,
+    item: &BulkRedirect,
+) -> quire_store::StoreResult<BulkResult> {
+    use quire_store::patch::Patch;
+    let result = |status, id: Option<String>, error: Option<String>| BulkResult {
+        status,
+        source: item.source.clone(),
+        draft: false,
+        id,
+        error,
+    };
+    if item.intent != Intent::Live {
+        let error = "quire keeps no draft redirects: every redirect is live (intent \"live\")";
+        return Ok(result("error", None, Some(error.into())));
+    }
+    let destination = match &item.destination {
+        Patch::Absent => {
+            let error = "`destination` is required (null removes the redirect)";
+            return Ok(result("error", None, Some(error.into())));
+        }
+        Patch::Null => None,
+        Patch::Value(d) => Some(d),
+    };
+    let written = redirects::upsert(
+        c,
+        site,
+        &item.source,
+        destination,
+        item.permanent,
+        item.capture_wildcard,
+    );
+    match written {
+        Ok(redirects::Upserted::Created(r)) => Ok(result("created", Some(r.id), None)),
+        Ok(redirects::Upserted::Updated(r)) => Ok(result("updated", Some(r.id), None)),
+        Ok(redirects::Upserted::Deleted) => Ok(result("deleted", None, None)),
+        // A refusal of this source; a fault of the database fails (and retries) the whole write.
+        Err(e)
+            if matches!(
+                e.kind,
+                quire_store::ErrorKind::Invalid
+                    | quire_store::ErrorKind::NotFound
+                    | quire_store::ErrorKind::Conflict
+            ) =>
+        {
+            Ok(result("error", None, Some(e.message)))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+#[utoipa::path(
+    put,
+    path = "/v1/orgs/{organizationId}/sites/{siteId}/redirects",
+    tag = "Docs sites",
+    summary = "Set or remove up to 500 redirects by their source, in one write",
+    params(SitePath),
+    request_body = BulkRedirects,
+    responses((status = 200, description = "What became of each source, in order; one refused does not stop the others.", body = BulkResults)),
+    security(("token" = ["site:metadata:write"]))
+)]
+async fn bulk_redirects(
+    caller: Caller,
+    State(app): State<App>,
+    Path(path): Path<SitePath>,
+    Json(body): Json<BulkRedirects>,
+) -> ApiResult<axum::Json<BulkResults>> {
+    if body.redirects.is_empty() || body.redirects.len() > BULK_MAX {
+        return Err(ApiError::bad_request(format!(
+            "`redirects` holds 1 to {BULK_MAX} redirects, not {}",
+            body.redirects.len()
+        )));
+    }
+    // A malformed source or destination is a malformed request: nothing is written.
+    for (i, item) in body.redirects.iter().enumerate() {
+        redirects::check_source(&format!("redirects[{i}].source"), &item.source, true)?;
+        if let quire_store::patch::Patch::Value(d) = &item.destination {
+            check_destination(d)
+                .map_err(|e| ApiError::bad_request(format!("`redirects[{i}]`: {}", e.message)))?;
+        }
+    }
+    let results = app
+        .db
+        .write_as::<site::Manage, _>(caller.user_id.clone(), path.site(), move |c, site| {
+            body.redirects
+                .iter()
+                .map(|item| bulk_one(c, &site, item))
+                .collect::<Result<Vec<_>, _>>()
+        })
+        .await?;
+    Ok(axum::Json(BulkResults { results }))
 }
 
 #[derive(Deserialize, utoipa::ToSchema)]

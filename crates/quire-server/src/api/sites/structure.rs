@@ -39,6 +39,7 @@ pub fn routes() -> OpenApiRouter<App> {
         .routes(routes!(list_site_spaces, create_site_space))
         .routes(routes!(update_site_space, delete_site_space))
         .routes(routes!(move_site_space))
+        .routes(routes!(sort_structure))
 }
 
 /// One page of a site's items of a kind, as `page` (one of the store's lists of a site's
@@ -893,4 +894,122 @@ async fn move_site_space(
     Json(body): Json<MoveSiteSpace>,
 ) -> ApiResult<axum::Json<SiteSpaceJson>> {
     move_item::<ShownSiteSpace>(app, caller, p.site(), p.site_space_id, body).await
+}
+
+// The whole structure.
+
+/// An item of any kind, as `PATCH .../structure/sort` names it.
+#[derive(Deserialize, utoipa::ToSchema, Clone, Copy, PartialEq)]
+enum ItemType {
+    #[serde(rename = "site-space")]
+    Space,
+    #[serde(rename = "site-section")]
+    Section,
+    #[serde(rename = "site-section-group")]
+    Group,
+    /// GitBook's external links; quire's sites have none, so none is found.
+    #[serde(rename = "site-external-link")]
+    ExternalLink,
+}
+
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+struct ItemPointer {
+    #[serde(rename = "type")]
+    kind: ItemType,
+    id: String,
+}
+
+impl ItemPointer {
+    /// The item as the store names it; 404 for an external link, which no site of quire has.
+    fn into_ref(self) -> ApiResult<Ref> {
+        let kind = match self.kind {
+            ItemType::Space => Kind::SiteSpace,
+            ItemType::Section => Kind::Section,
+            ItemType::Group => Kind::Group,
+            ItemType::ExternalLink => {
+                return Err(ApiError::not_found(format!(
+                    "site external link {:?} not found",
+                    self.id
+                )));
+            }
+        };
+        Ok(Ref { kind, id: self.id })
+    }
+}
+
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+struct ItemMovePosition {
+    before: Option<ItemPointer>,
+    after: Option<ItemPointer>,
+}
+
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+struct SortStructure {
+    item: ItemPointer,
+    /// Before or after a sibling of the item's level; absent: to the end of it.
+    position: Option<ItemMovePosition>,
+}
+
+/// The item as moved, of whichever kind.
+#[derive(serde::Serialize, utoipa::ToSchema)]
+#[serde(untagged)]
+enum MovedItem {
+    SiteSpace(Box<SiteSpaceJson>),
+    Section(SectionJson),
+    Group(GroupJson),
+}
+
+#[utoipa::path(
+    patch,
+    path = "/v1/orgs/{organizationId}/sites/{siteId}/structure/sort",
+    tag = "Site sections, section groups, site spaces",
+    summary = "Move a section, section group or site space among its siblings, by its kind and id",
+    params(SitePath),
+    request_body = SortStructure,
+    responses((status = 200, description = "The item as moved.", body = MovedItem)),
+    security(("token" = ["site:metadata:write"]))
+)]
+async fn sort_structure(
+    caller: Caller,
+    State(app): State<App>,
+    Path(path): Path<SitePath>,
+    Json(body): Json<SortStructure>,
+) -> ApiResult<axum::Json<MovedItem>> {
+    let item = body.item.into_ref()?;
+    let position = match body.position {
+        None => None,
+        Some(p) => {
+            let (before, after) = (
+                p.before.map(ItemPointer::into_ref).transpose()?,
+                p.after.map(ItemPointer::into_ref).transpose()?,
+            );
+            Some(position(before, after)?)
+        }
+    };
+    let to = st::Move {
+        position,
+        parent: Patch::Absent,
+    };
+    let (site, id) = (path.site(), item.id);
+    let moved = match item.kind {
+        Kind::SiteSpace => {
+            let moved = move_item::<ShownSiteSpace>(app, caller, site, id, Moved(to)).await?;
+            MovedItem::SiteSpace(Box::new(moved.0))
+        }
+        Kind::Section => MovedItem::Section(move_item::<Section>(app, caller, site, id, Moved(to)).await?.0),
+        Kind::Group => MovedItem::Group(move_item::<Group>(app, caller, site, id, Moved(to)).await?.0),
+    };
+    Ok(axum::Json(moved))
+}
+
+/// A move made already.
+struct Moved(st::Move);
+
+impl MoveBody for Moved {
+    fn into_move(self) -> ApiResult<st::Move> {
+        Ok(self.0)
+    }
 }
