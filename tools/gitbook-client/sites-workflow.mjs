@@ -82,7 +82,7 @@ if (first) {
 }
 await call('getSiteStructure', () => api.orgs.getSiteStructure(org, siteId, {}));
 await call('sortSiteStructure', () =>
-    api.orgs.sortSiteStructure(org, siteId, { item: { type: 'site-section', siteSection: sectionA?.id } }),
+    api.orgs.sortSiteStructure(org, siteId, { item: { type: 'site-section', id: sectionA?.id } }),
 );
 const link = await call('addExternalLinkToSite', () =>
     api.orgs.addExternalLinkToSite(org, siteId, { title: 'Status', url: 'https://status.example.com' }),
