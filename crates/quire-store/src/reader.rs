@@ -147,11 +147,12 @@ pub fn search(
 /// whether permanently; None when no redirect matches (or its destination is gone).
 pub fn redirect(
     c: &mut dyn Conn,
+    cache: &ContentCache,
     site: &crate::sites::Site,
     path: &str,
 ) -> StoreResult<Option<(crate::sites::redirects::Target, bool)>> {
     let site = crate::sites::model::SiteFor::listed(site.clone(), crate::permissions::Standing::Outsider);
-    match crate::sites::redirects::resolve(c, &site, path) {
+    match crate::sites::redirects::resolve(c, cache, &site, path) {
         Ok((redirect, target)) => Ok(Some((target, redirect.permanent))),
         Err(e) if e.kind == crate::error::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(e),

@@ -742,11 +742,11 @@ impl Rendering {
                 .unwrap_or_default()
                 .trim_end_matches('/')
         );
-        let site = self.p.site.clone();
+        let (site, store) = (self.p.site.clone(), self.app.store.clone());
         let found = self
             .app
             .db
-            .read(move |c| quire_store::reader::redirect(c, &site, &from_root))
+            .read(move |c| quire_store::reader::redirect(c, &store.content, &site, &from_root))
             .await?;
         match found {
             Some((target, permanent)) => {

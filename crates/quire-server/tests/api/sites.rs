@@ -1259,6 +1259,88 @@ async fn redirects_resolve_the_exact_source_then_the_longest_wildcard() {
     app.delete(&owner, &one).await.expect(204);
     app.get(&reader, &one).await.expect_error(404);
 
+    // To a page: by its id in a site space, or by its path in a space the site shows (stored
+    // as the page); resolved to the page's URL under the site space.
+    write_main(
+        &app,
+        &owner,
+        &built.spaces[0],
+        vec![json!([page("Guide", "# Guide\n\nRead me.\n")])],
+    )
+    .await;
+    let pages = app
+        .get(&owner, &format!("/v1/spaces/{}/content/pages", built.spaces[0]))
+        .await
+        .expect(200);
+    let (page_id, page_path) = (
+        id(&pages["pages"][0]),
+        pages["pages"][0]["path"].as_str().unwrap().to_string(),
+    );
+    let to_page = app
+        .post(
+            &owner,
+            &redirects,
+            json!({"source": "/to-page", "destination": {"kind": "site-page", "siteSpaceId": ss, "pageId": page_id}}),
+        )
+        .await
+        .expect(201);
+    assert_eq!(to_page["destination"]["kind"], "site-page");
+    let by_path = app
+        .post(
+            &owner,
+            &redirects,
+            json!({"source": "/by-path", "destination": {"kind": "path", "spaceId": built.spaces[0], "path": page_path}}),
+        )
+        .await
+        .expect(201);
+    assert_eq!(
+        by_path["destination"],
+        json!({"kind": "site-page", "siteSpaceId": ss, "pageId": page_id}),
+        "stored as the page"
+    );
+    let section_path = built.added[0]["path"].as_str().unwrap().to_string();
+    let ss_path = built.added[0]["siteSpaces"][0]["path"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let resolved = app.get(&reader, &resolve("/by-path")).await.expect(200);
+    assert!(
+        resolved["target"]
+            .as_str()
+            .unwrap()
+            .ends_with(&format!("/{section_path}/{ss_path}/{page_path}")),
+        "{resolved}"
+    );
+    for (destination, field) in [
+        (
+            json!({"kind": "site-page", "siteSpaceId": ss, "pageId": "nope"}),
+            "destination.pageId",
+        ),
+        (
+            json!({"kind": "path", "spaceId": built.spaces[0], "path": "no/such/page"}),
+            "destination.path",
+        ),
+        (
+            json!({"kind": "path", "spaceId": "elsewhere", "path": page_path}),
+            "destination.spaceId",
+        ),
+    ] {
+        let message = app
+            .post(
+                &owner,
+                &redirects,
+                json!({"source": "/bad", "destination": destination}),
+            )
+            .await
+            .expect_error(400);
+        assert!(message.contains(field), "{field}: {message}");
+    }
+    for made in [&to_page, &by_path] {
+        app.delete(&owner, &format!("{redirects}/{}", id(made)))
+            .await
+            .expect(204);
+    }
+
     // GitBook's bulk write: by source, each its own result, one refused not stopping the rest.
     let bulk = app
         .put(

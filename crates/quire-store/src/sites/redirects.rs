@@ -1,10 +1,13 @@
 //! Redirects of a site: a source path (exact, or ending in `*` / `/*` to match what follows) to a
-//! section, a site space or an external URL. Resolving a path picks the exact source, else the
+//! section, a site space, a page of a site space or an external URL. Resolving a path picks the exact source, else the
 //! longest wildcard source that is a prefix of it.
+
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
 use super::model::{self, SiteFor};
+use crate::content::store::{ContentCache, StoredTree};
 use crate::db::{Args, Conn, DbError, Row};
 use crate::error::{StoreError, StoreResult};
 use crate::paging::{self, KeyOrder, List, Page, Paging};
@@ -13,7 +16,7 @@ use crate::{clock, ids, params};
 
 pub const SOURCE_MAX: usize = 512;
 
-/// Where a redirect leads (GitBook's `SiteRedirectDestination`, without pages).
+/// Where a redirect leads (GitBook's `SiteRedirectDestination`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(tag = "kind", deny_unknown_fields)]
 #[schema(as = SiteRedirectDestination)]
@@ -22,8 +25,119 @@ pub enum Destination {
     SiteSection { site_section_id: String },
     #[serde(rename = "site-space", rename_all = "camelCase")]
     SiteSpace { site_space_id: String },
+    /// A page of the space a site space shows.
+    #[serde(rename = "site-page", rename_all = "camelCase")]
+    SitePage { site_space_id: String, page_id: String },
     #[serde(rename = "external")]
     External { url: String },
+}
+
+/// A destination as a write takes it (GitBook's `SiteRedirectInputDestination`): one of
+/// [`Destination`]'s, or a page named by its path in a space the site shows (`path`), which
+/// the write stores as that page (`site-page`).
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, utoipa::ToSchema)]
+#[serde(tag = "kind", deny_unknown_fields)]
+#[schema(as = SiteRedirectInputDestination)]
+pub enum DestinationInput {
+    #[serde(rename = "site-section", rename_all = "camelCase")]
+    SiteSection { site_section_id: String },
+    #[serde(rename = "site-space", rename_all = "camelCase")]
+    SiteSpace { site_space_id: String },
+    #[serde(rename = "site-page", rename_all = "camelCase")]
+    SitePage { site_space_id: String, page_id: String },
+    #[serde(rename = "external")]
+    External { url: String },
+    #[serde(rename = "path", rename_all = "camelCase")]
+    Path { space_id: String, path: String },
+}
+
+impl DestinationInput {
+    /// The URL of an external destination, to check before a write.
+    pub fn external_url(&self) -> Option<&str> {
+        match self {
+            DestinationInput::External { url } => Some(url),
+            _ => None,
+        }
+    }
+}
+
+/// The head revision of a live space (None: no such space, or deleted).
+fn head_tree(c: &mut dyn Conn, cache: &ContentCache, space_id: &str) -> StoreResult<Option<Arc<StoredTree>>> {
+    let revision: Option<String> = c.query_scalar(
+        "SELECT revision_id FROM spaces WHERE id = ?1 AND deleted_at IS NULL",
+        params![space_id],
+    )?;
+    revision
+        .map(|r| crate::content::store::load_tree(c, cache, space_id, &r))
+        .transpose()
+}
+
+/// A destination as stored: a `path` becomes the page at that path in the first site space
+/// showing the space; every kind is checked against the site (its sections, site spaces and
+/// their spaces' pages).
+fn destination(
+    c: &mut dyn Conn,
+    cache: &ContentCache,
+    site_id: &str,
+    input: &DestinationInput,
+) -> StoreResult<Destination> {
+    let tree = model::load_structure(c, site_id)?;
+    let invalid = |m: String| Err(StoreError::invalid(m));
+    match input {
+        DestinationInput::External { url } => Ok(Destination::External { url: url.clone() }),
+        DestinationInput::SiteSection { site_section_id } => match tree.section(site_section_id) {
+            Some(_) => Ok(Destination::SiteSection {
+                site_section_id: site_section_id.clone(),
+            }),
+            None => invalid(format!(
+                "`destination.siteSectionId` {site_section_id:?} is not a section of this site"
+            )),
+        },
+        DestinationInput::SiteSpace { site_space_id } => match tree.site_space(site_space_id) {
+            Some(_) => Ok(Destination::SiteSpace {
+                site_space_id: site_space_id.clone(),
+            }),
+            None => invalid(format!(
+                "`destination.siteSpaceId` {site_space_id:?} is not a site space of this site"
+            )),
+        },
+        DestinationInput::SitePage {
+            site_space_id,
+            page_id,
+        } => {
+            let Some(ss) = tree.site_space(site_space_id) else {
+                return invalid(format!(
+                    "`destination.siteSpaceId` {site_space_id:?} is not a site space of this site"
+                ));
+            };
+            let known = head_tree(c, cache, &ss.space_id)?.is_some_and(|t| t.index().path(page_id).is_some());
+            if !known {
+                return invalid(format!(
+                    "`destination.pageId` {page_id:?} is not a page of that site space's space"
+                ));
+            }
+            Ok(Destination::SitePage {
+                site_space_id: site_space_id.clone(),
+                page_id: page_id.clone(),
+            })
+        }
+        DestinationInput::Path { space_id, path } => {
+            let Some(ss) = tree.site_spaces.iter().find(|ss| &ss.space_id == space_id) else {
+                return invalid(format!(
+                    "`destination.spaceId` {space_id:?} is not a space this site shows"
+                ));
+            };
+            let page =
+                head_tree(c, cache, space_id)?.and_then(|t| t.index().by_path(path).map(str::to_string));
+            match page {
+                Some(page_id) => Ok(Destination::SitePage {
+                    site_space_id: ss.id.clone(),
+                    page_id,
+                }),
+                None => invalid(format!("`destination.path` {path:?} is not a page of that space")),
+            }
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -213,24 +327,6 @@ pub fn list(
     }
 }
 
-/// Checks that a destination names a section or site space of this site.
-fn check_destination(c: &mut dyn Conn, site_id: &str, d: &Destination) -> StoreResult<()> {
-    let tree = model::load_structure(c, site_id)?;
-    match d {
-        Destination::SiteSection { site_section_id } if tree.section(site_section_id).is_none() => {
-            Err(StoreError::invalid(format!(
-                "`destination.siteSectionId` {site_section_id:?} is not a section of this site"
-            )))
-        }
-        Destination::SiteSpace { site_space_id } if tree.site_space(site_space_id).is_none() => {
-            Err(StoreError::invalid(format!(
-                "`destination.siteSpaceId` {site_space_id:?} is not a site space of this site"
-            )))
-        }
-        _ => Ok(()),
-    }
-}
-
 fn taken(source: &str) -> StoreError {
     StoreError::conflict(format!("the site has a redirect from {source:?} already"))
 }
@@ -239,7 +335,7 @@ fn taken(source: &str) -> StoreError {
 #[derive(Clone, Debug)]
 pub struct NewRedirect {
     pub source: String,
-    pub destination: Destination,
+    pub destination: DestinationInput,
     pub permanent: bool,
     pub capture_wildcard: bool,
 }
@@ -247,12 +343,13 @@ pub struct NewRedirect {
 pub fn create(
     c: &mut dyn Conn,
     site: &Authorized<SiteFor, site::Manage>,
+    cache: &ContentCache,
     new: &NewRedirect,
 ) -> StoreResult<Redirect> {
     let site_id = site.site.id.clone();
-    check_destination(c, &site_id, &new.destination)?;
+    let destination = destination(c, cache, &site_id, &new.destination)?;
     let id = ids::new_id();
-    let destination = serde_json::to_string(&new.destination)
+    let destination = serde_json::to_string(&destination)
         .map_err(|e| StoreError::internal(format!("cannot store a destination: {e}")))?;
     let inserted = c.execute(
         "INSERT INTO site_redirects (id, site_id, source, destination, permanent, capture_wildcard, created_at)
@@ -278,7 +375,7 @@ pub fn create(
 #[derive(Clone, Debug, Default)]
 pub struct Changes {
     pub source: Option<String>,
-    pub destination: Option<Destination>,
+    pub destination: Option<DestinationInput>,
     pub permanent: Option<bool>,
     pub capture_wildcard: Option<bool>,
 }
@@ -286,6 +383,7 @@ pub struct Changes {
 pub fn update(
     c: &mut dyn Conn,
     site: &Authorized<SiteFor, site::Manage>,
+    cache: &ContentCache,
     id: &str,
     changes: &Changes,
 ) -> StoreResult<Redirect> {
@@ -303,8 +401,7 @@ pub fn update(
         next.source = s.clone();
     }
     if let Some(d) = &changes.destination {
-        check_destination(c, &site_id, d)?;
-        next.destination = d.clone();
+        next.destination = destination(c, cache, &site_id, d)?;
     }
     if let Some(p) = changes.permanent {
         next.permanent = p;
@@ -344,8 +441,9 @@ pub enum Upserted {
 pub fn upsert(
     c: &mut dyn Conn,
     site: &Authorized<SiteFor, site::Manage>,
+    cache: &ContentCache,
     source: &str,
-    destination: Option<&Destination>,
+    destination: Option<&DestinationInput>,
     permanent: Option<bool>,
     capture_wildcard: bool,
 ) -> StoreResult<Upserted> {
@@ -369,7 +467,7 @@ pub fn upsert(
                 permanent,
                 capture_wildcard: Some(capture_wildcard),
             };
-            update(c, site, &id, &changes).map(Upserted::Updated)
+            update(c, site, cache, &id, &changes).map(Upserted::Updated)
         }
         (None, Some(d)) => {
             let new = NewRedirect {
@@ -378,7 +476,7 @@ pub fn upsert(
                 permanent: permanent.unwrap_or(false),
                 capture_wildcard,
             };
-            create(c, site, &new).map(Upserted::Created)
+            create(c, site, cache, &new).map(Upserted::Created)
         }
     }
 }
@@ -400,7 +498,12 @@ pub enum Target {
 
 /// The redirect `path` follows, with its target (the wildcard's suffix appended when the
 /// redirect captures it); 404 when none matches or its destination is gone.
-pub fn resolve(c: &mut dyn Conn, site: &SiteFor, path: &str) -> StoreResult<(Redirect, Target)> {
+pub fn resolve(
+    c: &mut dyn Conn,
+    cache: &ContentCache,
+    site: &SiteFor,
+    path: &str,
+) -> StoreResult<(Redirect, Target)> {
     let none = || StoreError::not_found(format!("no redirect of site {:?} matches {path:?}", site.site.id));
     let all: Vec<Redirect> = c
         .query(
@@ -446,14 +549,28 @@ pub fn resolve(c: &mut dyn Conn, site: &SiteFor, path: &str) -> StoreResult<(Red
         }
         Destination::SiteSpace { site_space_id } => {
             let ss = tree.site_space(site_space_id).ok_or_else(none)?;
-            let path = match ss.section.as_deref().and_then(|s| tree.section(s)) {
-                Some(section) => format!("{}/{}", section.path, ss.path),
-                None => ss.path.clone(),
-            };
-            Target::SitePath(join(path))
+            Target::SitePath(join(site_space_path(&tree, ss)))
+        }
+        // A page gone since (or whose space went) leads nowhere.
+        Destination::SitePage {
+            site_space_id,
+            page_id,
+        } => {
+            let ss = tree.site_space(site_space_id).ok_or_else(none)?;
+            let pages = head_tree(c, cache, &ss.space_id)?.ok_or_else(none)?;
+            let page = pages.index().path(page_id).ok_or_else(none)?;
+            Target::SitePath(join(format!("{}/{page}", site_space_path(&tree, ss))))
         }
     };
     Ok((redirect.clone(), target))
+}
+
+/// Where a site space is under the site's root: `{section path}/{path}`, or `{path}`.
+fn site_space_path(tree: &model::Structure, ss: &model::SiteSpace) -> String {
+    match ss.section.as_deref().and_then(|s| tree.section(s)) {
+        Some(section) => format!("{}/{}", section.path, ss.path),
+        None => ss.path.clone(),
+    }
 }
 
 #[cfg(test)]

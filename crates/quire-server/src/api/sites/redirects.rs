@@ -6,7 +6,7 @@ use axum::response::IntoResponse;
 use quire_store::paging::{List, Paging};
 use quire_store::permissions::site;
 use quire_store::sites::Site;
-use quire_store::sites::redirects::{self, Destination, Redirect, Target};
+use quire_store::sites::redirects::{self, Destination, DestinationInput, Redirect, Target};
 use serde::{Deserialize, Serialize};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -58,8 +58,8 @@ fn redirect_json(r: &Redirect) -> RedirectJson {
     }
 }
 
-fn check_destination(d: &Destination) -> ApiResult<()> {
-    if let Destination::External { url } = d {
+fn check_destination(d: &DestinationInput) -> ApiResult<()> {
+    if let Some(url) = d.external_url() {
         quire_store::validate::url("destination.url", url)?;
     }
     Ok(())
@@ -142,7 +142,7 @@ struct BulkRedirect {
     /// Where it leads; null removes the redirect from `source`.
     #[serde(default)]
     #[schema(value_type = Option<Object>)]
-    destination: quire_store::patch::Patch<Destination>,
+    destination: quire_store::patch::Patch<DestinationInput>,
 }
 
 #[derive(Deserialize, utoipa::ToSchema)]
@@ -172,6 +172,7 @@ struct BulkResults {
 fn bulk_one(
     c: &mut dyn quire_store::db::Conn,
     site: &quire_store::permissions::Authorized<quire_store::sites::SiteFor, site::Manage>,
+    cache: &quire_store::content::store::ContentCache,
     item: &BulkRedirect,
 ) -> quire_store::StoreResult<BulkResult> {
     use quire_store::patch::Patch;
@@ -197,6 +198,7 @@ fn bulk_one(
     let written = redirects::upsert(
         c,
         site,
+        cache,
         &item.source,
         destination,
         item.permanent,
@@ -251,12 +253,13 @@ async fn bulk_redirects(
                 .map_err(|e| ApiError::bad_request(format!("`redirects[{i}]`: {}", e.message)))?;
         }
     }
+    let store = app.store.clone();
     let results = app
         .db
         .write_as::<site::Manage, _>(caller.user_id.clone(), path.site(), move |c, site| {
             body.redirects
                 .iter()
-                .map(|item| bulk_one(c, &site, item))
+                .map(|item| bulk_one(c, &site, &store.content, item))
                 .collect::<Result<Vec<_>, _>>()
         })
         .await?;
@@ -267,7 +270,7 @@ async fn bulk_redirects(
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 struct CreateRedirect {
     source: String,
-    destination: Destination,
+    destination: DestinationInput,
     #[serde(default)]
     permanent: bool,
     #[serde(default)]
@@ -298,11 +301,11 @@ async fn create_redirect(
         permanent: body.permanent,
         capture_wildcard: body.capture_wildcard,
     };
-    let p = path.clone();
+    let (p, store) = (path.clone(), app.store.clone());
     let created = app
         .db
         .write_as::<site::Manage, _>(caller.user_id.clone(), p.site(), move |c, site| {
-            redirects::create(c, &site, &new)
+            redirects::create(c, &site, &store.content, &new)
         })
         .await?;
     let location = app.urls.api(&format!(
@@ -343,7 +346,7 @@ async fn get_redirect(
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 struct UpdateRedirect {
     source: Option<String>,
-    destination: Option<Destination>,
+    destination: Option<DestinationInput>,
     permanent: Option<bool>,
     capture_wildcard: Option<bool>,
 }
@@ -376,10 +379,11 @@ async fn update_redirect(
         permanent: body.permanent,
         capture_wildcard: body.capture_wildcard,
     };
+    let store = app.store.clone();
     let updated = app
         .db
         .write_as::<site::Manage, _>(caller.user_id.clone(), path.site(), move |c, site| {
-            redirects::update(c, &site, &path.site_redirect_id, &changes)
+            redirects::update(c, &site, &store.content, &path.site_redirect_id, &changes)
         })
         .await?;
     Ok(axum::Json(redirect_json(&updated)))
@@ -454,10 +458,11 @@ async fn resolve_redirect(
     QueryOf(query): QueryOf<ResolveQuery>,
 ) -> ApiResult<axum::Json<ResolvedJson>> {
     redirects::check_source("source", &query.source, false)?;
+    let store = app.store.clone();
     let (site, redirect, target) = app
         .db
         .read_as::<site::View, _>(caller.user_id.clone(), path.site(), move |c, site| {
-            let (redirect, target) = redirects::resolve(c, &site, &query.source)?;
+            let (redirect, target) = redirects::resolve(c, &store.content, &site, &query.source)?;
             Ok::<_, quire_store::StoreError>((site, redirect, target))
         })
         .await?;
