@@ -146,9 +146,14 @@ await call('regenerateSitePublishingAuthById', () => api.orgs.regenerateSitePubl
 const redirect = await call('createSiteRedirect', () =>
     api.orgs.createSiteRedirect(org, siteId, { source: '/old', destination: { kind: 'external', url: 'https://example.com/new' } }),
 );
-await call('createSiteRedirect (to a page by path)', () =>
-    api.orgs.createSiteRedirect(org, siteId, { source: '/old-page', destination: { kind: 'path', spaceId: spaceA?.id, path: 'welcome' } }),
-);
+// To a page by its path, when the space has one (spaces made above start empty).
+const pages = await call('listPages', () => api.spaces.listPages(spaceA?.id, {}));
+const page = pages?.pages?.[0];
+if (page) {
+    await call('createSiteRedirect (to a page by path)', () =>
+        api.orgs.createSiteRedirect(org, siteId, { source: '/old-page', destination: { kind: 'path', spaceId: spaceA?.id, path: page.path } }),
+    );
+}
 await call('listSiteRedirects (search, orderBy)', () => api.orgs.listSiteRedirects(org, siteId, { search: 'old', orderBy: 'source' }));
 await call('getSiteRedirectBySource', () => api.orgs.getSiteRedirectBySource(org, siteId, { source: '/old' }));
 await call('updateSiteRedirectById', () => api.orgs.updateSiteRedirectById(org, siteId, redirect?.id, { permanent: true }));
