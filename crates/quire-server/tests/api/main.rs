@@ -32,3 +32,4 @@ mod spaces;
 mod stored;
 mod surface;
 mod tokens;
+mod tour;

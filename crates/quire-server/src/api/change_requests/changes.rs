@@ -63,8 +63,13 @@ fn attribute<T: PartialEq + serde::Serialize>(
     }
 }
 
-/// The changes from `before` to `after`, in a stable order.
-pub fn diff(before: &StoredTree, after: &StoredTree) -> Vec<Value> {
+/// The changes from `before` to `after`, in a stable order; `download` gives a file's
+/// `downloadURL`.
+pub fn diff(
+    before: &StoredTree,
+    after: &StoredTree,
+    download: &dyn Fn(&quire_content::tree::FileEntry) -> String,
+) -> Vec<Value> {
     let (b, a) = (&before.tree, &after.tree);
     let (bi, ai) = (before.index(), after.index());
     let mut out = Vec::new();
@@ -101,7 +106,7 @@ pub fn diff(before: &StoredTree, after: &StoredTree) -> Vec<Value> {
             out.push(json!({"type": "page_deleted", "page": page_ref(page, bi)}));
         }
     }
-    let file = |f: &quire_content::tree::FileEntry| json!({"id": f.id, "name": f.name, "contentType": f.content_type});
+    let file = |f: &quire_content::tree::FileEntry| json!({"id": f.id, "name": f.name, "contentType": f.content_type, "downloadURL": download(f)});
     for (id, f) in &a.files {
         match b.files.get(id) {
             None => out.push(json!({"type": "file_created", "file": file(f)})),
@@ -165,12 +170,16 @@ pub async fn list_changes(
     QueryOf(ChangesQuery { limit }): QueryOf<ChangesQuery>,
 ) -> ApiResult<axum::Json<Value>> {
     let store = app.store.clone();
+    let (urls, key) = (app.urls.clone(), app.signing_key.clone());
     let body = app
         .db
         .read_blocking(move |c| {
             let space = spaces::load_active(c, &space_id, &caller.user_id)?;
             let (base, tree) = reads::change_request_trees(c, &store.content, space, &cr_id)?;
-            Ok::<_, ApiError>(respond(diff(&base, &tree), limit, None))
+            let download = |f: &quire_content::tree::FileEntry| {
+                crate::files::download_url(&urls, &key, &space_id, &f.blob, &f.name, &f.content_type)
+            };
+            Ok::<_, ApiError>(respond(diff(&base, &tree, &download), limit, None))
         })
         .await?;
     Ok(axum::Json(body))
@@ -197,19 +206,30 @@ pub async fn list_revision_changes(
     QueryOf(ChangesQuery { limit }): QueryOf<ChangesQuery>,
 ) -> ApiResult<axum::Json<Value>> {
     let store = app.store.clone();
+    let space = space_id.clone();
     let changes = app
         .db
         .read_blocking(move |c| {
-            let space = spaces::load_active(c, &space_id, &caller.user_id)?;
+            let space = spaces::load_active(c, &space, &caller.user_id)?;
             Ok::<_, ApiError>(reads::revision_changes(c, &store.content, space, &revision_id)?)
         })
         .await?;
+    let download = |f: &quire_content::tree::FileEntry| {
+        crate::files::download_url(
+            &app.urls,
+            &app.signing_key,
+            &space_id,
+            &f.blob,
+            &f.name,
+            &f.content_type,
+        )
+    };
     let merged_from = match &changes.merged_from {
         Some(cr) => Some(serde_json::to_value(cr_json(&app.urls, cr)?).unwrap_or(Value::Null)),
         None => None,
     };
     Ok(axum::Json(respond(
-        diff(&changes.parent, &changes.revision),
+        diff(&changes.parent, &changes.revision, &download),
         limit,
         merged_from,
     )))
