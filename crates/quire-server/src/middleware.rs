@@ -105,13 +105,57 @@ pub(crate) fn panic_response(_: Box<dyn std::any::Any + Send + 'static>) -> Resp
 /// and changes nothing (the 404 rolled its transaction back), the same for both, so no caller
 /// tells hidden from absent; a caller who sees the resource but may not delete it still gets
 /// 403. Only on matched routes (`route_layer`): an unknown path stays a 404.
-pub(crate) async fn absent_is_deleted(req: Request, next: Next) -> Response {
-    let delete = req.method() == axum::http::Method::DELETE;
-    let response = next.run(req).await;
-    if delete && response.status() == StatusCode::NOT_FOUND {
-        return StatusCode::NO_CONTENT.into_response();
+///
+/// A layer of its own rather than `from_fn`: it wraps every route, and a request that is no
+/// DELETE goes through it with neither an allocation nor a boxed future.
+#[derive(Clone, Copy)]
+pub(crate) struct AbsentIsDeleted;
+
+impl<S> tower::Layer<S> for AbsentIsDeleted {
+    type Service = AbsentIsDeletedService<S>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        AbsentIsDeletedService(inner)
     }
-    response
+}
+
+#[derive(Clone)]
+pub(crate) struct AbsentIsDeletedService<S>(S);
+
+type Answer<E> = Result<Response, E>;
+
+fn absent_is_done<E>(answer: Answer<E>) -> Answer<E> {
+    match answer {
+        Ok(response) if response.status() == StatusCode::NOT_FOUND => {
+            Ok(StatusCode::NO_CONTENT.into_response())
+        }
+        other => other,
+    }
+}
+
+impl<S> tower::Service<Request> for AbsentIsDeletedService<S>
+where
+    S: tower::Service<Request, Response = Response>,
+{
+    type Response = Response;
+    type Error = S::Error;
+    type Future = futures_util::future::Either<
+        S::Future,
+        futures_util::future::Map<S::Future, fn(Answer<S::Error>) -> Answer<S::Error>>,
+    >;
+
+    fn poll_ready(&mut self, cx: &mut std::task::Context<'_>) -> std::task::Poll<Result<(), Self::Error>> {
+        self.0.poll_ready(cx)
+    }
+
+    fn call(&mut self, req: Request) -> Self::Future {
+        use futures_util::FutureExt;
+        if req.method() == axum::http::Method::DELETE {
+            futures_util::future::Either::Right(self.0.call(req).map(absent_is_done as fn(_) -> _))
+        } else {
+            futures_util::future::Either::Left(self.0.call(req))
+        }
+    }
 }
 
 pub(crate) async fn not_found(req: Request) -> ApiError {

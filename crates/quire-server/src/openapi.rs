@@ -397,7 +397,7 @@ fn add_errors(path: &str, method: &str, op: &mut Map<String, Value>) {
     let wanted = |status: &str| match status {
         "400" => has_params || has_body,
         "401" | "403" => token,
-        // A DELETE of what is absent or hidden is done already (`middleware::absent_is_deleted`).
+        // A DELETE of what is absent or hidden is done already (`middleware::AbsentIsDeleted`).
         "404" => has_path_params && method != "delete",
         "408" | "413" | "415" => has_body,
         "429" => rate_limited,

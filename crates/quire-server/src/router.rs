@@ -7,9 +7,7 @@ use axum::middleware;
 use tower_http::catch_panic::CatchPanicLayer;
 use utoipa_axum::router::OpenApiRouter;
 
-use crate::middleware::{
-    absent_is_deleted, deadline, method_not_allowed, not_found, observe, panic_response,
-};
+use crate::middleware::{AbsentIsDeleted, deadline, method_not_allowed, not_found, observe, panic_response};
 use crate::state::App;
 
 /// Every route quire serves, each area's from its module. The route table (each route's token
@@ -45,7 +43,7 @@ pub fn router(app: App) -> Router {
     // the same table already set.
     let _ = app.api.set(api);
     let router = routes
-        .route_layer(middleware::from_fn(absent_is_deleted))
+        .route_layer(AbsentIsDeleted)
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         // Published sites (`/s/...` and sites' hostnames): not API routes (see `reader`).

@@ -221,7 +221,7 @@ async fn delete_space(
     app.db
         .write_as::<space::Admin, _>(caller.user_id.clone(), space_id.clone(), move |c, space| {
             // A space the caller cannot see (or that never existed, or was purged) fails the
-            // load with a 404, which a DELETE answers as 204 (`middleware::absent_is_deleted`).
+            // load with a 404, which a DELETE answers as 204 (`middleware::AbsentIsDeleted`).
             spaces::delete(c, &space, retention, &caller.user_id)
         })
         .await?;
