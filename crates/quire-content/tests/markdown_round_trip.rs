@@ -202,3 +202,25 @@ fn a_language_with_backticks_keeps_its_code_block() {
     assert_eq!(reparsed.nodes.len(), 1, "{rendered}");
     assert_eq!(reparsed.nodes[0].node_type(), "code", "{rendered}");
 }
+
+/// Found by the `document_to_markdown` fuzzer: a hint whose `data` has a key the tag's reader
+/// cannot read back (`=<<[[...`) was written into `{% hint ... %}`, which then read as text
+/// nested 70 deep, over MAX_MARKDOWN_NESTING: an accepted document whose markdown was refused.
+#[test]
+fn a_data_key_that_is_no_attribute_name_stays_out_of_the_markdown() {
+    let key = format!("={}{}", "<".repeat(40), "[".repeat(40));
+    let document = quire_content::Document::from_json(serde_json::json!({
+        "object": "document", "data": {}, "nodes": [
+            {"object": "block", "type": "hint", "data": {key.as_str(): "x", "style": "info"}, "nodes": [
+                {"object": "block", "type": "paragraph", "data": {}, "nodes": [
+                    {"object": "text", "leaves": [{"object": "leaf", "text": "Inside.", "marks": []}]}
+                ]}
+            ]}
+        ]
+    }))
+    .unwrap();
+    let markdown = quire_content::document_to_markdown(&document, &|_| None);
+    assert!(markdown.contains(r#"{% hint style="info" %}"#), "{markdown}");
+    let again = quire_content::markdown_to_document(&markdown).unwrap();
+    assert_eq!(quire_content::document_to_markdown(&again, &|_| None), markdown);
+}

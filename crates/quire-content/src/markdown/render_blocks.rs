@@ -101,14 +101,21 @@ fn block(node: &Node, alternate: bool, renderer: &Renderer<'_>) -> String {
     }
 }
 
-/// `data` entries that can be tag attributes (strings, booleans, numbers), except `skip`.
+/// `data` entries that can be tag attributes (strings, booleans, numbers), except `skip`. A key
+/// the tag's reader could not read back as a key (with `=`, quotes, `%`, braces or spaces) is
+/// left out of the markdown: written, it would end the tag or turn it into text (the JSON keeps
+/// it).
 fn attributes(node: &Node, skip: &[&str]) -> Vec<(String, String)> {
     let empty = JsonMap::new();
+    let readable = |key: &str| {
+        !key.is_empty()
+            && !key.contains(|c: char| c.is_whitespace() || matches!(c, '=' | '"' | '\'' | '%' | '{' | '}'))
+    };
     node.data
         .as_ref()
         .unwrap_or(&empty)
         .iter()
-        .filter(|(key, _)| !skip.contains(&key.as_str()))
+        .filter(|(key, _)| !skip.contains(&key.as_str()) && readable(key))
         .filter_map(|(key, value)| {
             let value = match value {
                 Value::String(text) => text.clone(),
