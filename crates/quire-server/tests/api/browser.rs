@@ -44,10 +44,31 @@ fn browser_required() -> bool {
 }
 
 /// Starts chromedriver on a free port; `None` (with a note) when it is not installed and the
-/// browser is not required.
+/// browser is not required. A chromedriver that exits before it says its port (seen once in
+/// CI, with several starting at once) is started again, three times at most.
 fn chromedriver() -> Option<Chromedriver> {
     let bin = std::env::var("QUIRE_TEST_CHROMEDRIVER").unwrap_or_else(|_| "chromedriver".into());
-    let mut child = match Command::new(&bin)
+    for attempt in 1..=3 {
+        match start_chromedriver(&bin) {
+            Started::Yes(driver) => return Some(driver),
+            Started::NotInstalled => return None,
+            Started::Exited(said) if attempt == 3 => {
+                panic!("{bin} stopped before saying its port, three times: {said:?}")
+            }
+            Started::Exited(_) => {}
+        }
+    }
+    None
+}
+
+enum Started {
+    Yes(Chromedriver),
+    NotInstalled,
+    Exited(Option<std::io::Result<String>>),
+}
+
+fn start_chromedriver(bin: &str) -> Started {
+    let mut child = match Command::new(bin)
         .arg("--port=0")
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -59,7 +80,7 @@ fn chromedriver() -> Option<Chromedriver> {
                 "browser test skipped: no `{bin}` (apt-get install chromium chromium-driver; \
                  QUIRE_TEST_BROWSER=required makes this a failure)"
             );
-            return None;
+            return Started::NotInstalled;
         }
         Err(e) => panic!("cannot start {bin}: {e}"),
     };
@@ -68,7 +89,11 @@ fn chromedriver() -> Option<Chromedriver> {
     let port = loop {
         let line = match lines.next() {
             Some(Ok(line)) => line,
-            other => panic!("{bin} stopped before saying its port: {other:?}"),
+            other => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Started::Exited(other);
+            }
         };
         if let Some(rest) = line.split("started successfully on port ").nth(1) {
             break rest.trim_end_matches('.').trim().to_string();
@@ -76,7 +101,7 @@ fn chromedriver() -> Option<Chromedriver> {
     };
     // Keep reading, so that chromedriver never blocks on a full pipe.
     std::thread::spawn(move || for _ in lines {});
-    Some(Chromedriver {
+    Started::Yes(Chromedriver {
         child,
         url: format!("http://127.0.0.1:{port}"),
     })
