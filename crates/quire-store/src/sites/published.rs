@@ -37,6 +37,9 @@ pub struct Published {
     /// longer parses (checked when set, so only by a change of the language), which hides.
     conditions: HashMap<String, Option<Condition>>,
     share_keys: Vec<String>,
+    /// The sections that are not live: drafts, and those in a draft group (made with the load,
+    /// not at each visitor's request).
+    draft_sections: std::collections::HashSet<String>,
 }
 
 static GENERATION: AtomicU64 = AtomicU64::new(1);
@@ -85,6 +88,12 @@ pub fn load(c: &mut dyn crate::db::Conn, org_id: &str, site_id: &str) -> StoreRe
     } else {
         Vec::new()
     };
+    let draft_sections = tree
+        .sections
+        .iter()
+        .filter(|s| s.draft || in_draft_group(&tree, s.group.as_deref()))
+        .map(|s| s.id.clone())
+        .collect();
     Ok(Some(Published {
         generation: GENERATION.fetch_add(1, Ordering::Relaxed),
         site,
@@ -95,6 +104,7 @@ pub fn load(c: &mut dyn crate::db::Conn, org_id: &str, site_id: &str) -> StoreRe
         schema,
         conditions,
         share_keys,
+        draft_sections,
     }))
 }
 
@@ -192,17 +202,11 @@ pub fn shown(p: &Published, claims: &Claims) -> Shown {
                 Some(None) => false,
             }
     };
-    let in_draft_group = |group: Option<&str>| in_draft_group(&p.tree, group);
     let section_holds: HashMap<&str, bool> = p
         .tree
         .sections
         .iter()
-        .map(|s| {
-            (
-                s.id.as_str(),
-                !s.draft && !in_draft_group(s.group.as_deref()) && holds(&s.id),
-            )
-        })
+        .map(|s| (s.id.as_str(), !p.draft_sections.contains(&s.id) && holds(&s.id)))
         .collect();
     let site_spaces: Vec<bool> = p
         .tree

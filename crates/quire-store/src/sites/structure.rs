@@ -342,11 +342,7 @@ pub fn move_item<T: StructureItem>(
         }
         Patch::Null => None,
         Patch::Value(p) => {
-            if tree.group(p).is_none() {
-                return Err(StoreError::invalid(format!(
-                    "`parent` {p:?} is not a section group of this site"
-                )));
-            }
+            group_of_site(&tree, "parent", p)?;
             if tree.group_within(p, id) {
                 return Err(StoreError::invalid(
                     "a section group cannot move into itself or a group inside it",
@@ -549,12 +545,8 @@ pub fn create_group(
 ) -> StoreResult<Written<Group>> {
     let site_id = site.site.id.clone();
     let tree = model::load_structure(c, &site_id)?;
-    if let Some(p) = &new.parent
-        && tree.group(p).is_none()
-    {
-        return Err(StoreError::invalid(format!(
-            "`parent` {p:?} is not a section group of this site"
-        )));
+    if let Some(p) = &new.parent {
+        group_of_site(&tree, "parent", p)?;
     }
     for (i, s) in new.sections.iter().enumerate() {
         if tree.section(s).is_none() {

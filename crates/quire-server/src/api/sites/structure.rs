@@ -143,9 +143,8 @@ async fn move_item<T: ItemJson + Send + 'static>(
     caller: Caller,
     site: SiteKey,
     id: String,
-    body: impl MoveBody,
+    to: st::Move,
 ) -> ApiResult<axum::Json<T::Json>> {
-    let to = body.into_move()?;
     let written = app
         .db
         .write_as::<site::Manage, _>(caller.user_id.clone(), site, move |c, site| {
@@ -404,7 +403,7 @@ async fn move_section(
     Path(p): Path<SiteSectionPath>,
     Json(body): Json<MoveSection>,
 ) -> ApiResult<axum::Json<SectionJson>> {
-    move_item::<Section>(app, caller, p.site(), p.site_section_id, body).await
+    move_item::<Section>(app, caller, p.site(), p.site_section_id, body.into_move()?).await
 }
 
 // Section groups.
@@ -668,7 +667,7 @@ async fn move_group(
     Path(p): Path<SiteSectionGroupPath>,
     Json(body): Json<MoveGroup>,
 ) -> ApiResult<axum::Json<GroupJson>> {
-    move_item::<Group>(app, caller, p.site(), p.site_section_group_id, body).await
+    move_item::<Group>(app, caller, p.site(), p.site_section_group_id, body.into_move()?).await
 }
 
 // Site spaces.
@@ -893,7 +892,7 @@ async fn move_site_space(
     Path(p): Path<SiteSpacePath>,
     Json(body): Json<MoveSiteSpace>,
 ) -> ApiResult<axum::Json<SiteSpaceJson>> {
-    move_item::<ShownSiteSpace>(app, caller, p.site(), p.site_space_id, body).await
+    move_item::<ShownSiteSpace>(app, caller, p.site(), p.site_space_id, body.into_move()?).await
 }
 
 // The whole structure.
@@ -996,20 +995,11 @@ async fn sort_structure(
     let (site, id) = (path.site(), item.id);
     let moved = match item.kind {
         Kind::SiteSpace => {
-            let moved = move_item::<ShownSiteSpace>(app, caller, site, id, Moved(to)).await?;
+            let moved = move_item::<ShownSiteSpace>(app, caller, site, id, to).await?;
             MovedItem::SiteSpace(Box::new(moved.0))
         }
-        Kind::Section => MovedItem::Section(move_item::<Section>(app, caller, site, id, Moved(to)).await?.0),
-        Kind::Group => MovedItem::Group(move_item::<Group>(app, caller, site, id, Moved(to)).await?.0),
+        Kind::Section => MovedItem::Section(move_item::<Section>(app, caller, site, id, to).await?.0),
+        Kind::Group => MovedItem::Group(move_item::<Group>(app, caller, site, id, to).await?.0),
     };
     Ok(axum::Json(moved))
-}
-
-/// A move made already.
-struct Moved(st::Move);
-
-impl MoveBody for Moved {
-    fn into_move(self) -> ApiResult<st::Move> {
-        Ok(self.0)
-    }
 }
