@@ -117,6 +117,8 @@ struct Chrome {
     copyright: Option<String>,
     announcement: Option<AnnouncementView>,
     sections: Vec<SectionItem>,
+    /// External links of the structure open in a new tab (`externalLinks.target: blank`).
+    external_blank: bool,
     variants: Vec<crate::site::NavLink>,
     current_variant: Option<String>,
     search_url: Option<String>,
@@ -356,6 +358,7 @@ fn chrome(
             .filter(|text| !text.trim().is_empty()),
         announcement,
         sections: navigation.sections.clone(),
+        external_blank: customization.external_links.target.as_deref() == Some("blank"),
         current_variant: navigation
             .variants
             .iter()

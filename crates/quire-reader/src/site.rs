@@ -114,6 +114,15 @@ pub struct Customization {
     pub social_preview: UrlSetting,
     pub privacy_policy: UrlSetting,
     pub trademark: Option<Toggle>,
+    pub external_links: ExternalLinks,
+}
+
+/// How links out of the site open: `self` (the current tab, the default) or `blank` (a new
+/// one).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct ExternalLinks {
+    pub target: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -251,7 +260,7 @@ pub struct Navigation {
     pub variants: Vec<NavLink>,
 }
 
-/// A section (with a URL) or a section group (with `children`).
+/// A section or an external link (with a URL), or a section group (with `children`).
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct SectionItem {
     pub title: String,
@@ -259,6 +268,8 @@ pub struct SectionItem {
     /// The visitor is in this section (or, for a group, in one of its sections).
     pub current: bool,
     pub children: Vec<NavLink>,
+    /// Leads out of the site (an external link of the site's structure).
+    pub external: bool,
 }
 
 /// A titled link that may be the current one.
@@ -267,6 +278,8 @@ pub struct NavLink {
     pub title: String,
     pub url: String,
     pub current: bool,
+    /// Leads out of the site.
+    pub external: bool,
 }
 
 /// An emoji as characters. GitBook's API writes emojis as code points in hex (`1f44b`, or

@@ -75,6 +75,15 @@ path_structs! {
         /// The id of the site space.
         site_space_id,
     }
+    /// `/v1/orgs/{organizationId}/sites/{siteId}/external-links/{siteExternalLinkId}`.
+    SiteExternalLinkPath {
+        /// The id of the organization.
+        organization_id,
+        /// The id of the site.
+        site_id,
+        /// The id of the external link.
+        site_external_link_id,
+    }
     /// `/v1/orgs/{organizationId}/sites/{siteId}/redirects/{siteRedirectId}`.
     SiteRedirectPath {
         /// The id of the organization.
@@ -448,7 +457,7 @@ macro_rules! site_keys {
 
 site_keys! {
     SitePath SiteSectionPath SiteSectionGroupPath SiteSectionGroupSectionPath SiteSpacePath
-    SiteRedirectPath SiteShareLinkPath
+    SiteExternalLinkPath SiteRedirectPath SiteShareLinkPath
 }
 
 /// The team a path names (`db.read_as::<team::X, _>`).

@@ -188,6 +188,7 @@ pub fn navigation(current: &str) -> Navigation {
                 url: Some("/".to_owned()),
                 current: current == "/",
                 children: Vec::new(),
+                external: false,
             },
             SectionItem {
                 title: "Archive".to_owned(),
@@ -197,7 +198,9 @@ pub fn navigation(current: &str) -> Navigation {
                     title: "Handbook 1.0".to_owned(),
                     url: "/v1/".to_owned(),
                     current: current == "/v1/",
+                    external: false,
                 }],
+                external: false,
             },
         ],
         variants: SPACES
@@ -206,6 +209,7 @@ pub fn navigation(current: &str) -> Navigation {
                 title: (*title).to_owned(),
                 url: (*base).to_owned(),
                 current: *base == current,
+                external: false,
             })
             .collect(),
     }

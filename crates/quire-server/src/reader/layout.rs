@@ -35,6 +35,8 @@ pub struct Layout {
     aliases: Vec<(String, String)>,
     /// The shown sections' URLs, by section id.
     sections: Vec<(String, String)>,
+    /// The ids of the external links the visitor sees.
+    links: Vec<String>,
 }
 
 /// What a request path leads to.
@@ -119,11 +121,23 @@ impl Layout {
         }
         // An alias never hides a real URL.
         aliases.retain(|(alias, _)| !placed.iter().any(|x| &x.base == alias));
+        // Links sit beside sections: a site without them shows none.
+        let links = if sections.is_empty() {
+            Vec::new()
+        } else {
+            tree.links
+                .iter()
+                .zip(&shown.links)
+                .filter(|(_, shown)| **shown)
+                .map(|(l, _)| l.id.clone())
+                .collect()
+        };
         Layout {
             root: root.to_string(),
             placed,
             aliases,
             sections,
+            links,
         }
     }
 
@@ -195,6 +209,7 @@ impl Layout {
                             title: x.title.clone(),
                             url: x.base.clone(),
                             current: x.site_space_id == current.site_space_id,
+                            external: false,
                         })
                         .collect()
                 } else {
@@ -204,7 +219,7 @@ impl Layout {
             None => Vec::new(),
         };
         Navigation {
-            sections: if self.sections.len() > 1 {
+            sections: if self.sections.len() + self.links.len() > 1 {
                 items
             } else {
                 Vec::new()
@@ -234,6 +249,18 @@ impl Layout {
                             url: Some(url),
                             current: current == Some(s.id.as_str()),
                             children: Vec::new(),
+                            external: false,
+                        });
+                    }
+                }
+                Item::Link(l) => {
+                    if self.links.contains(&l.id) {
+                        out.push(SectionItem {
+                            title: l.title.clone(),
+                            url: Some(l.url.clone()),
+                            current: false,
+                            children: Vec::new(),
+                            external: true,
                         });
                     }
                 }
@@ -249,6 +276,7 @@ impl Layout {
                             url: None,
                             current: children.iter().any(|c| c.current),
                             children,
+                            external: false,
                         });
                     }
                 }
@@ -310,6 +338,7 @@ fn flatten(items: &[SectionItem], out: &mut Vec<NavLink>) {
                 title: item.title.clone(),
                 url: url.clone(),
                 current: item.current,
+                external: item.external,
             });
         }
         flatten_links(&item.children, out);

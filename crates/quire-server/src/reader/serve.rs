@@ -330,6 +330,7 @@ async fn space_redirect(app: &App, target: &Target, path: &str) -> Response {
     let everything = published::Shown {
         sections: vec![true; p.tree.sections.len()],
         site_spaces: vec![true; p.tree.site_spaces.len()],
+        links: vec![true; p.tree.links.len()],
     };
     let (origin, root) = match &p.site.hostname {
         Some(host) => (host_origin(app, host), "/".to_string()),

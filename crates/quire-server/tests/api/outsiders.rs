@@ -492,6 +492,21 @@ const SWEEP: &[(&str, &str, Expect)] = &[
         Hidden,
     ),
     (
+        "POST",
+        "/v1/orgs/{organizationId}/sites/{siteId}/external-links",
+        Hidden,
+    ),
+    (
+        "PATCH",
+        "/v1/orgs/{organizationId}/sites/{siteId}/external-links/{siteExternalLinkId}",
+        Hidden,
+    ),
+    (
+        "DELETE",
+        "/v1/orgs/{organizationId}/sites/{siteId}/external-links/{siteExternalLinkId}",
+        Hidden,
+    ),
+    (
         "PUT",
         "/v1/orgs/{organizationId}/sites/{siteId}/redirects",
         Hidden,
@@ -998,6 +1013,14 @@ async fn victim(app: &TestApp) -> Victim {
     app.post(&owner, &format!("/v1/orgs/{org}/sites/{site}/publish"), json!({}))
         .await
         .expect(200);
+    let external_link = id(&app
+        .post(
+            &owner,
+            &format!("/v1/orgs/{org}/sites/{site}/external-links"),
+            json!({"title": secret("Link"), "url": "https://example.com/status"}),
+        )
+        .await
+        .expect(201));
     let redirect = id(&app
         .post(
             &owner,
@@ -1036,6 +1059,7 @@ async fn victim(app: &TestApp) -> Victim {
     params.insert("siteSpaceId", site_space.clone());
     params.insert("shareLinkId", share_link.clone());
     params.insert("siteRedirectId", redirect.clone());
+    params.insert("siteExternalLinkId", external_link.clone());
     let mut secrets: BTreeSet<String> = [
         org_title,
         instructions,
@@ -1220,6 +1244,8 @@ fn plausible_body(method: &str, route: &str, outsider: &TestUser, outsider_org: 
             json!({"source": "/pwned", "destination": {"kind": "external", "url": "https://example.com"}})
         }
         ("PATCH", "{siteRedirectId}") => json!({"source": "/pwned"}),
+        ("POST", "external-links") => json!({"title": "Pwned", "url": "https://example.com/pwned"}),
+        ("PATCH", "{siteExternalLinkId}") => json!({"title": "Pwned"}),
         ("PUT", "adaptive-schema") => {
             json!({"jsonSchema": {"type": "object", "properties": {}, "additionalProperties": false}})
         }

@@ -936,7 +936,7 @@ async fn customization_is_validated_and_published() {
         .await
         .expect_error(400);
     assert!(message.contains("corners"), "{message}");
-    // DELETE: 205 when an override went, 204 when there was none; the site's again.
+    // DELETE: 204 when an override went, and when there was none; the site's again.
     let scratch = id(&app
         .post(
             &owner,
@@ -949,7 +949,7 @@ async fn customization_is_validated_and_published() {
     app.patch(&owner, &scratch_path, json!({"title": "Scratch"}))
         .await
         .expect(200);
-    assert_eq!(app.delete(&owner, &scratch_path).await.status, 205);
+    assert_eq!(app.delete(&owner, &scratch_path).await.status, 204);
     assert_eq!(app.delete(&owner, &scratch_path).await.status, 204);
     assert_eq!(
         app.get(&owner, &scratch_path).await.expect(200)["title"],
@@ -1649,4 +1649,187 @@ async fn the_structure_takes_what_gitbooks_client_sends() {
     }
     let count = app.get(&owner, &format!("{base}/site-spaces")).await.expect(200)["count"].clone();
     assert_eq!(count, 3);
+}
+
+#[tokio::test]
+async fn external_links_sit_beside_sections_and_open_from_the_reader() {
+    let app = TestApp::start().await;
+    let owner = app.user("Owner").await;
+    let built = SiteBuilder::new(&app, &owner)
+        .space("One", json!([page("Home", "# Home\n\nWelcome.\n")]))
+        .basename("linked")
+        .build()
+        .await;
+    let base = built.base.clone();
+    let links = format!("{base}/external-links");
+    let status_link = json!({"title": "Status", "url": "https://status.example.com/now", "description": "Is it up?"});
+
+    // A link sits beside sections: a site of site spaces only has nowhere to put it. Its first
+    // section takes the site spaces of the root in.
+    let message = app
+        .post(&owner, &links, status_link.clone())
+        .await
+        .expect_error(400);
+    assert!(message.contains("no sections"), "{message}");
+    let two = new_space(&app, &owner, &built.org, "Two").await;
+    app.post(
+        &owner,
+        &format!("{base}/sections"),
+        json!({"spaceId": two, "title": "Guides"}),
+    )
+    .await
+    .expect(201);
+
+    let made = app.post(&owner, &links, status_link.clone()).await;
+    assert_eq!(made.status, 201);
+    let link = made.body.clone();
+    assert!(
+        made.headers["location"]
+            .to_str()
+            .unwrap()
+            .ends_with(&format!("{links}/{}", id(&link))),
+        "{:?}",
+        made.headers["location"]
+    );
+    assert_eq!(
+        (
+            link["object"].clone(),
+            link["title"].clone(),
+            link["url"].clone(),
+            link["description"].clone(),
+            link["draft"].clone(),
+            link.get("sectionGroup").cloned()
+        ),
+        (
+            json!("site-external-link"),
+            json!("Status"),
+            json!("https://status.example.com/now"),
+            json!("Is it up?"),
+            json!(false),
+            None
+        )
+    );
+    // Bad input names its field and makes nothing.
+    for (body, field) in [
+        (json!({"title": "Status", "url": "ftp://status.example.com"}), "url"),
+        (json!({"title": "Status", "url": "/relative"}), "url"),
+        (json!({"title": "S", "url": "https://example.com"}), "title"),
+        (json!({"title": "Status", "url": "https://example.com", "parent": "nope"}), "parent"),
+        (json!({"title": "Status", "url": "https://example.com", "condition": "visitor.claims.x =="}), "condition"),
+    ] {
+        let message = app.post(&owner, &links, body).await.expect_error(400);
+        assert!(message.contains(field), "{field}: {message}");
+    }
+
+    // The structure holds it at the root, after the sections; the reader shows it as a tab.
+    let structure_path = format!("{base}/structure");
+    let kinds = |structure: &Value| -> Vec<String> {
+        structure["structure"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|item| item["object"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let structure = app.get(&owner, &structure_path).await.expect(200);
+    assert_eq!(
+        kinds(&structure),
+        ["site-section", "site-external-link"]
+    );
+    let (status, _, home) = app.get_raw(&owner, "/s/linked/", &[]).await;
+    assert_eq!(status, 200);
+    let home = String::from_utf8_lossy(&home).into_owned();
+    assert!(
+        home.contains(r#"<a href="https://status.example.com/now" class="external" rel="noopener">Status</a>"#),
+        "the link is a tab of the section bar"
+    );
+
+    // Sorted before the first section, then moved into a group (its `children`, not its
+    // deprecated `sections`), then back out when the group goes.
+    let first_section = structure["structure"][0]["id"].as_str().unwrap().to_string();
+    let sorted = app
+        .patch(
+            &owner,
+            &format!("{base}/structure/sort"),
+            json!({"item": {"type": "site-external-link", "id": id(&link)},
+                   "position": {"before": {"type": "site-section", "id": first_section}}}),
+        )
+        .await
+        .expect(200);
+    assert_eq!(sorted["object"], "site-external-link");
+    let structure = app.get(&owner, &structure_path).await.expect(200);
+    assert_eq!(
+        kinds(&structure),
+        ["site-external-link", "site-section"]
+    );
+    let group = app
+        .post(
+            &owner,
+            &format!("{base}/section-groups"),
+            json!({"title": "More"}),
+        )
+        .await
+        .expect(201);
+    let link_path = format!("{links}/{}", id(&link));
+    let moved = app
+        .patch(&owner, &link_path, json!({"parent": id(&group), "icon": "signal"}))
+        .await
+        .expect(200);
+    assert_eq!(
+        (moved["sectionGroup"].clone(), moved["icon"].clone()),
+        (group["id"].clone(), json!("signal"))
+    );
+    let groups = app
+        .get(&owner, &format!("{base}/section-groups"))
+        .await
+        .expect(200);
+    let in_group = &groups["items"][0];
+    assert_eq!(in_group["children"][0]["id"], link["id"]);
+    assert_eq!(in_group["sections"], json!([]));
+    app.delete(&owner, &format!("{base}/section-groups/{}", id(&group)))
+        .await
+        .expect(204);
+    let structure = app.get(&owner, &structure_path).await.expect(200);
+    assert_eq!(
+        kinds(&structure),
+        ["site-section", "site-external-link"],
+        "the group's link takes the group's place"
+    );
+
+    // `Prefer: return=minimal` answers 204; a draft is not live; DELETE is 204 twice.
+    let minimal = app
+        .request_with(
+            "PATCH",
+            Some(&owner.token),
+            &link_path,
+            Some(json!({"draft": true, "description": null})),
+            &[("prefer", "return=minimal")],
+        )
+        .await;
+    assert_eq!(minimal.status, 204);
+    assert_eq!(minimal.headers["preference-applied"], "return=minimal");
+    let drafted = app.get(&owner, &structure_path).await.expect(200);
+    let drafted = drafted["structure"][1].clone();
+    assert_eq!(
+        (drafted["draft"].clone(), drafted.get("description").cloned()),
+        (json!(true), None)
+    );
+    let published = app
+        .get(&owner, &format!("{base}/published"))
+        .await
+        .expect(200);
+    assert_eq!(
+        kinds(&published["structure"]),
+        ["site-section"],
+        "a draft link is not live"
+    );
+    let (_, _, home) = app.get_raw(&owner, "/s/linked/", &[]).await;
+    assert!(!String::from_utf8_lossy(&home).contains("status.example.com"));
+    app.delete(&owner, &link_path).await.expect(204);
+    app.delete(&owner, &link_path).await.expect(204);
+    app.patch(&owner, &link_path, json!({"title": "Gone"}))
+        .await
+        .expect_error(404);
+    let structure = app.get(&owner, &structure_path).await.expect(200);
+    assert_eq!(kinds(&structure), ["site-section"]);
 }

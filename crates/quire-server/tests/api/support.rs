@@ -275,12 +275,27 @@ impl TestApp {
     }
 
     pub async fn request(&self, method: &str, token: Option<&str>, path: &str, body: Option<Value>) -> Resp {
+        self.request_with(method, token, path, body, &[]).await
+    }
+
+    /// A request with extra headers.
+    pub async fn request_with(
+        &self,
+        method: &str,
+        token: Option<&str>,
+        path: &str,
+        body: Option<Value>,
+        headers: &[(&str, &str)],
+    ) -> Resp {
         let url = format!("{}{path}", self.base);
         let method_name = method;
         let method = reqwest::Method::from_bytes(method.as_bytes()).expect("method");
         let mut req = self.client.request(method, url);
         if let Some(t) = token {
             req = req.bearer_auth(t);
+        }
+        for (name, value) in headers {
+            req = req.header(*name, *value);
         }
         if let Some(b) = body {
             req = req.json(&b);

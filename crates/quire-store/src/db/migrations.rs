@@ -114,6 +114,12 @@ const MIGRATIONS: &[Migration] = &[
         sqlite: include_str!("../../migrations/0017_site_drafts_and_variants.sql"),
         postgres: include_str!("../../migrations/0017_site_drafts_and_variants.sql"),
     },
+    Migration {
+        version: 18,
+        name: "external links in the structure of sites",
+        sqlite: include_str!("../../migrations/0018_site_external_links.sql"),
+        postgres: include_str!("../../migrations/0018_site_external_links.sql"),
+    },
 ];
 
 /// An arbitrary constant that names quire's migration lock among PostgreSQL advisory locks.

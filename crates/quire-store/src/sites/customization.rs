@@ -97,16 +97,13 @@ pub fn clear_site_space(
     c: &mut dyn Conn,
     site: &Authorized<SiteFor, site::Manage>,
     site_space: &str,
-) -> StoreResult<bool> {
-    let had = of_site_space(c, site, site_space)?.json.is_some();
-    if had {
-        c.execute(
-            "UPDATE site_spaces SET customization = NULL, customization_updated_at = NULL
-             WHERE id = ?1 AND site_id = ?2",
-            params![site_space, site.site.id.clone()],
-        )?;
-    }
-    Ok(had)
+) -> StoreResult<()> {
+    c.execute(
+        "UPDATE site_spaces SET customization = NULL, customization_updated_at = NULL
+         WHERE id = ?1 AND site_id = ?2",
+        params![site_space, site.site.id.clone()],
+    )?;
+    Ok(())
 }
 
 /// What the reader renders a site with that set nothing, in GitBook's names: its colors

@@ -14,7 +14,7 @@ pub mod share_links;
 pub mod structure;
 
 pub use model::{
-    AgentsContext, Group, Section, Site, SiteFor, SiteKey, SiteSpace, SiteType, SiteVisibility, Structure,
+    AgentsContext, ExternalLink, Group, Section, Site, SiteFor, SiteKey, SiteSpace, SiteType, SiteVisibility, Structure,
     load_structure, load_visible, not_found,
 };
 

@@ -394,6 +394,53 @@ impl SiteSpace {
     }
 }
 
+/// A link out of the site, beside sections and groups (GitBook's external links).
+#[derive(Clone, Debug)]
+pub struct ExternalLink {
+    pub id: String,
+    pub group: Option<String>,
+    pub title: String,
+    pub description: Option<String>,
+    pub icon: Option<String>,
+    pub url: String,
+    pub condition: Option<String>,
+    pub position: String,
+    /// Not live: absent from the published site until made live.
+    pub draft: bool,
+}
+
+crate::columns! {
+    /// The columns [`ExternalLink::from_row`] reads.
+    pub struct ExternalLinkCols of "site_external_links" {
+        id: "id",
+        group: "group_id",
+        title: "title",
+        description: "description",
+        icon: "icon",
+        url: "url",
+        condition: "condition",
+        position: "position",
+        draft: "draft",
+    }
+}
+
+impl ExternalLink {
+    fn from_row(row: &Row) -> Result<ExternalLink, DbError> {
+        const L: ExternalLinkCols = ExternalLinkCols::AT;
+        Ok(ExternalLink {
+            id: row.col(L.id)?,
+            group: row.col(L.group)?,
+            title: row.col(L.title)?,
+            description: row.col(L.description)?,
+            icon: row.col(L.icon)?,
+            url: row.col(L.url)?,
+            condition: row.col(L.condition)?,
+            position: row.col(L.position)?,
+            draft: row.col(L.draft)?,
+        })
+    }
+}
+
 /// Everything a site is made of, each kind in order (order keys compare by bytes, which
 /// PostgreSQL collations do not, so the order is made here).
 #[derive(Clone, Debug, Default)]
@@ -401,9 +448,10 @@ pub struct Structure {
     pub groups: Vec<Group>,
     pub sections: Vec<Section>,
     pub site_spaces: Vec<SiteSpace>,
+    pub links: Vec<ExternalLink>,
 }
 
-/// Loads a site's structure: three statements whatever its size.
+/// Loads a site's structure: four statements whatever its size.
 pub fn load_structure(c: &mut dyn Conn, site_id: &str) -> Result<Structure, DbError> {
     let mut groups = c
         .query(
@@ -441,18 +489,32 @@ pub fn load_structure(c: &mut dyn Conn, site_id: &str) -> Result<Structure, DbEr
         .map(SiteSpace::from_row)
         .collect::<Result<Vec<_>, _>>()?;
     site_spaces.sort_by(|a, b| a.position.cmp(&b.position).then_with(|| a.id.cmp(&b.id)));
+    let mut links = c
+        .query(
+            &format!(
+                "SELECT {} FROM site_external_links WHERE site_id = ?1",
+                ExternalLinkCols::SQL
+            ),
+            crate::params![site_id],
+        )?
+        .iter()
+        .map(ExternalLink::from_row)
+        .collect::<Result<Vec<_>, _>>()?;
+    links.sort_by(|a, b| a.position.cmp(&b.position).then_with(|| a.id.cmp(&b.id)));
     Ok(Structure {
         groups,
         sections,
         site_spaces,
+        links,
     })
 }
 
-/// An item of a level of the structure: a section or a section group.
+/// An item of a level of the structure: a section, a section group or an external link.
 #[derive(Clone, Copy, Debug)]
 pub enum Item<'a> {
     Section(&'a Section),
     Group(&'a Group),
+    Link(&'a ExternalLink),
 }
 
 impl<'a> Item<'a> {
@@ -460,19 +522,22 @@ impl<'a> Item<'a> {
         match self {
             Item::Section(s) => &s.id,
             Item::Group(g) => &g.id,
+            Item::Link(l) => &l.id,
         }
     }
 
-    fn position(&self) -> &'a str {
+    pub fn position(&self) -> &'a str {
         match self {
             Item::Section(s) => &s.position,
             Item::Group(g) => &g.position,
+            Item::Link(l) => &l.position,
         }
     }
 }
 
 impl Structure {
-    /// The sections and groups directly under `parent` (a group; the root when None), in order.
+    /// The sections, groups and external links directly under `parent` (a group; the root when
+    /// None), in order.
     pub fn level(&self, parent: Option<&str>) -> Vec<Item<'_>> {
         let mut items: Vec<Item<'_>> = self
             .sections
@@ -484,6 +549,12 @@ impl Structure {
                     .iter()
                     .filter(|g| g.parent.as_deref() == parent)
                     .map(Item::Group),
+            )
+            .chain(
+                self.links
+                    .iter()
+                    .filter(|l| l.group.as_deref() == parent)
+                    .map(Item::Link),
             )
             .collect();
         items.sort_by(|a, b| a.position().cmp(b.position()).then_with(|| a.id().cmp(b.id())));
@@ -497,12 +568,13 @@ impl Structure {
         let mut seen = 0usize;
         while let Some(item) = stack.pop() {
             seen += 1;
-            if seen > self.sections.len() + self.groups.len() {
+            if seen > self.sections.len() + self.groups.len() + self.links.len() {
                 break;
             }
             match item {
                 Item::Section(s) => out.push(s),
                 Item::Group(g) => stack.extend(self.level(Some(&g.id)).into_iter().rev()),
+                Item::Link(_) => {}
             }
         }
         out
@@ -535,6 +607,10 @@ impl Structure {
 
     pub fn site_space(&self, id: &str) -> Option<&SiteSpace> {
         self.site_spaces.iter().find(|s| s.id == id)
+    }
+
+    pub fn link(&self, id: &str) -> Option<&ExternalLink> {
+        self.links.iter().find(|l| l.id == id)
     }
 
     /// Whether `ss` is the default site space of its section (of `site`'s root when it is in

@@ -1,4 +1,4 @@
-//! The order of a site's sections, section groups and site spaces: fractional keys
+//! The order of a site's sections, section groups, external links and site spaces: fractional keys
 //! (`quire_content::order`), so placing an item writes only its key unless its neighbours share
 //! one, when the level is renumbered.
 
@@ -13,6 +13,7 @@ use crate::params;
 pub enum Kind {
     Section,
     Group,
+    Link,
     SiteSpace,
 }
 
@@ -21,7 +22,18 @@ impl Kind {
         match self {
             Kind::Section => "site_sections",
             Kind::Group => "site_section_groups",
+            Kind::Link => "site_external_links",
             Kind::SiteSpace => "site_spaces",
+        }
+    }
+
+    /// The column naming the level an item is in: its group (the root when NULL), or a site
+    /// space's section.
+    pub(crate) fn level_column(self) -> &'static str {
+        match self {
+            Kind::Section | Kind::Link => "group_id",
+            Kind::Group => "parent_id",
+            Kind::SiteSpace => "section_id",
         }
     }
 
@@ -30,6 +42,7 @@ impl Kind {
         match self {
             Kind::Section => "site-section",
             Kind::Group => "site-section-group",
+            Kind::Link => "site-external-link",
             Kind::SiteSpace => "site-space",
         }
     }
@@ -39,6 +52,7 @@ impl Kind {
         match self {
             Kind::Section => "site section",
             Kind::Group => "site section group",
+            Kind::Link => "site external link",
             Kind::SiteSpace => "site space",
         }
     }

@@ -33,8 +33,9 @@ pub struct Published {
     pub customization: Option<serde_json::Value>,
     pub site_space_customizations: HashMap<String, serde_json::Value>,
     schema: AdaptiveSchema,
-    /// The parsed conditions of sections and site spaces, by their id; None for one that no
-    /// longer parses (checked when set, so only by a change of the language), which hides.
+    /// The parsed conditions of sections, site spaces and external links, by their id; None for
+    /// one that no longer parses (checked when set, so only by a change of the language), which
+    /// hides.
     conditions: HashMap<String, Option<Condition>>,
     share_keys: Vec<String>,
     /// The sections that are not live: drafts, and those in a draft group (made with the load,
@@ -70,7 +71,8 @@ pub fn load(c: &mut dyn crate::db::Conn, org_id: &str, site_id: &str) -> StoreRe
         .sections
         .iter()
         .map(|s| (&s.id, &s.condition))
-        .chain(tree.site_spaces.iter().map(|s| (&s.id, &s.condition)));
+        .chain(tree.site_spaces.iter().map(|s| (&s.id, &s.condition)))
+        .chain(tree.links.iter().map(|l| (&l.id, &l.condition)));
     for (id, condition) in guarded {
         if let Some(text) = condition {
             conditions.insert(id.clone(), Condition::parse(text).ok());
@@ -168,12 +170,13 @@ pub fn verify_token(site: &Site, token: &str) -> Result<serde_json::Value, Token
         .map_err(|e| TokenError::Invalid(e.to_string()))
 }
 
-/// Which sections and site spaces a visitor sees, in the order of `tree.sections` and
-/// `tree.site_spaces`.
+/// Which sections, site spaces and external links a visitor sees, in the order of
+/// `tree.sections`, `tree.site_spaces` and `tree.links`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Shown {
     pub sections: Vec<bool>,
     pub site_spaces: Vec<bool>,
+    pub links: Vec<bool>,
 }
 
 /// Whether `group` or a group it is in is a draft.
@@ -191,7 +194,8 @@ fn in_draft_group<'a>(tree: &'a Structure, mut group: Option<&'a str>) -> bool {
 
 /// What a visitor with `claims` sees: a site space that is live (not a draft) and whose space
 /// is, whose condition holds and whose section is shown; a section that is live, in no draft
-/// group, whose condition holds and that shows a site space. Conditions apply when the site's
+/// group, whose condition holds and that shows a site space; an external link that is live, in
+/// no draft group, and whose condition holds. Conditions apply when the site's
 /// adaptive content is enabled.
 pub fn shown(p: &Published, claims: &Claims) -> Shown {
     let holds = |id: &str| {
@@ -235,9 +239,16 @@ pub fn shown(p: &Published, claims: &Claims) -> Shown {
                     .any(|(ss, shown)| *shown && ss.section.as_deref() == Some(s.id.as_str()))
         })
         .collect();
+    let links = p
+        .tree
+        .links
+        .iter()
+        .map(|l| !l.draft && !in_draft_group(&p.tree, l.group.as_deref()) && holds(&l.id))
+        .collect();
     Shown {
         sections,
         site_spaces,
+        links,
     }
 }
 

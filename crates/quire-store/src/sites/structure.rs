@@ -1,5 +1,5 @@
-//! A site's structure: section groups (nesting), sections and site spaces, each kind kept in an
-//! exact order (`order`), and the defaults: a site with site spaces always has a default site
+//! A site's structure: section groups (nesting), sections, external links and site spaces, each
+//! level kept in an exact order (`order`), and the defaults: a site with site spaces always has a default site
 //! space in each section (and at the root), and a site with sections a default section.
 
 use std::collections::HashMap;
@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use quire_adaptive::Condition;
 
 pub use super::defaults::normalize_defaults;
-use super::model::{self, Group, Section, Site, SiteFor, SiteSpace, Structure};
+use super::model::{self, ExternalLink, Group, Section, Site, SiteFor, SiteSpace, Structure};
 use super::order::{self, Keyed, Kind, Position};
 use crate::access::AccessContext;
 use crate::db::{Args, Conn};
@@ -27,6 +27,9 @@ pub const PATH_MAX: usize = 100;
 pub const ICON_MAX: usize = 50;
 pub const SITE_SPACE_TITLE_MIN: usize = 2;
 pub const SITE_SPACE_TITLE_MAX: usize = 128;
+pub const LINK_TITLE_MIN: usize = 2;
+pub const LINK_TITLE_MAX: usize = 128;
+pub const LINK_DESCRIPTION_MAX: usize = 256;
 
 /// A site with its structure and the spaces its site spaces show, as the caller sees it.
 #[derive(Clone, Debug)]
@@ -100,6 +103,19 @@ impl StructureItem for Group {
     }
 }
 
+impl StructureItem for ExternalLink {
+    const KIND: Kind = Kind::Link;
+    fn id(&self) -> &str {
+        &self.id
+    }
+    fn in_view(view: &SiteView, id: &str) -> Option<ExternalLink> {
+        view.tree.link(id).cloned()
+    }
+    fn all(view: &SiteView) -> Vec<ExternalLink> {
+        view.tree.links.clone()
+    }
+}
+
 impl ShownSiteSpace {
     fn of(view: &SiteView, site_space: &SiteSpace) -> Option<ShownSiteSpace> {
         let space = view.spaces.get(&site_space.space_id)?;
@@ -163,14 +179,15 @@ fn level_of(tree: &Structure, kind: Kind, id: &str) -> StoreResult<Option<String
     let level = match kind {
         Kind::Section => tree.section(id).map(|s| s.group.clone()),
         Kind::Group => tree.group(id).map(|g| g.parent.clone()),
+        Kind::Link => tree.link(id).map(|l| l.group.clone()),
         Kind::SiteSpace => tree.site_space(id).map(|s| s.section.clone()),
     };
     level.ok_or_else(|| not_found(kind, id))
 }
 
-/// The items of a level in order with their keys, but the item `without` of `kind`: for sections
-/// and groups, those directly in the group `level` (the root when None); for site spaces, those
-/// of the section `level`.
+/// The items of a level in order with their keys, but the item `without` of `kind`: for sections,
+/// groups and links, those directly in the group `level` (the root when None); for site spaces,
+/// those of the section `level`.
 fn siblings(tree: &Structure, kind: Kind, level: Option<&str>, without: Option<&str>) -> Vec<Keyed> {
     let keyed = |kind, id: &str, key: &str| Keyed {
         kind,
@@ -183,12 +200,16 @@ fn siblings(tree: &Structure, kind: Kind, level: Option<&str>, without: Option<&
             .into_iter()
             .map(|s| keyed(Kind::SiteSpace, &s.id, &s.position))
             .collect(),
-        Kind::Section | Kind::Group => tree
+        Kind::Section | Kind::Group | Kind::Link => tree
             .level(level)
             .into_iter()
-            .map(|item| match item {
-                model::Item::Section(s) => keyed(Kind::Section, &s.id, &s.position),
-                model::Item::Group(g) => keyed(Kind::Group, &g.id, &g.position),
+            .map(|item| {
+                let kind = match item {
+                    model::Item::Section(_) => Kind::Section,
+                    model::Item::Group(_) => Kind::Group,
+                    model::Item::Link(_) => Kind::Link,
+                };
+                keyed(kind, item.id(), item.position())
             })
             .collect(),
     };
@@ -307,7 +328,7 @@ pub fn delete(
             )?;
         }
         Kind::Group => lift_group_items(c, &site_id, id)?,
-        Kind::SiteSpace => {}
+        Kind::SiteSpace | Kind::Link => {}
     }
     c.execute(
         &format!("DELETE FROM {} WHERE site_id = ?1 AND id = ?2", kind.table()),
@@ -317,15 +338,15 @@ pub fn delete(
 }
 
 /// Where a move puts an item: before or after a sibling (None: at the end) and, for a section
-/// group only, into another group (`parent`; null: the root; absent: where it is).
+/// group or an external link, into a group (`parent`; null: the root; absent: where it is).
 #[derive(Clone, Debug, Default)]
 pub struct Move {
     pub position: Option<Position>,
     pub parent: Patch<String>,
 }
 
-/// Moves an item among the items of its level (a group's can change level too: never into
-/// itself or a group inside it).
+/// Moves an item among the items of its level (a group or link can change level too; a group
+/// never into itself or a group inside it).
 pub fn move_item<T: StructureItem>(
     c: &mut dyn Conn,
     site: &Authorized<SiteFor, site::Manage>,
@@ -337,8 +358,10 @@ pub fn move_item<T: StructureItem>(
     let level = level_of(&tree, T::KIND, id)?;
     let target = match &to.parent {
         Patch::Absent => level.clone(),
-        _ if T::KIND != Kind::Group => {
-            return Err(StoreError::invalid("only a section group moves into a `parent`"));
+        _ if !matches!(T::KIND, Kind::Group | Kind::Link) => {
+            return Err(StoreError::invalid(
+                "only a section group or an external link moves into a `parent`",
+            ));
         }
         Patch::Null => None,
         Patch::Value(p) => {
@@ -357,10 +380,12 @@ pub fn move_item<T: StructureItem>(
         None => siblings.len(),
     };
     if target != level {
-        c.execute(
-            "UPDATE site_section_groups SET parent_id = ?2 WHERE id = ?1",
-            params![id, target.clone()],
-        )?;
+        let sql = format!(
+            "UPDATE {} SET {} = ?2 WHERE id = ?1",
+            T::KIND.table(),
+            T::KIND.level_column()
+        );
+        c.execute(&sql, params![id, target.clone()])?;
     }
     order::place(c, &siblings, (T::KIND, id), index)?;
     written(c, site, caller, id)
@@ -654,11 +679,12 @@ fn lift_group_items(c: &mut dyn Conn, site_id: &str, id: &str) -> StoreResult<()
     all.splice(index..index, children);
     let keys = quire_content::order::keys_between(None, None, all.len());
     for (item, key) in all.iter().zip(keys) {
-        let sql = match item.kind {
-            Kind::Section => "UPDATE site_sections SET group_id = ?2, position = ?3 WHERE id = ?1",
-            _ => "UPDATE site_section_groups SET parent_id = ?2, position = ?3 WHERE id = ?1",
-        };
-        c.execute(sql, params![item.id.clone(), parent.clone(), key])?;
+        let sql = format!(
+            "UPDATE {} SET {} = ?2, position = ?3 WHERE id = ?1",
+            item.kind.table(),
+            item.kind.level_column()
+        );
+        c.execute(&sql, params![item.id.clone(), parent.clone(), key])?;
     }
     Ok(())
 }
@@ -710,6 +736,133 @@ pub fn remove_from_group(
         params![section, parent],
     )?;
     order::place(c, &siblings, (Kind::Section, section), index)
+}
+
+// External links.
+
+/// A new external link, checked already.
+#[derive(Clone, Debug, Default)]
+pub struct NewLink {
+    pub title: String,
+    pub description: Option<String>,
+    pub icon: Option<String>,
+    pub url: String,
+    /// The section group it is made in, at its end; the root when None.
+    pub group: Option<String>,
+    pub draft: bool,
+    pub condition: Patch<String>,
+}
+
+/// Adds an external link at the end of its level. A link sits beside sections, so a site must
+/// have sections (GitBook's "simple structure" refuses it).
+pub fn create_link(
+    c: &mut dyn Conn,
+    site: &Authorized<SiteFor, site::Manage>,
+    caller: &str,
+    new: &NewLink,
+) -> StoreResult<Written<ExternalLink>> {
+    let site_id = site.site.id.clone();
+    let tree = model::load_structure(c, &site_id)?;
+    if tree.sections.is_empty() {
+        return Err(StoreError::invalid(
+            "this site has no sections: an external link sits beside sections (add a section first)",
+        ));
+    }
+    if let Some(g) = &new.group {
+        group_of_site(&tree, "parent", g)?;
+    }
+    let condition = condition(&site.site, &new.condition)?.flatten();
+    let key = order::key_at_end(&siblings(&tree, Kind::Link, new.group.as_deref(), None));
+    let id = ids::new_id();
+    c.execute(
+        "INSERT INTO site_external_links
+             (id, site_id, group_id, title, description, icon, url, condition, draft, position, created_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+        params![
+            id.clone(),
+            site_id,
+            new.group.clone(),
+            new.title.clone(),
+            new.description.clone(),
+            new.icon.clone(),
+            new.url.clone(),
+            condition,
+            new.draft,
+            key,
+            clock::now_ms()
+        ],
+    )?;
+    written(c, site, caller, &id)
+}
+
+/// The changes of an external link update (absent: unchanged).
+#[derive(Clone, Debug, Default)]
+pub struct LinkChanges {
+    pub title: Option<String>,
+    pub description: Patch<String>,
+    pub icon: Patch<String>,
+    pub url: Option<String>,
+    /// Into a section group, at its end (null: to the end of the root).
+    pub group: Patch<String>,
+    pub draft: Option<bool>,
+    pub condition: Patch<String>,
+}
+
+pub fn update_link(
+    c: &mut dyn Conn,
+    site: &Authorized<SiteFor, site::Manage>,
+    caller: &str,
+    id: &str,
+    changes: &LinkChanges,
+) -> StoreResult<Written<ExternalLink>> {
+    let tree = model::load_structure(c, &site.site.id)?;
+    let mut next = tree
+        .link(id)
+        .cloned()
+        .ok_or_else(|| not_found(Kind::Link, id))?;
+    if let Some(t) = &changes.title {
+        next.title = t.clone();
+    }
+    if let Some(u) = &changes.url {
+        next.url = u.clone();
+    }
+    if let Some(d) = changes.description.clone().into_update() {
+        next.description = d;
+    }
+    if let Some(i) = changes.icon.clone().into_update() {
+        next.icon = i;
+    }
+    if let Some(cond) = condition(&site.site, &changes.condition)? {
+        next.condition = cond;
+    }
+    next.draft = changes.draft.unwrap_or(next.draft);
+    c.execute(
+        "UPDATE site_external_links SET title = ?2, description = ?3, icon = ?4, url = ?5,
+             condition = ?6, draft = ?7
+         WHERE id = ?1",
+        params![
+            id,
+            next.title,
+            next.description,
+            next.icon,
+            next.url,
+            next.condition,
+            next.draft
+        ],
+    )?;
+    let moves = match &changes.group {
+        Patch::Absent => false,
+        Patch::Null => next.group.is_some(),
+        Patch::Value(g) => next.group.as_ref() != Some(g),
+    };
+    if moves {
+        let to = Move {
+            position: None,
+            parent: changes.group.clone(),
+        };
+        return move_item(c, site, caller, id, &to);
+    }
+    written(c, site, caller, id)
 }
 
 // Site spaces.
@@ -879,6 +1032,7 @@ pub fn sort_key(tree: &Structure, kind: Kind, id: &str) -> Vec<String> {
         let found = match kind {
             Kind::Group => tree.group(id).map(|g| (&g.position, g.parent.as_deref())),
             Kind::Section => tree.section(id).map(|s| (&s.position, s.group.as_deref())),
+            Kind::Link => tree.link(id).map(|l| (&l.position, l.group.as_deref())),
             Kind::SiteSpace => tree.site_space(id).map(|ss| {
                 let section = ss.section.as_deref().filter(|s| tree.section(s).is_some());
                 root_mark = Some(if section.is_some() { "1" } else { "0" });

@@ -154,7 +154,7 @@ async fn update_change_request(
         space_id,
         change_request_id: cr_id,
     }): Path<ChangeRequestPath>,
-    headers: axum::http::HeaderMap,
+    prefer: crate::extract::PreferMinimal,
     crate::extract::Json(body): crate::extract::Json<UpdateChangeRequest>,
 ) -> ApiResult<axum::response::Response> {
     if let Some(s) = &body.subject {
@@ -190,15 +190,7 @@ async fn update_change_request(
             change_requests::update(c, &space, &caller.user_id, &cr_id, &changes)
         })
         .await?;
-    let json = cr_json(&app.urls, &cr)?;
-    let minimal = headers
-        .get("prefer")
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.contains("return=minimal"));
-    if minimal {
-        return Ok((StatusCode::NO_CONTENT, [("preference-applied", "return=minimal")]).into_response());
-    }
-    Ok(axum::Json(json).into_response())
+    Ok(prefer.answer(cr_json(&app.urls, &cr)?))
 }
 
 #[utoipa::path(

@@ -3,6 +3,7 @@
 //! have their own files.
 
 mod customization;
+mod external_links;
 pub(crate) mod published;
 mod redirects;
 mod share_links;
@@ -41,6 +42,7 @@ pub fn routes() -> OpenApiRouter<App> {
         .routes(routes!(regenerate_publishing_auth))
         .routes(routes!(get_publishing_preview))
         .merge(structure::routes())
+        .merge(external_links::routes())
         .merge(published::routes())
         .merge(share_links::routes())
         .merge(customization::routes())

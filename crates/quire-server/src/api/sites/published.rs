@@ -123,6 +123,13 @@ fn render(app: &App, p: &Published, shown: &Shown) -> PublishedSiteJson {
         .zip(&shown.site_spaces)
         .map(|(s, b)| (s.id.as_str(), *b))
         .collect();
+    let links: HashMap<&str, bool> = p
+        .tree
+        .links
+        .iter()
+        .zip(&shown.links)
+        .map(|(l, b)| (l.id.as_str(), *b))
+        .collect();
     let space = |ss: &sites::SiteSpace| p.spaces.get(&ss.space_id).map(|s| with_role(urls, s, None));
     let shows_section = |s: &sites::Section| sections.get(s.id.as_str()).copied().unwrap_or(false);
     let shows_site_space = |s: &sites::SiteSpace| site_spaces.get(s.id.as_str()).copied().unwrap_or(false);
@@ -133,6 +140,7 @@ fn render(app: &App, p: &Published, shown: &Shown) -> PublishedSiteJson {
         space: &space,
         shows_section: &shows_section,
         shows_site_space: &shows_site_space,
+        shows_link: &|l| links.get(l.id.as_str()).copied().unwrap_or(false),
         hide_empty_groups: true,
     };
     // Complete, as GET .../customization answers them: each site space's own over the site's.

@@ -1,5 +1,6 @@
 //! A site's structure: sections, section groups and site spaces, their lists (in reading order,
-//! keyset-paged on each item's path of order keys) and moves.
+//! keyset-paged on each item's path of order keys) and moves; `external_links` adds the fourth
+//! kind with these helpers.
 
 use axum::extract::State;
 use axum::http::{StatusCode, header};
@@ -10,13 +11,13 @@ use quire_store::patch::Patch;
 use quire_store::permissions::site;
 use quire_store::sites::order::{Kind, Position, Ref};
 use quire_store::sites::structure::{self as st, ShownSiteSpace, Written};
-use quire_store::sites::{Group, Section, SiteKey};
+use quire_store::sites::{ExternalLink, Group, Section, SiteKey};
 use quire_store::validate;
 use serde::Deserialize;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use super::wire::{self, GroupJson, ItemJson, SectionJson, SiteSpaceJson};
+use super::wire::{self, ExternalLinkJson, GroupJson, ItemJson, SectionJson, SiteSpaceJson};
 
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult};
@@ -90,7 +91,7 @@ fn no_custom_home(page_id: Option<&str>) -> ApiResult<()> {
     }
 }
 
-fn check_icon(icon: Option<&String>) -> ApiResult<()> {
+pub(super) fn check_icon(icon: Option<&String>) -> ApiResult<()> {
     if let Some(i) = icon {
         validate::name("icon", i, st::ICON_MAX)?;
     }
@@ -98,7 +99,7 @@ fn check_icon(icon: Option<&String>) -> ApiResult<()> {
 }
 
 /// The value a patch sets, if it sets one.
-fn set(patch: &Patch<String>) -> Option<&String> {
+pub(super) fn set(patch: &Patch<String>) -> Option<&String> {
     match patch {
         Patch::Value(v) => Some(v),
         Patch::Absent | Patch::Null => None,
@@ -106,7 +107,7 @@ fn set(patch: &Patch<String>) -> Option<&String> {
 }
 
 /// 201 with a new item, and where it is.
-fn created<T: ItemJson>(app: &App, path: &SitePath, written: &Written<T>) -> impl IntoResponse + use<T> {
+pub(super) fn created<T: ItemJson>(app: &App, path: &SitePath, written: &Written<T>) -> impl IntoResponse + use<T> {
     let location = app.urls.api(&format!(
         "/orgs/{}/sites/{}/{}/{}",
         path.organization_id,
@@ -123,7 +124,7 @@ fn created<T: ItemJson>(app: &App, path: &SitePath, written: &Written<T>) -> imp
 }
 
 /// Deletes an item: 204, also when it never was.
-async fn delete(app: App, caller: Caller, site: SiteKey, kind: Kind, id: String) -> ApiResult<StatusCode> {
+pub(super) async fn delete(app: App, caller: Caller, site: SiteKey, kind: Kind, id: String) -> ApiResult<StatusCode> {
     app.db
         .write_as::<site::Manage, _>(caller.user_id.clone(), site, move |c, site| {
             st::delete(c, &site, kind, &id)
@@ -906,7 +907,6 @@ enum ItemType {
     Section,
     #[serde(rename = "site-section-group")]
     Group,
-    /// GitBook's external links; quire's sites have none, so none is found.
     #[serde(rename = "site-external-link")]
     ExternalLink,
 }
@@ -920,20 +920,15 @@ struct ItemPointer {
 }
 
 impl ItemPointer {
-    /// The item as the store names it; 404 for an external link, which no site of quire has.
-    fn into_ref(self) -> ApiResult<Ref> {
+    /// The item as the store names it.
+    fn into_ref(self) -> Ref {
         let kind = match self.kind {
             ItemType::Space => Kind::SiteSpace,
             ItemType::Section => Kind::Section,
             ItemType::Group => Kind::Group,
-            ItemType::ExternalLink => {
-                return Err(ApiError::not_found(format!(
-                    "site external link {:?} not found",
-                    self.id
-                )));
-            }
+            ItemType::ExternalLink => Kind::Link,
         };
-        Ok(Ref { kind, id: self.id })
+        Ref { kind, id: self.id }
     }
 }
 
@@ -959,13 +954,14 @@ enum MovedItem {
     SiteSpace(Box<SiteSpaceJson>),
     Section(SectionJson),
     Group(GroupJson),
+    Link(ExternalLinkJson),
 }
 
 #[utoipa::path(
     patch,
     path = "/v1/orgs/{organizationId}/sites/{siteId}/structure/sort",
     tag = "Site sections, section groups, site spaces",
-    summary = "Move a section, section group or site space among its siblings, by its kind and id",
+    summary = "Move a section, section group, external link or site space among its siblings, by its kind and id",
     params(SitePath),
     request_body = SortStructure,
     responses((status = 200, description = "The item as moved.", body = MovedItem)),
@@ -977,17 +973,11 @@ async fn sort_structure(
     Path(path): Path<SitePath>,
     Json(body): Json<SortStructure>,
 ) -> ApiResult<axum::Json<MovedItem>> {
-    let item = body.item.into_ref()?;
-    let position = match body.position {
-        None => None,
-        Some(p) => {
-            let (before, after) = (
-                p.before.map(ItemPointer::into_ref).transpose()?,
-                p.after.map(ItemPointer::into_ref).transpose()?,
-            );
-            Some(position(before, after)?)
-        }
-    };
+    let item = body.item.into_ref();
+    let position = body
+        .position
+        .map(|p| position(p.before.map(ItemPointer::into_ref), p.after.map(ItemPointer::into_ref)))
+        .transpose()?;
     let to = st::Move {
         position,
         parent: Patch::Absent,
@@ -1000,6 +990,7 @@ async fn sort_structure(
         }
         Kind::Section => MovedItem::Section(move_item::<Section>(app, caller, site, id, to).await?.0),
         Kind::Group => MovedItem::Group(move_item::<Group>(app, caller, site, id, to).await?.0),
+        Kind::Link => MovedItem::Link(move_item::<ExternalLink>(app, caller, site, id, to).await?.0),
     };
     Ok(axum::Json(moved))
 }

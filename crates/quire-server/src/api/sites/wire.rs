@@ -1,5 +1,5 @@
 //! Docs sites as answered: the site with the caller's `permissions`, its sections, section
-//! groups and site spaces (GitBook's shapes), and the published content site.
+//! groups, external links and site spaces (GitBook's shapes), and the published content site.
 
 use quire_store::clock;
 use quire_store::paging::List;
@@ -7,7 +7,7 @@ use quire_store::permissions::{SiteAction, Standing, site_allows};
 use quire_store::sites::model::Item;
 use quire_store::sites::structure::{ShownSiteSpace, SiteView, StructureItem, Written};
 use quire_store::sites::{
-    AgentsContext, Group, Section, Site, SiteSpace, SiteType, SiteVisibility, Structure,
+    AgentsContext, ExternalLink, Group, Section, Site, SiteSpace, SiteType, SiteVisibility, Structure,
 };
 use serde::Serialize;
 
@@ -209,11 +209,31 @@ pub struct GroupJson {
     pub draft: bool,
     /// The sections directly in the group (deprecated by GitBook for `children`).
     pub sections: Vec<SectionJson>,
-    /// The sections and groups in the group, in order.
+    /// The sections, groups and external links in the group, in order.
     #[schema(value_type = Vec<Object>)]
     pub children: Vec<ChildJson>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub icon: Option<String>,
+}
+
+#[derive(Serialize, Debug, Clone, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ExternalLinkJson {
+    pub object: &'static str,
+    pub id: String,
+    pub title: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub icon: Option<String>,
+    /// The absolute http(s) URL the link opens.
+    pub url: String,
+    /// The section group it is in; absent at the root.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub section_group: Option<String>,
+    pub draft: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub condition: Option<String>,
 }
 
 /// An item of a level of the structure.
@@ -222,6 +242,7 @@ pub struct GroupJson {
 pub enum ChildJson {
     Section(SectionJson),
     Group(GroupJson),
+    Link(ExternalLinkJson),
 }
 
 /// `{type: "sections", structure}` or `{type: "siteSpaces", structure}`.
@@ -243,6 +264,7 @@ pub struct Render<'a> {
     pub space: &'a dyn Fn(&SiteSpace) -> Option<SpaceJson>,
     pub shows_section: &'a dyn Fn(&Section) -> bool,
     pub shows_site_space: &'a dyn Fn(&SiteSpace) -> bool,
+    pub shows_link: &'a dyn Fn(&ExternalLink) -> bool,
     /// Whether a group that shows no section is left out (a visitor's view).
     pub hide_empty_groups: bool,
 }
@@ -315,8 +337,22 @@ impl Render<'_> {
         }
     }
 
-    /// The items of a level (a group; the root when None), groups left out when they show no
-    /// section.
+    pub fn link(&self, link: &ExternalLink) -> ExternalLinkJson {
+        ExternalLinkJson {
+            object: "site-external-link",
+            id: link.id.clone(),
+            title: link.title.clone(),
+            description: link.description.clone(),
+            icon: link.icon.clone(),
+            url: link.url.clone(),
+            section_group: link.group.clone(),
+            draft: link.draft,
+            condition: link.condition.clone(),
+        }
+    }
+
+    /// The items of a level (a group; the root when None), groups left out when they show
+    /// nothing.
     pub fn level(&self, parent: Option<&str>, depth: usize) -> Vec<ChildJson> {
         self.tree
             .level(parent)
@@ -328,6 +364,7 @@ impl Render<'_> {
                     (!(self.hide_empty_groups && group.children.is_empty()))
                         .then_some(ChildJson::Group(group))
                 }
+                Item::Link(l) => (self.shows_link)(l).then(|| ChildJson::Link(self.link(l))),
             })
             .collect()
     }
@@ -343,7 +380,7 @@ impl Render<'_> {
             .iter()
             .filter_map(|c| match c {
                 ChildJson::Section(s) => Some(s.clone()),
-                ChildJson::Group(_) => None,
+                ChildJson::Group(_) | ChildJson::Link(_) => None,
             })
             .collect();
         GroupJson {
@@ -389,6 +426,7 @@ pub fn render_view<'a>(
         space,
         shows_section: &|_| true,
         shows_site_space: &|_| true,
+        shows_link: &|_| true,
         hide_empty_groups: false,
     }
 }
@@ -432,6 +470,14 @@ impl ItemJson for ShownSiteSpace {
     fn json(render: &Render<'_>, shown: &ShownSiteSpace) -> SiteSpaceJson {
         let space = with_role(render.urls, &shown.space.space, shown.space.role);
         render.site_space_showing(&shown.site_space, space)
+    }
+}
+
+impl ItemJson for ExternalLink {
+    type Json = ExternalLinkJson;
+    const COLLECTION: &'static str = "external-links";
+    fn json(render: &Render<'_>, link: &ExternalLink) -> ExternalLinkJson {
+        render.link(link)
     }
 }
 
