@@ -237,6 +237,37 @@ pub struct OrderQuery {
     pub paging: Paging,
 }
 
+/// `Prefer: return=minimal` (RFC 7240, GitBook's `returnPreference`): the caller of an update
+/// wants 204 rather than the updated resource.
+pub struct PreferMinimal(pub bool);
+
+impl<S: Send + Sync> FromRequestParts<S> for PreferMinimal {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        Ok(PreferMinimal(
+            parts
+                .headers
+                .get_all("prefer")
+                .iter()
+                .filter_map(|v| v.to_str().ok())
+                .any(|v| v.split(',').any(|p| p.trim() == "return=minimal")),
+        ))
+    }
+}
+
+impl PreferMinimal {
+    /// The answer to an update: 204 saying the preference was applied, or `json`.
+    pub fn answer<T: serde::Serialize>(self, json: T) -> axum::response::Response {
+        use axum::response::IntoResponse;
+        if self.0 {
+            let applied = [("preference-applied", "return=minimal")];
+            return (axum::http::StatusCode::NO_CONTENT, applied).into_response();
+        }
+        axum::Json(json).into_response()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -294,36 +325,5 @@ mod tests {
         assert!(parse_query::<Paging>("limit=0").is_err());
         let paging = parse_query::<Paging>("limit=2&page=abc").unwrap();
         assert_eq!((paging.limit, paging.page.as_deref()), (2, Some("abc")));
-    }
-}
-
-/// `Prefer: return=minimal` (RFC 7240, GitBook's `returnPreference`): the caller of an update
-/// wants 204 rather than the updated resource.
-pub struct PreferMinimal(pub bool);
-
-impl<S: Send + Sync> FromRequestParts<S> for PreferMinimal {
-    type Rejection = std::convert::Infallible;
-
-    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
-        Ok(PreferMinimal(
-            parts
-                .headers
-                .get_all("prefer")
-                .iter()
-                .filter_map(|v| v.to_str().ok())
-                .any(|v| v.split(',').any(|p| p.trim() == "return=minimal")),
-        ))
-    }
-}
-
-impl PreferMinimal {
-    /// The answer to an update: 204 saying the preference was applied, or `json`.
-    pub fn answer<T: serde::Serialize>(self, json: T) -> axum::response::Response {
-        use axum::response::IntoResponse;
-        if self.0 {
-            let applied = [("preference-applied", "return=minimal")];
-            return (axum::http::StatusCode::NO_CONTENT, applied).into_response();
-        }
-        axum::Json(json).into_response()
     }
 }

@@ -31,6 +31,7 @@ pub fn routes() -> OpenApiRouter<App> {
         .merge(crate::files::routes())
         .merge(crate::api::search::routes())
         .merge(crate::api::sites::routes())
+        .merge(crate::api::urls::routes())
 }
 
 /// The whole HTTP surface of quire. Panics when a route does not declare its access (see

@@ -1,4 +1,6 @@
-//! What the instance's signing key (`quire_store::instance::signing_key`) signs: visitor-claims tokens (HS256 JWTs), expiring download URLs and sites' preview tokens.
+//! What the instance's signing key (`quire_store::instance::signing_key`) signs: visitor-claims
+//! tokens and the API tokens of URL lookups (HS256 JWTs), expiring download URLs and sites'
+//! preview tokens.
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -26,6 +28,27 @@ pub fn jwt(key: &[u8], claims: &serde_json::Value) -> String {
     format!("{signing_input}.{signature}")
 }
 
+/// The claims of a JWT made by [`jwt`] under `key`, when its signature holds and its `exp`
+/// (seconds since the epoch) is after `now_s`.
+pub fn jwt_claims(key: &[u8], token: &str, now_s: i64) -> Option<serde_json::Value> {
+    let (signing_input, signature) = token.rsplit_once('.')?;
+    let (header, payload) = signing_input.split_once('.')?;
+    if header != URL_SAFE_NO_PAD.encode(br#"{"alg":"HS256","typ":"JWT"}"#) {
+        return None;
+    }
+    let expected = URL_SAFE_NO_PAD.encode(mac(key, signing_input.as_bytes()));
+    if !same(&expected, signature) {
+        return None;
+    }
+    let claims: serde_json::Value = serde_json::from_slice(&URL_SAFE_NO_PAD.decode(payload).ok()?).ok()?;
+    (claims["exp"].as_i64()? > now_s).then_some(claims)
+}
+
+/// Whether two strings are equal, in time that does not depend on where they differ.
+fn same(a: &str, b: &str) -> bool {
+    a.len() == b.len() && a.bytes().zip(b.bytes()).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
 /// A URL-safe signature of `message`, for links that must not be guessable.
 pub fn sign(key: &[u8], message: &str) -> String {
     let digest: Vec<u8> = mac(key, message.as_bytes()).into_iter().take(20).collect();
@@ -34,13 +57,7 @@ pub fn sign(key: &[u8], message: &str) -> String {
 
 /// Checks a signature made by [`sign`] in constant time.
 pub fn verify(key: &[u8], message: &str, signature: &str) -> bool {
-    let expected = sign(key, message);
-    expected.len() == signature.len()
-        && expected
-            .bytes()
-            .zip(signature.bytes())
-            .fold(0u8, |acc, (a, b)| acc | (a ^ b))
-            == 0
+    same(&sign(key, message), signature)
 }
 
 /// How long a preview URL (`GET .../publishing/preview`) lets its holder read the site.
@@ -93,6 +110,22 @@ mod tests {
         assert!(!preview_holds(b"k", "site1", &later, 0), "an expiry moved");
         for junk in ["", ".", "x.y", "1000", "1000."] {
             assert!(!preview_holds(b"k", "site1", junk, 0), "{junk:?}");
+        }
+    }
+
+    #[test]
+    fn a_jwt_reads_back_under_its_key_until_it_expires() {
+        let token = jwt(b"k", &serde_json::json!({"site": "s1", "exp": 100}));
+        assert_eq!(jwt_claims(b"k", &token, 99).unwrap()["site"], "s1");
+        assert!(jwt_claims(b"k", &token, 100).is_none(), "expired");
+        assert!(jwt_claims(b"other", &token, 0).is_none(), "another key");
+        let no_exp = jwt(b"k", &serde_json::json!({"site": "s1"}));
+        assert!(jwt_claims(b"k", &no_exp, 0).is_none(), "no expiry: refused");
+        let (head, _) = token.rsplit_once('.').unwrap();
+        let forged = format!("{head}.{}", URL_SAFE_NO_PAD.encode(b"forged"));
+        assert!(jwt_claims(b"k", &forged, 0).is_none());
+        for junk in ["", ".", "a.b", "a.b.c", "a.b.c.d"] {
+            assert!(jwt_claims(b"k", junk, 0).is_none(), "{junk:?}");
         }
     }
 }

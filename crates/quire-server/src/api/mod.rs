@@ -17,4 +17,5 @@ pub mod sites;
 pub mod spaces;
 pub mod teams;
 pub mod tokens;
+pub mod urls;
 pub mod users;

@@ -18,9 +18,9 @@
 //! `ETag` of its bytes.
 
 mod assets;
-mod layout;
+pub(crate) mod layout;
 mod pool;
-mod serve;
+pub(crate) mod serve;
 pub mod state;
 
 use axum::extract::{Request, State};
@@ -54,7 +54,8 @@ pub async fn dispatch(State(app): State<App>, req: Request, next: Next) -> Respo
     serve::serve(app, req, target).await
 }
 
-async fn target(app: &App, path: &str, host: Option<String>) -> Option<Target> {
+/// The site a request's path and host name (a `/s/` path, or a site's hostname), if any.
+pub(crate) async fn target(app: &App, path: &str, host: Option<String>) -> Option<Target> {
     if let Some(rest) = path.strip_prefix("/s/") {
         let name = rest.split('/').next().unwrap_or_default();
         if name.is_empty() {

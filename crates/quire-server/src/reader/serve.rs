@@ -183,6 +183,7 @@ pub(super) async fn serve(app: App, req: Request, target: Target) -> Response {
                 token,
                 standing: Standing::Outsider,
                 preview: preview.is_some(),
+                unsigned: None,
             },
         )
     };
@@ -353,7 +354,7 @@ async fn space_redirect(app: &App, target: &Target, path: &str) -> Response {
 }
 
 /// A site's origin on its own hostname, with the scheme the public URL has.
-fn host_origin(app: &App, host: &str) -> String {
+pub(crate) fn host_origin(app: &App, host: &str) -> String {
     let scheme = if app.reader.secure { "https" } else { "http" };
     format!("{scheme}://{host}")
 }

@@ -33,3 +33,4 @@ mod stored;
 mod surface;
 mod tokens;
 mod tour;
+mod urls;

@@ -48,6 +48,10 @@ const SWEEP: &[(&str, &str, Expect)] = &[
     ("GET", "/metrics", Own),
     ("GET", "/v1/openapi.json", Own),
     ("GET", "/blobs/{spaceId}/{hash}/{name}", Hidden),
+    // URL lookups: the victim's share-link site and its space, by their URLs.
+    ("GET", "/v1/urls/published", Hidden),
+    ("POST", "/v1/urls/published", Hidden),
+    ("GET", "/v1/urls/content", Hidden),
     // Users and organizations.
     ("GET", "/v1/user", Own),
     // The caller's own tokens; another user's token id is as unknown as any.
@@ -1295,17 +1299,18 @@ async fn an_outsider_learns_nothing_and_changes_nothing_in_another_organization(
         if *expect == NotCalled {
             continue;
         }
-        // Searches need a query to get past parsing.
-        // Searches need a query to get past parsing, resolving a redirect a source.
-        let query = if route.ends_with("/search") {
-            "?query=guide"
-        } else if route.ends_with("/redirect") {
-            "?source=/old"
-        } else {
-            ""
+        // Searches need a query to get past parsing, resolving a redirect a source, and
+        // URL lookups, the URL of the victim's site or space.
+        let base = app.server().urls.base();
+        let query = match *route {
+            r if r.ends_with("/search") => "?query=guide".to_string(),
+            r if r.ends_with("/redirect") => "?source=/old".to_string(),
+            "/v1/urls/published" => format!("?url={base}/s/{{siteId}}/"),
+            "/v1/urls/content" => format!("?url={base}/o/{{organizationId}}/s/{{spaceId}}"),
+            _ => String::new(),
         };
-        let real_path = fill(route, &victim.params) + query;
-        let fake_path = fill(route, &unknown) + query;
+        let real_path = fill(&format!("{route}{query}"), &victim.params);
+        let fake_path = fill(&format!("{route}{query}"), &unknown);
         // Ids the path names may come back (in an error message naming them).
         let named: BTreeSet<&String> = victim
             .params

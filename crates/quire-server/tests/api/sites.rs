@@ -1662,7 +1662,8 @@ async fn external_links_sit_beside_sections_and_open_from_the_reader() {
         .await;
     let base = built.base.clone();
     let links = format!("{base}/external-links");
-    let status_link = json!({"title": "Status", "url": "https://status.example.com/now", "description": "Is it up?"});
+    let status_link =
+        json!({"title": "Status", "url": "https://status.example.com/now", "description": "Is it up?"});
 
     // A link sits beside sections: a site of site spaces only has nowhere to put it. Its first
     // section takes the site spaces of the root in.
@@ -1711,11 +1712,20 @@ async fn external_links_sit_beside_sections_and_open_from_the_reader() {
     );
     // Bad input names its field and makes nothing.
     for (body, field) in [
-        (json!({"title": "Status", "url": "ftp://status.example.com"}), "url"),
+        (
+            json!({"title": "Status", "url": "ftp://status.example.com"}),
+            "url",
+        ),
         (json!({"title": "Status", "url": "/relative"}), "url"),
         (json!({"title": "S", "url": "https://example.com"}), "title"),
-        (json!({"title": "Status", "url": "https://example.com", "parent": "nope"}), "parent"),
-        (json!({"title": "Status", "url": "https://example.com", "condition": "visitor.claims.x =="}), "condition"),
+        (
+            json!({"title": "Status", "url": "https://example.com", "parent": "nope"}),
+            "parent",
+        ),
+        (
+            json!({"title": "Status", "url": "https://example.com", "condition": "visitor.claims.x =="}),
+            "condition",
+        ),
     ] {
         let message = app.post(&owner, &links, body).await.expect_error(400);
         assert!(message.contains(field), "{field}: {message}");
@@ -1732,15 +1742,14 @@ async fn external_links_sit_beside_sections_and_open_from_the_reader() {
             .collect()
     };
     let structure = app.get(&owner, &structure_path).await.expect(200);
-    assert_eq!(
-        kinds(&structure),
-        ["site-section", "site-external-link"]
-    );
+    assert_eq!(kinds(&structure), ["site-section", "site-external-link"]);
     let (status, _, home) = app.get_raw(&owner, "/s/linked/", &[]).await;
     assert_eq!(status, 200);
     let home = String::from_utf8_lossy(&home).into_owned();
     assert!(
-        home.contains(r#"<a href="https://status.example.com/now" class="external" rel="noopener">Status</a>"#),
+        home.contains(
+            r#"<a href="https://status.example.com/now" class="external" rel="noopener">Status</a>"#
+        ),
         "the link is a tab of the section bar"
     );
 
@@ -1758,10 +1767,7 @@ async fn external_links_sit_beside_sections_and_open_from_the_reader() {
         .expect(200);
     assert_eq!(sorted["object"], "site-external-link");
     let structure = app.get(&owner, &structure_path).await.expect(200);
-    assert_eq!(
-        kinds(&structure),
-        ["site-external-link", "site-section"]
-    );
+    assert_eq!(kinds(&structure), ["site-external-link", "site-section"]);
     let group = app
         .post(
             &owner,
@@ -1772,7 +1778,11 @@ async fn external_links_sit_beside_sections_and_open_from_the_reader() {
         .expect(201);
     let link_path = format!("{links}/{}", id(&link));
     let moved = app
-        .patch(&owner, &link_path, json!({"parent": id(&group), "icon": "signal"}))
+        .patch(
+            &owner,
+            &link_path,
+            json!({"parent": id(&group), "icon": "signal"}),
+        )
         .await
         .expect(200);
     assert_eq!(
@@ -1814,10 +1824,7 @@ async fn external_links_sit_beside_sections_and_open_from_the_reader() {
         (drafted["draft"].clone(), drafted.get("description").cloned()),
         (json!(true), None)
     );
-    let published = app
-        .get(&owner, &format!("{base}/published"))
-        .await
-        .expect(200);
+    let published = app.get(&owner, &format!("{base}/published")).await.expect(200);
     assert_eq!(
         kinds(&published["structure"]),
         ["site-section"],

@@ -14,8 +14,8 @@ pub mod share_links;
 pub mod structure;
 
 pub use model::{
-    AgentsContext, ExternalLink, Group, Section, Site, SiteFor, SiteKey, SiteSpace, SiteType, SiteVisibility, Structure,
-    load_structure, load_visible, not_found,
+    AgentsContext, ExternalLink, Group, Section, Site, SiteFor, SiteKey, SiteSpace, SiteType, SiteVisibility,
+    Structure, load_structure, load_visible, not_found,
 };
 
 use crate::db::{Args, Conn, like_contains};

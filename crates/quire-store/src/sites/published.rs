@@ -121,6 +121,9 @@ pub struct Visitor<'a> {
     /// Holds a valid preview token of the site (checked by the reader, which signed it): reads
     /// it as a member previews it, whatever its visibility.
     pub preview: bool,
+    /// Claims the visitor states without a signature (GitBook's `visitor.unsignedClaims`):
+    /// conditions read them as `visitor.claims.unsigned.*`, next to the token's.
+    pub unsigned: Option<&'a serde_json::Value>,
 }
 
 /// The claims of a visitor the site admits; 404 for anyone else, whatever the reason (no
@@ -128,13 +131,14 @@ pub struct Visitor<'a> {
 /// so that nothing tells a hidden site from an absent one.
 pub fn admit(p: &Published, visitor: &Visitor<'_>) -> StoreResult<Claims> {
     let refused = || model::not_found(&p.site.id);
-    let claims = match visitor.token {
-        Some(token) => {
-            let json = verify_token(&p.site, token).map_err(|_| refused())?;
-            Claims::new(&json, &p.schema)
-        }
-        None => Claims::none(),
+    let mut json = match visitor.token {
+        Some(token) => verify_token(&p.site, token).map_err(|_| refused())?,
+        None => serde_json::Value::Object(serde_json::Map::new()),
     };
+    if let (Some(unsigned), serde_json::Value::Object(object)) = (visitor.unsigned, &mut json) {
+        object.insert("unsigned".into(), unsigned.clone());
+    }
+    let claims = Claims::new(&json, &p.schema);
     let admitted = visitor.preview
         || match p.site.visibility {
             SiteVisibility::Public | SiteVisibility::Unlisted => true,

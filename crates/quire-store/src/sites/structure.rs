@@ -816,10 +816,7 @@ pub fn update_link(
     changes: &LinkChanges,
 ) -> StoreResult<Written<ExternalLink>> {
     let tree = model::load_structure(c, &site.site.id)?;
-    let mut next = tree
-        .link(id)
-        .cloned()
-        .ok_or_else(|| not_found(Kind::Link, id))?;
+    let mut next = tree.link(id).cloned().ok_or_else(|| not_found(Kind::Link, id))?;
     if let Some(t) = &changes.title {
         next.title = t.clone();
     }

@@ -3,7 +3,7 @@
 //! Writing a change request's content is `write`.
 
 mod operations;
-mod read;
+pub(crate) mod read;
 pub mod render;
 mod template;
 pub mod write;

@@ -80,6 +80,7 @@ async fn get_published(
             token: query.visitor_auth_token.as_deref(),
             standing,
             preview: false,
+            unsigned: None,
         },
     )?;
     let shown = published::shown(&site, &claims);

@@ -107,7 +107,11 @@ pub(super) fn set(patch: &Patch<String>) -> Option<&String> {
 }
 
 /// 201 with a new item, and where it is.
-pub(super) fn created<T: ItemJson>(app: &App, path: &SitePath, written: &Written<T>) -> impl IntoResponse + use<T> {
+pub(super) fn created<T: ItemJson>(
+    app: &App,
+    path: &SitePath,
+    written: &Written<T>,
+) -> impl IntoResponse + use<T> {
     let location = app.urls.api(&format!(
         "/orgs/{}/sites/{}/{}/{}",
         path.organization_id,
@@ -124,7 +128,13 @@ pub(super) fn created<T: ItemJson>(app: &App, path: &SitePath, written: &Written
 }
 
 /// Deletes an item: 204, also when it never was.
-pub(super) async fn delete(app: App, caller: Caller, site: SiteKey, kind: Kind, id: String) -> ApiResult<StatusCode> {
+pub(super) async fn delete(
+    app: App,
+    caller: Caller,
+    site: SiteKey,
+    kind: Kind,
+    id: String,
+) -> ApiResult<StatusCode> {
     app.db
         .write_as::<site::Manage, _>(caller.user_id.clone(), site, move |c, site| {
             st::delete(c, &site, kind, &id)
@@ -976,7 +986,12 @@ async fn sort_structure(
     let item = body.item.into_ref();
     let position = body
         .position
-        .map(|p| position(p.before.map(ItemPointer::into_ref), p.after.map(ItemPointer::into_ref)))
+        .map(|p| {
+            position(
+                p.before.map(ItemPointer::into_ref),
+                p.after.map(ItemPointer::into_ref),
+            )
+        })
         .transpose()?;
     let to = st::Move {
         position,
