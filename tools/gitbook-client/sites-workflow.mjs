@@ -88,7 +88,12 @@ const link = await call('addExternalLinkToSite', () =>
     api.orgs.addExternalLinkToSite(org, siteId, { title: 'Status', url: 'https://status.example.com' }),
 );
 if (link) {
-    await call('deleteSiteExternalLinkById', () => api.orgs.deleteSiteExternalLinkById(org, siteId, link.id));
+    await call('updateSiteExternalLinkById', () =>
+        api.orgs.updateSiteExternalLinkById(org, siteId, link.id, { title: 'Service status', parent: group?.id }),
+    );
+    await call('sortSiteStructure (an external link)', () =>
+        api.orgs.sortSiteStructure(org, siteId, { item: { type: 'site-external-link', id: link.id } }),
+    );
 }
 
 // Customization, read then written back, and a site space's override.
@@ -126,6 +131,15 @@ await call('listSiteAdaptiveTemplateConditions', () => api.orgs.listSiteAdaptive
 await call('getSitePublishingPreviewById', () => api.orgs.getSitePublishingPreviewById(org, siteId, {}));
 await call('publishSite', () => api.orgs.publishSite(org, siteId));
 await call('getPublishedContentSite', () => api.orgs.getPublishedContentSite(org, siteId, {}));
+// URL lookups, as a renderer starts (the site is public here).
+const siteUrl = `${args.endpoint}/s/${siteId}/`;
+await call('getPublishedContentByUrl', () => api.urls.getPublishedContentByUrl({ url: siteUrl }));
+await call('resolvePublishedContentByUrl', () =>
+    api.urls.resolvePublishedContentByUrl({ url: siteUrl, visitor: { type: 'human', unsignedClaims: { plan: 'pro' } } }),
+);
+if (spaceA?.urls?.app) {
+    await call('getContentByUrl', () => api.urls.getContentByUrl({ url: spaceA.urls.app }));
+}
 await call('updateSiteById (share-link)', () => api.orgs.updateSiteById(org, siteId, { visibility: 'share-link' }));
 const share = await call('createSiteShareLink', () => api.orgs.createSiteShareLink(org, siteId, { name: 'Reviewers' }));
 await call('listSiteShareLinks (search)', () => api.orgs.listSiteShareLinks(org, siteId, { search: 'rev' }));
@@ -141,6 +155,9 @@ await call('updateSitePublishingAuthById', () =>
     }),
 );
 await call('regenerateSitePublishingAuthById', () => api.orgs.regenerateSitePublishingAuthById(org, siteId));
+await call('resolvePublishedContentByUrl (visitor-auth, redirectOnError)', () =>
+    api.urls.resolvePublishedContentByUrl({ url: siteUrl, redirectOnError: true }),
+);
 
 // Redirects.
 const redirect = await call('createSiteRedirect', () =>
@@ -165,13 +182,13 @@ await call('bulkUpsertSiteRedirects', () =>
 await call('deleteSiteRedirectById', () => api.orgs.deleteSiteRedirectById(org, siteId, redirect?.id));
 await call('deleteSiteRedirectById (again)', () => api.orgs.deleteSiteRedirectById(org, siteId, redirect?.id));
 
-// URL lookups, as a renderer starts.
-await call('getPublishedContentByUrl', () => api.urls.getPublishedContentByUrl({ url: `${args.endpoint}/s/${siteId}/` }));
-
 // Taking it down.
 await call('unpublishSite', () => api.orgs.unpublishSite(org, siteId));
 if (first) {
     await call('deleteSiteSpaceById', () => api.orgs.deleteSiteSpaceById(org, siteId, first.id));
+}
+if (link) {
+    await call('deleteSiteExternalLinkById', () => api.orgs.deleteSiteExternalLinkById(org, siteId, link.id));
 }
 await call('deleteSiteSectionById', () => api.orgs.deleteSiteSectionById(org, siteId, sectionB?.id));
 await call('deleteSiteSectionGroupById', () => api.orgs.deleteSiteSectionGroupById(org, siteId, group?.id));

@@ -83,7 +83,11 @@ async fn a_published_url_resolves_to_what_serves_it() {
     // The API token is a JWT for this visitor, an hour long, for reads.
     let claims = jwt_payload(found["apiToken"].as_str().unwrap());
     assert_eq!(
-        (claims["site"].clone(), claims["space"].clone(), claims["scope"].clone()),
+        (
+            claims["site"].clone(),
+            claims["space"].clone(),
+            claims["scope"].clone()
+        ),
         (json!(built.site), json!(built.spaces[0]), json!("read"))
     );
     let lifetime = claims["exp"].as_i64().unwrap() - claims["iat"].as_i64().unwrap();
@@ -159,14 +163,20 @@ async fn lookups_admit_visitors_as_the_reader_does() {
     let found = published(&app, &beta_url, "").await.expect(200);
     assert_eq!(
         (found["siteSection"].clone(), found["basePath"].clone()),
-        (beta["id"].clone(), json!(format!("/s/gated/{}/", beta["path"].as_str().unwrap())))
+        (
+            beta["id"].clone(),
+            json!(format!("/s/gated/{}/", beta["path"].as_str().unwrap()))
+        )
     );
     // The default section's own path is an alias of the root: a redirect to the canonical URL.
     let open = &built.added[0];
     let alias = published(&app, &format!("{root}/{}/", open["path"].as_str().unwrap()), "")
         .await
         .expect(200);
-    assert_eq!(alias, json!({"target": "content", "redirect": format!("{root}/")}));
+    assert_eq!(
+        alias,
+        json!({"target": "content", "redirect": format!("{root}/")})
+    );
 
     // Adaptive: a section whose condition fails is not there for this visitor; unsigned claims
     // and a signed token both count.
@@ -312,7 +322,10 @@ async fn a_url_of_quire_resolves_to_the_content_it_shows() {
         .await
         .expect(200);
     assert_eq!(
-        (in_cr["changeRequest"]["id"].clone(), in_cr["page"]["title"].clone()),
+        (
+            in_cr["changeRequest"]["id"].clone(),
+            in_cr["page"]["title"].clone()
+        ),
         (cr["id"].clone(), json!("Setup"))
     );
 
@@ -333,11 +346,12 @@ async fn a_url_of_quire_resolves_to_the_content_it_shows() {
     // A page of the published site: its space and page.
     let site = app.get(&owner, &built.base).await.expect(200);
     let root = site["urls"]["published"].as_str().unwrap();
-    let from_site = content(&owner, &format!("{root}/guides/setup"))
-        .await
-        .expect(200);
+    let from_site = content(&owner, &format!("{root}/guides/setup")).await.expect(200);
     assert_eq!(
-        (from_site["space"]["id"].clone(), from_site["page"]["title"].clone()),
+        (
+            from_site["space"]["id"].clone(),
+            from_site["page"]["title"].clone()
+        ),
         (json!(space_id), json!("Setup"))
     );
 
@@ -349,8 +363,11 @@ async fn a_url_of_quire_resolves_to_the_content_it_shows() {
     content(&outsider, collection["urls"]["app"].as_str().unwrap())
         .await
         .expect_error(404);
-    content(&owner, &format!("{}/o/{}/x/y", app.server().urls.base(), built.org))
-        .await
-        .expect_error(404);
+    content(
+        &owner,
+        &format!("{}/o/{}/x/y", app.server().urls.base(), built.org),
+    )
+    .await
+    .expect_error(404);
     content(&owner, "not a url").await.expect_error(400);
 }
