@@ -961,7 +961,13 @@ impl Renderer<'_> {
                 if let Some(source) = self.image_source(node.data_value("ref")) {
                     let alt = node.data_str("alt").unwrap_or_default().to_owned();
                     let width = node.data_value("width").and_then(length);
-                    self.img(&source, &alt, width, " class=\"inline\"");
+                    // GitBook's sizes: `line` fits the line of text; `original`, the default,
+                    // is the image's own size, at most 300 px wide.
+                    let class = match node.data_str("size") {
+                        Some("line") => " class=\"inline line\"",
+                        _ => " class=\"inline\"",
+                    };
+                    self.img(&source, &alt, width, class);
                 }
             }
             "inline-math" => {

@@ -316,6 +316,16 @@ fn images_with_dimensions_alt_and_captions() {
         inline.contains("<img src=\"/files/f1.png\" alt=\"icon\" class=\"inline\""),
         "{inline}"
     );
+    // GitBook's `size: line` fits the text's line; the default (`original`) is the image's own
+    // size (reader.css caps it at 300 px wide).
+    let line = from_json(json!([paragraph(
+        json!([text("See "), {"object": "inline", "type": "inline-image", "isVoid": true,
+        "data": {"ref": {"kind": "file", "file": "f1"}, "alt": "icon", "size": "line"}}])
+    )]));
+    assert!(
+        line.contains("<img src=\"/files/f1.png\" alt=\"icon\" class=\"inline line\""),
+        "{line}"
+    );
 }
 
 /// An import keeps the path of an image whose file was missing (`../.gitbook/assets/x.gif`):

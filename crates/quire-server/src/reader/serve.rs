@@ -730,6 +730,9 @@ impl Rendering {
         } else if nav.is_home_alias(path) {
             // Not permanent: another page becomes the home when the tree is reordered.
             return Ok(Answer::redirect_with(StatusCode::FOUND, base));
+        } else if let Some(page) = path.strip_suffix('/').filter(|p| nav.page_at(p).is_some()) {
+            // A page's URL has no trailing slash; one typed or linked with it lands on the page.
+            return Ok(Answer::redirect(page.to_string()));
         } else {
             return self.not_found(path).await;
         };

@@ -178,6 +178,13 @@ async fn reader_serves_pages_navigation_and_machine_files() {
         assert_eq!(moved.status, 302, "{asked}");
         assert_eq!(moved.header("location"), lands, "{asked}");
     }
+    // A page's URL with a trailing slash goes to the page.
+    let moved = browser.get("/s/handbook/guides/setup/").await;
+    assert_eq!(
+        (moved.status, moved.header("location")),
+        (301, "/s/handbook/guides/setup")
+    );
+    assert_eq!(browser.get("/s/handbook/no/such/page/").await.status, 404);
     let elsewhere = new_space(&app, &owner, &org, "Not on a site").await;
     assert_eq!(browser.get(&format!("/s/{elsewhere}/")).await.status, 404);
     // The API's URL of the site space leads to it.
