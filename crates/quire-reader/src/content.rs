@@ -58,6 +58,7 @@ pub fn render_document(document: &Document, resolver: &dyn Resolver) -> Rendered
             .filter_map(|node| heading_level(node.node_type()))
             .min()
             .unwrap_or(1),
+        in_link: false,
     };
     renderer.blocks_top(&document.nodes);
     RenderedDocument {
@@ -77,6 +78,8 @@ struct Renderer<'a> {
     depth: usize,
     /// The highest heading level of the document's top-level blocks, rendered as `<h2>`.
     top_heading: u8,
+    /// Inside a link's text, where no other link may open (HTML forbids nested `<a>`).
+    in_link: bool,
 }
 
 /// The anchor GitBook gives a heading: its text lowercased, spaces as dashes, letters, digits,
@@ -762,9 +765,12 @@ impl Renderer<'_> {
             _ => None,
         };
         match self.href(target) {
-            Some(url) => {
+            Some(url) if !self.in_link => {
                 let title = title.unwrap_or_else(|| url.clone());
                 let _ = write!(self.out, "<a href=\"{}\">{}</a>", esc(&url), esc(&title));
+            }
+            Some(url) => {
+                let _ = write!(self.out, "{}", esc(&title.unwrap_or(url)));
             }
             None => {
                 if let Some(title) = title {
@@ -945,16 +951,18 @@ impl Renderer<'_> {
             "link" => {
                 let target = node.data_value("ref").and_then(ContentRef::from_value);
                 match target.as_ref().and_then(|target| self.href(target)) {
-                    Some(url) => {
+                    Some(url) if !self.in_link => {
                         let _ = write!(self.out, "<a href=\"{}\"", esc(&url));
                         if let Some(title) = node.data_str("title").filter(|title| !title.is_empty()) {
                             let _ = write!(self.out, " title=\"{}\"", esc(title));
                         }
                         self.push(">");
+                        self.in_link = true;
                         self.inlines(node.children());
+                        self.in_link = false;
                         self.push("</a>");
                     }
-                    None => self.inlines(node.children()),
+                    _ => self.inlines(node.children()),
                 }
             }
             "inline-image" => {

@@ -406,6 +406,24 @@ fn links_resolve_to_site_urls() {
     );
 }
 
+/// A document may hold a link inside a link (the API takes any document); HTML has no nested
+/// `<a>`, so the inner one is its text.
+#[test]
+fn a_link_inside_a_link_is_text() {
+    let html = from_json(json!([paragraph(json!([
+        {"object": "inline", "type": "link", "data": {"ref": {"kind": "url", "url": "https://x.example/"}}, "nodes": [
+            text("see "),
+            {"object": "inline", "type": "link", "data": {"ref": {"kind": "page", "page": "p1"}}, "nodes": [text("the guide")]},
+            text(" and "),
+            {"object": "inline", "type": "mention", "isVoid": true, "data": {"ref": {"kind": "page", "page": "p1"}}}
+        ]}
+    ]))]));
+    assert_eq!(
+        html,
+        "<p><a href=\"https://x.example/\">see the guide and The guide</a></p>"
+    );
+}
+
 #[test]
 fn steppers_columns_updates_and_conditions() {
     assert_eq!(

@@ -167,6 +167,8 @@ struct Builder<'d> {
     accept_anchor: bool,
     anchor: Option<String>,
     inside_anchor: bool,
+    /// Building a link's text: a link in it (an autolink, most often) stays text.
+    in_link: bool,
 }
 
 impl<'d> Builder<'d> {
@@ -179,6 +181,7 @@ impl<'d> Builder<'d> {
             accept_anchor,
             anchor: None,
             inside_anchor: false,
+            in_link: false,
         }
     }
 
@@ -201,12 +204,24 @@ impl<'d> Builder<'d> {
             NodeValue::Emph => self.with_mark("italic", node),
             NodeValue::Strong => self.with_mark("bold", node),
             NodeValue::Strikethrough => self.with_mark("strikethrough", node),
+            // Link text never holds a link: an autolink in it keeps its source form as text
+            // (`[-H <name@host>](url)`), any other link its text.
+            NodeValue::Link(link) if self.in_link => {
+                let text = comrak_text(node);
+                let auto = link.url == text || link.url.strip_prefix("mailto:") == Some(text.as_str());
+                if auto {
+                    self.push_text(&format!("<{text}>"), None);
+                } else {
+                    self.children(node);
+                }
+            }
             NodeValue::Link(link) => {
                 let mut data = ref_data(&link.url);
                 if !link.title.is_empty() {
                     data.insert("title".into(), Value::String(link.title.clone()));
                 }
                 let mut inner = Builder::new(self.directives, self.current_marks(), false);
+                inner.in_link = true;
                 inner.children(node);
                 self.items
                     .push(Node::inline("link", data, normalize_inline_content(inner.items)));
@@ -439,6 +454,30 @@ mod tests {
                 {"object": "text", "leaves": [leaf("", &[])]}
             ])
         );
+    }
+
+    #[test]
+    fn link_text_holds_no_link() {
+        // An autolink in link text keeps its source form; GitBook's CLI docs write options so.
+        for (markdown, text) in [
+            (
+                "[-H, --header <header/@file>](https://x.example/h)",
+                "-H, --header <header/@file>",
+            ),
+            (
+                "[see <https://a.example>](https://x.example/h)",
+                "see <https://a.example>",
+            ),
+        ] {
+            let value = inlines(markdown);
+            let link = &value["nodes"][0]["nodes"][1];
+            assert_eq!(link["type"], "link", "{markdown}");
+            assert_eq!(
+                link["nodes"],
+                json!([{"object": "text", "leaves": [leaf(text, &[])]}]),
+                "{markdown}"
+            );
+        }
     }
 
     #[test]
