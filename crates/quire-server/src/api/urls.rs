@@ -26,14 +26,13 @@ use crate::error::{ApiError, ApiResult};
 use crate::extract::{Json, QueryOf};
 use crate::paths::RouteIds;
 use crate::reader::layout::{Layout, Located};
+// The query parameters of a published URL that give a share key or a visitor token, as the
+// reader reads them.
+use crate::reader::serve::{SHARE_PARAMS, TOKEN_PARAMS};
 use crate::state::App;
 
 /// How long the `apiToken` of a lookup lets its holder read (GitBook's tokens are short-lived).
 pub const API_TOKEN_TTL_S: i64 = 3_600;
-/// Query parameters of a published URL that give a share key or a visitor token, as the
-/// reader reads them.
-const SHARE_PARAMS: &[&str] = &["share", "shareKey"];
-const TOKEN_PARAMS: &[&str] = &["jwt_token", "visitorAuthToken"];
 
 pub fn routes() -> OpenApiRouter<App> {
     OpenApiRouter::default()
@@ -214,6 +213,11 @@ struct Reached {
     claims_json: Value,
 }
 
+/// Whether `url` is on quire's own public origin (where `/s/...` and `/o/...` are quire's).
+fn on_quire_origin(app: &App, url: &url::Url) -> bool {
+    url.origin().ascii_serialization() == app.urls.base().trim_end_matches('/')
+}
+
 fn no_content(url: &str) -> ApiError {
     ApiError::not_found(format!("no published content at {url:?}"))
 }
@@ -231,11 +235,10 @@ async fn reach(app: &App, asked: &Asked) -> ApiResult<Result<Reached, PublishedC
     let host = url.host_str().map(str::to_ascii_lowercase);
     let path = url.path().to_string();
     // `/s/...` is quire's own URL of a site: only on quire's own origin.
-    let ours = url.origin().ascii_serialization() == app.urls.base().trim_end_matches('/');
-    if path.starts_with("/s/") && !ours {
+    if path.starts_with("/s/") && !on_quire_origin(app, &url) {
         return Err(no_content(&asked.url));
     }
-    let target = crate::reader::target(app, &path, host.clone())
+    let target = crate::reader::target(app, &path, host)
         .await
         .ok_or_else(|| no_content(&asked.url))?;
     let (org_id, site_id) = app
@@ -247,7 +250,7 @@ async fn reach(app: &App, asked: &Asked) -> ApiResult<Result<Reached, PublishedC
     let share_key = url_param(&url, SHARE_PARAMS);
     let token = asked.token.clone().or_else(|| url_param(&url, TOKEN_PARAMS));
     let admit = |token: Option<&str>| {
-        published::admit(
+        published::admit_stating(
             &p,
             &Visitor {
                 share_key: share_key.as_deref(),
@@ -259,11 +262,11 @@ async fn reach(app: &App, asked: &Asked) -> ApiResult<Result<Reached, PublishedC
         )
     };
     let visitor_auth = p.site.visibility == SiteVisibility::VisitorAuth;
-    let (claims, token) = match admit(token.as_deref()) {
-        Ok(claims) => (claims, token),
+    let (claims, claims_json) = match admit(token.as_deref()) {
+        Ok(admitted) => admitted,
         // A site that needs no token reads a bad one as none, as the reader does.
         Err(_) if token.is_some() && !visitor_auth => match admit(None) {
-            Ok(claims) => (claims, None),
+            Ok(admitted) => admitted,
             Err(_) => return Err(no_content(&asked.url)),
         },
         Err(_) => {
@@ -287,13 +290,6 @@ async fn reach(app: &App, asked: &Asked) -> ApiResult<Result<Reached, PublishedC
         quire_store::reader::SiteKey::Host(h) => crate::reader::serve::host_origin(app, h),
         _ => app.urls.base().trim_end_matches('/').to_string(),
     };
-    let mut claims_json = token
-        .as_deref()
-        .and_then(|t| published::verify_token(&p.site, t).ok())
-        .unwrap_or_else(|| json!({}));
-    if let (Some(unsigned), Value::Object(o)) = (&asked.unsigned, &mut claims_json) {
-        o.insert("unsigned".into(), unsigned.clone());
-    }
     Ok(Ok(Reached {
         url,
         p,
@@ -461,8 +457,7 @@ async fn get_content_by_url(
     QueryOf(query): QueryOf<ContentQuery>,
 ) -> ApiResult<axum::Json<ContentLookup>> {
     let url = validate::url("url", &query.url)?;
-    let ours = url.origin().ascii_serialization() == app.urls.base().trim_end_matches('/');
-    let found = if ours && url.path().starts_with("/o/") {
+    let found = if on_quire_origin(&app, &url) && url.path().starts_with("/o/") {
         app_path(url.path())
     } else {
         // A page of a published site, as an anonymous visitor reaches it.

@@ -35,8 +35,8 @@ use crate::state::App;
 const SHARE_COOKIE: &str = "quire_share";
 const TOKEN_COOKIE: &str = "quire_visitor";
 /// Query parameters that give a share key or a visitor token (GitBook's and the API's names).
-const SHARE_PARAMS: &[&str] = &["share", "shareKey"];
-const TOKEN_PARAMS: &[&str] = &["jwt_token", "visitorAuthToken"];
+pub(crate) const SHARE_PARAMS: &[&str] = &["share", "shareKey"];
+pub(crate) const TOKEN_PARAMS: &[&str] = &["jwt_token", "visitorAuthToken"];
 /// The query parameter of a preview URL (`GET .../publishing/preview`), and the cookie that
 /// keeps its token.
 const PREVIEW_PARAMS: &[&str] = &["preview"];

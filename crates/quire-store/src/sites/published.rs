@@ -38,9 +38,9 @@ pub struct Published {
     /// hides.
     conditions: HashMap<String, Option<Condition>>,
     share_keys: Vec<String>,
-    /// The sections that are not live: drafts, and those in a draft group (made with the load,
-    /// not at each visitor's request).
-    draft_sections: std::collections::HashSet<String>,
+    /// The sections and external links that are not live: drafts, and those in a draft group
+    /// (made with the load, not at each visitor's request).
+    not_live: std::collections::HashSet<String>,
 }
 
 static GENERATION: AtomicU64 = AtomicU64::new(1);
@@ -90,11 +90,13 @@ pub fn load(c: &mut dyn crate::db::Conn, org_id: &str, site_id: &str) -> StoreRe
     } else {
         Vec::new()
     };
-    let draft_sections = tree
+    let not_live = tree
         .sections
         .iter()
-        .filter(|s| s.draft || in_draft_group(&tree, s.group.as_deref()))
-        .map(|s| s.id.clone())
+        .map(|s| (&s.id, s.draft, s.group.as_deref()))
+        .chain(tree.links.iter().map(|l| (&l.id, l.draft, l.group.as_deref())))
+        .filter(|(_, draft, group)| *draft || in_draft_group(&tree, *group))
+        .map(|(id, _, _)| id.clone())
         .collect();
     Ok(Some(Published {
         generation: GENERATION.fetch_add(1, Ordering::Relaxed),
@@ -106,7 +108,7 @@ pub fn load(c: &mut dyn crate::db::Conn, org_id: &str, site_id: &str) -> StoreRe
         schema,
         conditions,
         share_keys,
-        draft_sections,
+        not_live,
     }))
 }
 
@@ -130,6 +132,12 @@ pub struct Visitor<'a> {
 /// share key, a revoked one, no token, a token expired, badly signed or for another audience),
 /// so that nothing tells a hidden site from an absent one.
 pub fn admit(p: &Published, visitor: &Visitor<'_>) -> StoreResult<Claims> {
+    admit_stating(p, visitor).map(|(claims, _)| claims)
+}
+
+/// As [`admit`], with the claims as the visitor states them: the token's, and the unsigned ones
+/// under `unsigned` (what a token minted for this visitor carries).
+pub fn admit_stating(p: &Published, visitor: &Visitor<'_>) -> StoreResult<(Claims, serde_json::Value)> {
     let refused = || model::not_found(&p.site.id);
     let mut json = match visitor.token {
         Some(token) => verify_token(&p.site, token).map_err(|_| refused())?,
@@ -151,7 +159,7 @@ pub fn admit(p: &Published, visitor: &Visitor<'_>) -> StoreResult<Claims> {
     if !admitted {
         return Err(refused());
     }
-    Ok(claims)
+    Ok((claims, json))
 }
 
 /// Why a visitor token is refused (never told to the visitor; for tests and logs).
@@ -214,7 +222,7 @@ pub fn shown(p: &Published, claims: &Claims) -> Shown {
         .tree
         .sections
         .iter()
-        .map(|s| (s.id.as_str(), !p.draft_sections.contains(&s.id) && holds(&s.id)))
+        .map(|s| (s.id.as_str(), !p.not_live.contains(&s.id) && holds(&s.id)))
         .collect();
     let site_spaces: Vec<bool> = p
         .tree
@@ -247,7 +255,7 @@ pub fn shown(p: &Published, claims: &Claims) -> Shown {
         .tree
         .links
         .iter()
-        .map(|l| !l.draft && !in_draft_group(&p.tree, l.group.as_deref()) && holds(&l.id))
+        .map(|l| !p.not_live.contains(&l.id) && holds(&l.id))
         .collect();
     Shown {
         sections,

@@ -646,19 +646,32 @@ pub fn update_group(
         "UPDATE site_section_groups SET title = ?2, icon = ?3, draft = ?4 WHERE id = ?1",
         params![id, next.title, next.icon, next.draft],
     )?;
-    let target = match &changes.parent {
-        Patch::Absent => next.parent.clone(),
-        Patch::Null => None,
-        Patch::Value(p) => Some(p.clone()),
+    into_parent(c, site, caller, id, next.parent.as_deref(), &changes.parent)
+}
+
+/// After an update: the item moved to the end of the group a `parent` patch names (null: the
+/// root) when that is not where it is, else answered where it is.
+fn into_parent<T: StructureItem>(
+    c: &mut dyn Conn,
+    site: &Authorized<SiteFor, site::Manage>,
+    caller: &str,
+    id: &str,
+    current: Option<&str>,
+    parent: &Patch<String>,
+) -> StoreResult<Written<T>> {
+    let moves = match parent {
+        Patch::Absent => false,
+        Patch::Null => current.is_some(),
+        Patch::Value(p) => current != Some(p.as_str()),
     };
-    if target != next.parent {
-        let to = Move {
-            position: None,
-            parent: changes.parent.clone(),
-        };
-        return move_item(c, site, caller, id, &to);
+    if !moves {
+        return written(c, site, caller, id);
     }
-    written(c, site, caller, id)
+    let to = Move {
+        position: None,
+        parent: parent.clone(),
+    };
+    move_item(c, site, caller, id, &to)
 }
 
 /// Before a group is deleted: what it holds takes its place in its parent's level, in its order
@@ -847,19 +860,7 @@ pub fn update_link(
             next.draft
         ],
     )?;
-    let moves = match &changes.group {
-        Patch::Absent => false,
-        Patch::Null => next.group.is_some(),
-        Patch::Value(g) => next.group.as_ref() != Some(g),
-    };
-    if moves {
-        let to = Move {
-            position: None,
-            parent: changes.group.clone(),
-        };
-        return move_item(c, site, caller, id, &to);
-    }
-    written(c, site, caller, id)
+    into_parent(c, site, caller, id, next.group.as_deref(), &changes.group)
 }
 
 // Site spaces.

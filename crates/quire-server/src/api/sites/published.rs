@@ -108,29 +108,19 @@ async fn get_published(
     })
 }
 
+/// Whether the visitor sees each item, by its id (`shown` lists them in the tree's order).
+fn by_id<'a>(ids: impl Iterator<Item = &'a str>, shown: &[bool]) -> HashMap<&'a str, bool> {
+    ids.zip(shown.iter().copied()).collect()
+}
+
 fn render(app: &App, p: &Published, shown: &Shown) -> PublishedSiteJson {
     let urls = &app.urls;
-    let sections: HashMap<&str, bool> = p
-        .tree
-        .sections
-        .iter()
-        .zip(&shown.sections)
-        .map(|(s, b)| (s.id.as_str(), *b))
-        .collect();
-    let site_spaces: HashMap<&str, bool> = p
-        .tree
-        .site_spaces
-        .iter()
-        .zip(&shown.site_spaces)
-        .map(|(s, b)| (s.id.as_str(), *b))
-        .collect();
-    let links: HashMap<&str, bool> = p
-        .tree
-        .links
-        .iter()
-        .zip(&shown.links)
-        .map(|(l, b)| (l.id.as_str(), *b))
-        .collect();
+    let sections = by_id(p.tree.sections.iter().map(|s| s.id.as_str()), &shown.sections);
+    let site_spaces = by_id(
+        p.tree.site_spaces.iter().map(|s| s.id.as_str()),
+        &shown.site_spaces,
+    );
+    let links = by_id(p.tree.links.iter().map(|l| l.id.as_str()), &shown.links);
     let space = |ss: &sites::SiteSpace| p.spaces.get(&ss.space_id).map(|s| with_role(urls, s, None));
     let shows_section = |s: &sites::Section| sections.get(s.id.as_str()).copied().unwrap_or(false);
     let shows_site_space = |s: &sites::SiteSpace| site_spaces.get(s.id.as_str()).copied().unwrap_or(false);
