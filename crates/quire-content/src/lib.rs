@@ -44,5 +44,5 @@ pub use markdown::{
     render_page, resolve_links, split_frontmatter,
 };
 pub use sections::{Section, heading_anchors, sections};
-pub use slug::slugify;
+pub use slug::{gitbook_anchor, gitbook_legacy_anchor, slugify};
 pub use text::{plain_text, plain_text_of_nodes};

@@ -206,10 +206,104 @@ fn html_paragraphs_and_lists_in_table_cells_become_blocks() {
 
 #[test]
 fn raw_html_is_kept_as_an_html_code_block() {
-    let value = nodes("<div>\n<b>x</b>\n</div>");
+    let value = nodes("<form>\n<input name=\"q\">\n</form>");
     assert_eq!(value[0]["type"], "code");
     assert_eq!(value[0]["data"], json!({"syntax": "html"}));
     assert_eq!(value[0]["nodes"].as_array().unwrap().len(), 3);
+    // A `<div>` without a meaning of its own gives its content.
+    let value = nodes("<div>\n<b>x</b>\n</div>");
+    assert_eq!(value[0]["type"], "paragraph");
+    assert_eq!(value[0]["nodes"][0]["leaves"][0]["marks"][0]["type"], "bold");
+}
+
+/// GitBook's own export writes these tables (a card view with a cover and a target, a hidden
+/// header with widths and block cells).
+#[test]
+fn gitbook_html_tables_become_table_blocks() {
+    let cards = nodes(concat!(
+        "<table data-view=\"cards\"><thead><tr><th></th><th></th>",
+        "<th data-hidden data-card-cover data-type=\"files\"></th>",
+        "<th data-hidden data-card-target data-type=\"content-ref\"></th></tr></thead><tbody>\n",
+        "<tr><td><strong>Start</strong></td><td>First steps &#x26; more</td>",
+        "<td><a href=\".gitbook/assets/cover.png\">cover.png</a></td><td><a href=\"start.md\">start.md</a></td></tr>\n",
+        "</tbody></table>"
+    ));
+    let table = &cards[0];
+    assert_eq!(table["type"], "table");
+    assert_eq!(
+        table["data"]["view"],
+        json!({"type": "cards", "columns": ["c0", "c1"], "cardSize": "medium",
+               "coverDefinition": "c2", "targetDefinition": "c3"})
+    );
+    assert_eq!(table["data"]["definition"]["c2"]["type"], "image");
+    assert_eq!(table["data"]["definition"]["c3"]["type"], "content-ref");
+    let values = &table["data"]["records"]["r0"]["values"];
+    assert_eq!(
+        values["c2"],
+        json!({"kind": "url", "url": ".gitbook/assets/cover.png"})
+    );
+    assert_eq!(values["c3"], json!({"kind": "url", "url": "start.md"}));
+    let fragments = table["fragments"].as_array().unwrap();
+    assert_eq!(fragments.len(), 2);
+    assert_eq!(fragments[0]["fragment"], "r0c0");
+    assert_eq!(
+        fragments[0]["nodes"][0]["nodes"][0]["leaves"][0]["marks"][0]["type"],
+        "bold"
+    );
+    assert_eq!(
+        fragments[1]["nodes"][0]["nodes"][0]["leaves"][0]["text"],
+        "First steps & more"
+    );
+
+    let grid = nodes(concat!(
+        "<table data-header-hidden><thead><tr><th width=\"134\">Name</th><th align=\"center\">Value</th></tr></thead>",
+        "<tbody><tr><td><code>floor</code></td><td><pre class=\"language-go\"><code class=\"lang-go\">Floor(x)\n</code></pre>",
+        "<ul><li>one</li><li><p>two</p><ul><li>nested</li></ul></li></ul></td></tr></tbody></table>"
+    ));
+    let table = &grid[0];
+    assert_eq!(
+        table["data"]["view"],
+        json!({"type": "grid", "columns": ["c0", "c1"], "hideHeader": true,
+               "columnWidths": {"c0": 134.0}, "useNewSizing": true})
+    );
+    assert_eq!(table["data"]["definition"]["c0"]["title"], "Name");
+    assert_eq!(table["data"]["definition"]["c1"]["textAlignment"], "center");
+    let cell = &table["fragments"][1]["nodes"];
+    assert_eq!(cell[0]["type"], "code");
+    assert_eq!(cell[0]["data"], json!({"syntax": "go"}));
+    assert_eq!(cell[1]["type"], "list-unordered");
+    assert_eq!(cell[1]["nodes"][1]["nodes"][1]["type"], "list-unordered");
+}
+
+#[test]
+fn html_images_anchors_and_inline_tags_become_content() {
+    let value = nodes("<img src=\"shot.png\" alt=\"Shot\" width=\"600\">");
+    assert_eq!(value[0]["type"], "images");
+    assert_eq!(
+        value[0]["nodes"][0]["data"],
+        json!({"ref": {"kind": "url", "url": "shot.png"}, "alt": "Shot", "width": 600})
+    );
+    let value = nodes("<div align=\"left\"><img src=\"a.png\" alt=\"\"></div>");
+    assert_eq!(value[0]["type"], "images");
+    assert_eq!(value[0]["data"], json!({"align": "left"}));
+    let value = nodes("<figure><img src=\"b.png\" alt=\"\"></figure>");
+    assert_eq!(value[0]["type"], "images");
+    // `<a name>` in a paragraph marks a place: an empty link to it.
+    let value = nodes("Before <a name=\"here\"></a>after <span data-gb-custom-inline>📂</span> <u>u</u>");
+    let paragraph = &value[0]["nodes"];
+    assert_eq!(paragraph[1]["type"], "link");
+    assert_eq!(
+        paragraph[1]["data"]["ref"],
+        json!({"kind": "url", "url": "#here"})
+    );
+    assert_eq!(paragraph[2]["leaves"][0]["text"], "after 📂 u");
+    // An inline `<img>` keeps its size.
+    let value = nodes("Click <img src=\"i.png\" alt=\"\" data-size=\"line\"> then");
+    assert_eq!(value[0]["nodes"][1]["type"], "inline-image");
+    assert_eq!(value[0]["nodes"][1]["data"]["size"], "line");
+    // `List<String>` is not a tag to drop.
+    let value = nodes("A List<String> here");
+    assert_eq!(value[0]["nodes"][0]["leaves"][0]["text"], "A List<String> here");
 }
 
 #[test]

@@ -85,6 +85,13 @@ const CORPUS: &[&str] = &[
     "<details>\n\n<summary>Click <em>me</em></summary>\n\nHidden **content**.\n\n- with a list\n\n</details>\n\n<details open><summary>Open</summary>\nBody\n</details>",
     "{% stepper %}\n{% step %}\n## Install\n\nDo it.\n{% endstep %}\n\n{% step %}\nDone.\n{% endstep %}\n{% endstepper %}",
     "{% include \"../.gitbook/includes/shared.md\" %}",
+    // GitBook's HTML forms.
+    "<table data-view=\"cards\"><thead><tr><th></th><th></th><th data-hidden data-card-cover data-type=\"files\"></th><th data-hidden data-card-target data-type=\"content-ref\"></th></tr></thead><tbody><tr><td><strong>Start</strong></td><td>First &#x26; <a href=\"x.md\">more</a></td><td><a href=\"c.png\">c.png</a></td><td><a href=\"start.md\">start.md</a></td></tr></tbody></table>",
+    "<table data-header-hidden><thead><tr><th width=\"134\">Name</th><th align=\"right\">Value</th></tr></thead><tbody><tr><td><code>a|b</code> <mark style=\"color:red;\">red</mark></td><td><pre class=\"language-go\"><code class=\"lang-go\">Floor(x &#x3C; 1)\n</code></pre><ul><li>one</li><li><p>two</p><ul><li>nested</li></ul></li></ul></td></tr><tr><td></td><td><img src=\"i.png\" alt=\"i\" width=\"20\"></td></tr></tbody></table>",
+    "<table><thead><tr><th>A</th></tr></thead><tbody><tr><td>1</td></tr></tbody></table>",
+    "<img src=\"shot.png\" alt=\"Shot\" width=\"600\">\n\n<div align=\"center\"><img src=\"a.png\" alt=\"\"></div>\n\n<figure><img src=\"b.png\" alt=\"\"></figure>",
+    "Text <a name=\"here\"></a>and <a id=\"there\"></a>more, <img src=\"i.png\" alt=\"\" data-size=\"line\"> inline and <span class=\"x\">span</span>.\n\n<a name=\"alone\"></a>\n\n<p align=\"center\"><img src=\"c.png\" alt=\"c\"></p>",
+    "<details><summary>One <strong>line</strong></summary><p>Body</p></details>",
     // Unsupported or broken constructs are kept, not dropped.
     "<div class=\"custom\">\n<b>raw html</b>\n</div>\n\n<!-- a comment -->\n\nInline <span class=\"x\">span</span> and </sup> stray.",
     "{% unknown tag %}\n\n{% endhint %}\n\n{% hint style=\"info\" %}\nunclosed hint",
@@ -144,6 +151,9 @@ const SNIPPETS: &[&str] = &[
     "- a\n  - b\n    - c",
     "Line one  \nline two with <kbd>K</kbd>",
     "<figure><img src=\"a.png\" alt=\"\"><figcaption><p>c</p></figcaption></figure>",
+    "<table data-view=\"cards\"><thead><tr><th></th><th data-hidden data-card-target data-type=\"content-ref\"></th></tr></thead><tbody><tr><td>T</td><td><a href=\"p.md\">p.md</a></td></tr></tbody></table>",
+    "<div align=\"left\"><img src=\"a.png\" alt=\"\" width=\"30\"></div>",
+    "An <a name=\"x\"></a>anchor and <img src=\"i.png\" alt=\"\" width=\"20\">",
     "{% file src=\"f.pdf\" %}\nCap\n{% endfile %}",
     "{% content-ref url=\"p.md\" %}\n[p.md](p.md)\n{% endcontent-ref %}",
     "Setext\n---",

@@ -10,7 +10,7 @@
 //! written with `##` sections, as markdown files often are, skips no level), with the anchors
 //! that search gives their sections ([`quire_content::heading_anchors`]) and a self-link.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 
 use quire_content::document::TableView;
@@ -36,6 +36,8 @@ pub struct OutlineEntry {
 pub struct RenderedDocument {
     pub html: String,
     pub outline: Vec<OutlineEntry>,
+    /// Every id the body holds (and those of the page around it).
+    pub ids: HashSet<String>,
 }
 
 /// Renders a document's blocks.
@@ -59,11 +61,13 @@ pub fn render_document(document: &Document, resolver: &dyn Resolver) -> Rendered
             .min()
             .unwrap_or(1),
         in_link: false,
+        gitbook_seen: HashMap::new(),
     };
     renderer.blocks_top(&document.nodes);
     RenderedDocument {
         html: renderer.out,
         outline: renderer.outline,
+        ids: renderer.used_ids,
     }
 }
 
@@ -80,31 +84,8 @@ struct Renderer<'a> {
     top_heading: u8,
     /// Inside a link's text, where no other link may open (HTML forbids nested `<a>`).
     in_link: bool,
-}
-
-/// The anchor GitBook gives a heading: its text lowercased, spaces as dashes, letters, digits,
-/// `.`, `_` and `-` kept, anything else dropped, `id-` before a leading digit
-/// (`1. Set up (V2)` is `id-1.-set-up-v2`).
-fn gitbook_anchor(title: &str) -> String {
-    let mut out = String::with_capacity(title.len());
-    for character in title.trim().chars().flat_map(char::to_lowercase) {
-        if character.is_whitespace() || character == '-' {
-            if !out.ends_with('-') {
-                out.push('-');
-            }
-        } else if character.is_alphanumeric() || character == '.' || character == '_' {
-            out.push(character);
-        }
-        if out.len() >= 200 {
-            break;
-        }
-    }
-    let out = out.trim_matches('-');
-    if out.starts_with(|c: char| c.is_ascii_digit()) {
-        format!("id-{out}")
-    } else {
-        out.to_owned()
-    }
+    /// How many headings of the page had each GitBook anchor so far.
+    gitbook_seen: HashMap<String, usize>,
 }
 
 fn heading_level(node_type: &str) -> Option<u8> {
@@ -337,14 +318,29 @@ impl Renderer<'_> {
     /// GitBook's own anchor of a title, as an empty element, where it differs from every id of
     /// the page so far (the title's own anchor included), so that links written for a site
     /// published by GitBook (imported content, links from elsewhere) still land here.
+    /// Both of GitBook's rules are aliased (today's, with `-1`, `-2`... for a page's repeats as
+    /// GitBook numbers them, and the earlier one), so links written against either land.
     fn gitbook_anchor_alias(&mut self, title: &str) {
-        let alias = gitbook_anchor(title);
-        if !alias.is_empty() && self.used_ids.insert(alias.clone()) {
-            let _ = write!(
-                self.out,
-                "<span class=\"anchor-alias\" id=\"{}\"></span>",
-                esc(&alias)
-            );
+        if title.trim().is_empty() {
+            return;
+        }
+        let base = quire_content::gitbook_anchor(title);
+        let seen = self.gitbook_seen.entry(base.clone()).or_insert(0);
+        let current = if *seen == 0 {
+            base
+        } else {
+            format!("{base}-{seen}")
+        };
+        *seen += 1;
+        let legacy = quire_content::gitbook_legacy_anchor(title);
+        for alias in [current, legacy] {
+            if !alias.is_empty() && self.used_ids.insert(alias.clone()) {
+                let _ = write!(
+                    self.out,
+                    "<span class=\"anchor-alias\" id=\"{}\"></span>",
+                    esc(&alias)
+                );
+            }
         }
     }
 
@@ -656,6 +652,15 @@ impl Renderer<'_> {
         if view.columns.is_empty() {
             return;
         }
+        let view_data = node.data_value("view");
+        if view_data
+            .and_then(|view| view.get("type"))
+            .and_then(Value::as_str)
+            == Some("cards")
+        {
+            self.cards(&view, view_data);
+            return;
+        }
         let hide_header = node
             .data_value("view")
             .and_then(|view| view.get("hideHeader"))
@@ -691,6 +696,56 @@ impl Renderer<'_> {
             self.push("</tr>");
         }
         self.push("</tbody></table></div>");
+    }
+
+    /// A table in GitBook's card view: one card per record, its cover image on top, the
+    /// whole card a link when the view names a target column.
+    fn cards(&mut self, view: &TableView<'_>, view_data: Option<&Value>) {
+        let field = |key: &str| view_data.and_then(|view| view.get(key)).and_then(Value::as_str);
+        let (cover, target) = (field("coverDefinition"), field("targetDefinition"));
+        let large = field("cardSize") == Some("large");
+        self.push(if large {
+            "<div class=\"cards large\">"
+        } else {
+            "<div class=\"cards\">"
+        });
+        for record in &view.records {
+            let values = record.get("values");
+            let value = |column: Option<&str>| values.and_then(|values| values.get(column?));
+            let href = value(target)
+                .and_then(|value| ContentRef::from_value(value.get("ref").unwrap_or(value)))
+                .and_then(|target| self.href(&target));
+            match &href {
+                Some(url) if !self.in_link => {
+                    let _ = write!(self.out, "<a class=\"card table-card\" href=\"{}\">", esc(url));
+                }
+                _ => self.push("<div class=\"card table-card\">"),
+            }
+            let outer_link = self.in_link;
+            self.in_link = outer_link || href.is_some();
+            if let Some(source) =
+                value(cover).and_then(|value| self.image_source(Some(value.get("ref").unwrap_or(value))))
+            {
+                self.img(&source, "", None, " class=\"card-cover\"");
+            }
+            for column in &view.columns {
+                if Some(*column) == cover || Some(*column) == target {
+                    continue;
+                }
+                if let Some(value) = value(Some(column)) {
+                    self.push("<div class=\"card-field\">");
+                    self.cell(view, column, value);
+                    self.push("</div>");
+                }
+            }
+            self.in_link = outer_link;
+            self.push(if href.is_some() && !outer_link {
+                "</a>"
+            } else {
+                "</div>"
+            });
+        }
+        self.push("</div>");
     }
 
     fn cell(&mut self, view: &TableView<'_>, column: &str, value: &Value) {
@@ -950,6 +1005,19 @@ impl Renderer<'_> {
         match node.node_type() {
             "link" => {
                 let target = node.data_value("ref").and_then(ContentRef::from_value);
+                // An empty link to an anchor marks that place (`<a name="x"></a>` imported).
+                if let Some(ContentRef::Anchor { anchor, .. }) = &target {
+                    if plain_text_of_nodes(node.children()).is_empty() {
+                        if self.used_ids.insert(anchor.clone()) {
+                            let _ = write!(
+                                self.out,
+                                "<span class=\"anchor-alias\" id=\"{}\"></span>",
+                                esc(anchor)
+                            );
+                        }
+                        return;
+                    }
+                }
                 match target.as_ref().and_then(|target| self.href(target)) {
                     Some(url) if !self.in_link => {
                         let _ = write!(self.out, "<a href=\"{}\"", esc(&url));

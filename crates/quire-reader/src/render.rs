@@ -4,6 +4,7 @@
 //! of `templates/` lay it out; the document's body is the one piece of HTML made in Rust
 //! ([`crate::content`]). Templates are parsed once per process.
 
+use std::fmt::Write as _;
 use std::sync::OnceLock;
 
 use minijinja::{AutoEscape, Environment, Value, context};
@@ -392,6 +393,8 @@ struct CoverView {
 struct PageView {
     id: String,
     title: String,
+    /// GitBook's anchor of the title (`page#page-title` lands on it), unless the body holds it.
+    title_id: Option<String>,
     emoji: Option<String>,
     description: Option<String>,
     url: String,
@@ -456,8 +459,13 @@ pub(crate) fn dates(millis: i64) -> Option<(String, String)> {
 
 /// Renders a page of the site space: the whole HTML document.
 pub fn render_page(context: &Context<'_>, page: &PageEntry, document: &Document) -> String {
-    let rendered = content::render_document(document, context.resolver);
+    let mut rendered = content::render_document(document, context.resolver);
     let node = context.tree.get(&page.id);
+    if rendered.html.replace("<p></p>", "").trim().is_empty() {
+        // A page without content (a SUMMARY entry without a link, a folder without a readme)
+        // lists its children, as GitBook shows such a page.
+        rendered.html = children_cards(context.tree, node);
+    }
     let url = node
         .and_then(|node| node.url.clone())
         .unwrap_or_else(|| context.site.url.clone());
@@ -481,9 +489,11 @@ pub fn render_page(context: &Context<'_>, page: &PageEntry, document: &Document)
         .or_else(|| cover.as_ref().map(|cover| cover.url.clone()))
         .map(|url| context.site.absolute(&url));
     let markdown_url = crate::machine::markdown_url(&url);
+    let title_id = Some(quire_content::gitbook_anchor(&page.title)).filter(|id| !rendered.ids.contains(id));
     let view = PageView {
         id: page.id.clone(),
         title: page.title.clone(),
+        title_id,
         emoji: page.emoji.as_deref().and_then(crate::site::emoji_text),
         description: page.description.clone().filter(|text| !text.trim().is_empty()),
         canonical: context.site.absolute(&url),
@@ -523,6 +533,34 @@ pub fn render_page(context: &Context<'_>, page: &PageEntry, document: &Document)
             body => Value::from_safe_string(rendered.html),
         },
     )
+}
+
+/// Cards linking to the visible children of a page.
+fn children_cards(tree: &NavTree, node: Option<&crate::nav::NavNode>) -> String {
+    let mut out = String::new();
+    for child in node
+        .into_iter()
+        .flat_map(|node| &node.children)
+        .filter_map(|&index| tree.nodes().get(index))
+        .filter(|child| !child.hidden)
+    {
+        let Some(url) = child.url.as_deref() else { continue };
+        let _ = write!(
+            out,
+            "<a class=\"card content-ref\" href=\"{}\"><span class=\"card-title\">{}</span>",
+            crate::escape::Escaped(url),
+            crate::escape::Escaped(&child.title)
+        );
+        if let Some(description) = child.description.as_deref().filter(|d| !d.trim().is_empty()) {
+            let _ = write!(
+                out,
+                "<span class=\"card-meta\">{}</span>",
+                crate::escape::Escaped(description)
+            );
+        }
+        out.push_str("</a>");
+    }
+    out
 }
 
 /// The page for a URL that names nothing: the site's chrome, a message, a search box and a

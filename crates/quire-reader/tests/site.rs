@@ -222,7 +222,7 @@ fn hidden_pages_are_served_but_not_listed() {
     let fixture = common::fixture();
     let site = common::render_site(&fixture);
     let hidden = String::from_utf8(site["/reference/config/internal"].clone()).unwrap();
-    assert!(hidden.contains("<h1>Internal notes</h1>"));
+    assert!(hidden.contains("<h1 id=\"internal-notes\">Internal notes</h1>"));
     assert!(
         !hidden.contains("aria-current=\"page\""),
         "a hidden page is not in the sidebar"

@@ -60,6 +60,32 @@ pub fn download_url(
     )
 }
 
+/// A download URL that never expires, for the files of a site anyone may read: the same for a
+/// file for as long as the signing key lasts, so browsers and CDNs cache it (`immutable`) and a
+/// page read later, or its `.md`, never holds a dead link. The signature covers a message no
+/// expiring link signs, so neither kind of link can be made from the other.
+pub fn permanent_download_url(
+    urls: &Urls,
+    key: &[u8],
+    space_id: &str,
+    hash: &str,
+    name: &str,
+    content_type: &str,
+) -> String {
+    let signature = signing::sign(key, &permanent_message(space_id, hash, name, content_type));
+    let encode = |s: &str| url::form_urlencoded::byte_serialize(s.as_bytes()).collect::<String>();
+    format!(
+        "{}/blobs/{space_id}/{hash}/{}?ct={}&s={signature}",
+        urls.base(),
+        encode(name).replace('+', "%20"),
+        encode(content_type)
+    )
+}
+
+fn permanent_message(space_id: &str, hash: &str, name: &str, content_type: &str) -> String {
+    format!("{space_id}\n{hash}\n{name}\n{content_type}\npermanent")
+}
+
 /// The query of a signed download URL, as [`download_url`] writes it. A missing or malformed
 /// part is an invalid link (404), never a 400: the URL is opaque to its holder.
 #[derive(Deserialize, utoipa::IntoParams)]
@@ -69,10 +95,10 @@ pub struct DownloadQuery {
     #[param(required = true)]
     #[serde(rename = "ct", default, deserialize_with = "part")]
     content_type: String,
-    /// When the link expires, in Unix seconds.
-    #[param(required = true)]
+    /// When the link expires, in Unix seconds; absent from a link that never does (the files
+    /// of public sites).
     #[serde(rename = "e", default, deserialize_with = "seconds_or_expired")]
-    expires: i64,
+    expires: Option<i64>,
     /// The signature of the link.
     #[param(required = true)]
     #[serde(rename = "s", default, deserialize_with = "part")]
@@ -87,8 +113,8 @@ fn part<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
 }
 
 /// An expiry that does not parse is one long past.
-fn seconds_or_expired<'de, D: serde::Deserializer<'de>>(d: D) -> Result<i64, D::Error> {
-    Ok(part(d)?.parse().unwrap_or(0))
+fn seconds_or_expired<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
+    Ok(Some(part(d)?.parse().unwrap_or(0)))
 }
 
 #[utoipa::path(
@@ -109,9 +135,14 @@ async fn download(
         signature,
     }): QueryOf<DownloadQuery>,
 ) -> ApiResult<Response> {
-    let message = download_message(&space_id, &hash, &name, &content_type, expires);
-    let valid = signing::verify(&app.signing_key, &message, &signature);
-    if !valid || expires < clock::now_ms() / 1000 {
+    let (message, live) = match expires {
+        Some(expires) => (
+            download_message(&space_id, &hash, &name, &content_type, expires),
+            expires >= clock::now_ms() / 1000,
+        ),
+        None => (permanent_message(&space_id, &hash, &name, &content_type), true),
+    };
+    if !live || !signing::verify(&app.signing_key, &message, &signature) {
         return Err(ApiError::not_found(
             "this download link is invalid or has expired",
         ));
@@ -129,7 +160,11 @@ async fn download(
     headers.insert(header::CONTENT_LENGTH, HeaderValue::from(size));
     headers.insert(
         header::CACHE_CONTROL,
-        HeaderValue::from_static("private, max-age=3600, immutable"),
+        HeaderValue::from_static(if expires.is_none() {
+            "public, max-age=31536000, immutable"
+        } else {
+            "private, max-age=3600, immutable"
+        }),
     );
     headers.insert("x-content-type-options", HeaderValue::from_static("nosniff"));
     let disposition = format!(

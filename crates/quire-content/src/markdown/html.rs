@@ -1,5 +1,6 @@
-//! The little HTML that GitBook markdown contains: single tags with attributes (`<mark
-//! style="...">`, `<img src="...">`, `<details open>`), entities, and escaping for output.
+//! Single HTML tags as comrak hands them over inline (`<mark style="...">`, `<img src="...">`,
+//! `<details open>`), entities, and escaping for output. Whole HTML blocks are parsed by
+//! html5ever (the `html_dom` module).
 
 /// One HTML tag.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,37 +23,10 @@ impl Tag {
     }
 }
 
-/// A piece of an HTML fragment.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Token {
-    Tag(Tag),
-    /// Text between tags, entity-decoded.
-    Text(String),
-}
-
 /// Parses `input` when it is exactly one tag (`<br>`, `</sup>`, `<a id="x">`).
 pub(crate) fn parse_tag(input: &str) -> Option<Tag> {
     let (tag, rest) = parse_tag_prefix(input)?;
     rest.is_empty().then_some(tag)
-}
-
-/// Splits an HTML fragment into tags and text; `None` when it holds something that is not a
-/// plain tag (a comment, a declaration, a broken tag).
-pub(crate) fn tokenize(input: &str) -> Option<Vec<Token>> {
-    let mut tokens = Vec::new();
-    let mut rest = input;
-    while !rest.is_empty() {
-        if rest.starts_with('<') {
-            let (tag, after) = parse_tag_prefix(rest)?;
-            tokens.push(Token::Tag(tag));
-            rest = after;
-        } else {
-            let end = rest.find('<').unwrap_or(rest.len());
-            tokens.push(Token::Text(decode_entities(&rest[..end])));
-            rest = &rest[end..];
-        }
-    }
-    Some(tokens)
 }
 
 fn parse_tag_prefix(input: &str) -> Option<(Tag, &str)> {
@@ -188,15 +162,6 @@ mod tests {
         for broken in ["<!-- c -->", "<>", "< b>", "<a href=\"x>", "<b>x", "</b x>"] {
             assert_eq!(parse_tag(broken), None, "{broken}");
         }
-    }
-
-    #[test]
-    fn tokenizes_fragments() {
-        let tokens =
-            tokenize("<figure><img src=\"a\"><figcaption><p>A &lt; B</p></figcaption></figure>").unwrap();
-        assert_eq!(tokens.len(), 8);
-        assert_eq!(tokens[4], Token::Text("A < B".into()));
-        assert_eq!(tokenize("<!-- x -->"), None);
     }
 
     #[test]

@@ -15,11 +15,12 @@
 //! - heading levels 4 to 6 (they become `heading-3`); line breaks inside headings;
 //! - soft line breaks (they become spaces), whitespace at the edges of a line or of a bold,
 //!   italic or strikethrough span, empty paragraphs, unknown marks;
-//! - table header formatting (GitBook column titles are plain text), non-text columns (written as
-//!   text), blocks in one cell other than paragraphs and lists of one-paragraph items (those are
-//!   written as GitBook does, `<p>`, `<ul>`/`<ol>` and `<li>`; others are joined with `<br>`),
-//!   views other than a grid with a
-//!   header, column widths;
+//! - table header formatting (GitBook column titles are plain text), number, checkbox, select
+//!   and user columns (written as text); a table GFM cannot carry (card views, hidden headers and
+//!   columns, widths, reference and image columns, blocks other than paragraphs and simple lists
+//!   in a cell) is written as GitBook's HTML table, whose cells keep marks, links, images,
+//!   lists, code and headings but not other blocks (written as their text);
+//! - paragraph and heading alignment, the inline images' `original` size (the default);
 //! - image captions' formatting (captions are plain text in `<figcaption>`), `images` options
 //!   other than `align`;
 //! - the words after the first in a code fence's info string, per-line code data;
@@ -29,8 +30,12 @@
 //!   conditional blocks, annotations' bodies, mentions, buttons' actions): they render as their
 //!   content or plain text.
 //!
-//! Nothing comrak yields is dropped silently: HTML blocks that are not GitBook figures become
-//! `code` blocks with `syntax: "html"`, unknown inline HTML and unknown or unbalanced liquid
+//! GitBook's HTML forms (tables, images, figures, anchors, `<details>`) are parsed with html5ever
+//! into the blocks they stand for and written back in the same forms (the `html_dom` and
+//! `html_table` modules). Nothing comrak yields is dropped silently: HTML blocks holding an
+//! element outside that subset become `code` blocks with `syntax: "html"`, text-level tags
+//! without a meaning (`<span>`, `<u>`) give their content, unknown inline HTML and unknown or
+//! unbalanced liquid
 //! tags stay literal text, link titles are kept in `data.title`, footnote syntax (not supported)
 //! stays text. Liquid tags are recognised on their own line, optionally after a list marker, not
 //! inside block quotes.
@@ -38,6 +43,8 @@
 mod directives;
 mod frontmatter;
 mod html;
+mod html_dom;
+mod html_table;
 mod link_target;
 mod marks;
 mod parse_blocks;

@@ -19,9 +19,10 @@
 //!   its end tag becomes a `caption` fragment.
 //! - `<details><summary>` → `expandable` with `expandable-title` and `expandable-body` fragments.
 //! - `$$` blocks → `math`.
-//! - `<figure><img ...><figcaption>` HTML → `images` (caption as plain text).
-//! - any other HTML block is kept verbatim as a `code` block with `syntax: "html"`, so it is
-//!   visible and editable instead of silently dropped.
+//! - HTML blocks in GitBook's forms (`<table>`, `<img>`, `<figure>`, `<div align>`, `<p>`, ...)
+//!   → the blocks they stand for (see the `html_dom` module); an HTML block holding an element
+//!   outside them is kept verbatim as a `code` block with `syntax: "html"`, so it is visible and
+//!   editable instead of silently dropped.
 
 use std::collections::HashMap;
 
@@ -29,7 +30,7 @@ use comrak::nodes::{AstNode, ListType, NodeValue};
 use serde_json::Value;
 
 use super::directives::{Directive, Directives};
-use super::html::{self, Token};
+use super::html_dom;
 use super::parse_inline::{InlineContent, comrak_text, convert_inlines, image_data, ref_data};
 use super::table;
 use crate::document::{Fragment, JsonMap, Node};
@@ -438,7 +439,7 @@ fn convert_block<'a>(node: &'a AstNode<'a>, directives: &Directives) -> Vec<Node
         }
         NodeValue::HtmlBlock(block) => {
             let literal = directives.restore(&block.literal);
-            figures(&literal).unwrap_or_else(|| code_block(&literal, "html"))
+            return html_dom::html_blocks(&literal).unwrap_or_else(|| vec![code_block(&literal, "html")]);
         }
         NodeValue::Table(_) => table::from_comrak(node, directives),
         _ => {
@@ -542,65 +543,6 @@ fn image_block(data: JsonMap, caption: Option<String>) -> Node {
     });
     image.fragments = Some(fragments.into_iter().collect());
     image
-}
-
-/// An `images` block from GitBook's `<figure><img><figcaption>` HTML (optionally in `<picture>`
-/// with a dark variant, or in `<div align>`); `None` for any other HTML.
-fn figures(literal: &str) -> Option<Node> {
-    let tokens = html::tokenize(literal.trim())?;
-    let mut images_data = JsonMap::new();
-    let mut images = Vec::new();
-    let mut current: Option<(JsonMap, String)> = None;
-    let mut in_caption = false;
-    for token in tokens {
-        match token {
-            Token::Text(text) if in_caption => {
-                if let Some((_, caption)) = current.as_mut() {
-                    caption.push_str(&text);
-                }
-            }
-            Token::Text(text) if text.trim().is_empty() => {}
-            Token::Text(_) => return None,
-            Token::Tag(tag) => match (tag.name.as_str(), tag.closing) {
-                ("figure", false) => current = Some((JsonMap::new(), String::new())),
-                ("figure", true) => {
-                    let (data, caption) = current.take()?;
-                    data.get("ref")?;
-                    images.push(image_block(data, Some(caption.trim().to_owned())));
-                }
-                ("figcaption", closing) => in_caption = !closing,
-                ("p" | "picture" | "br", _) if current.is_some() => {}
-                ("div", false) => {
-                    if let Some(align) = tag.attr("align") {
-                        images_data.insert("align".into(), Value::String(align.to_owned()));
-                    }
-                }
-                ("div", true) => {}
-                ("img", false) => {
-                    let (data, _) = current.as_mut()?;
-                    data.extend(ref_data(tag.attr("src")?));
-                    for (attribute, key) in [("alt", "alt"), ("width", "width"), ("height", "height")] {
-                        if let Some(value) = tag.attr(attribute).filter(|value| !value.is_empty()) {
-                            let value = value
-                                .parse::<u64>()
-                                .map_or_else(|_| Value::String(value.to_owned()), Value::from);
-                            data.insert(key.into(), value);
-                        }
-                    }
-                }
-                ("source", false) if tag.attr("media").is_some_and(|media| media.contains("dark")) => {
-                    let (data, _) = current.as_mut()?;
-                    let dark = ref_data(tag.attr("srcset")?);
-                    data.insert("refDark".into(), dark.get("ref")?.clone());
-                }
-                _ => return None,
-            },
-        }
-    }
-    if current.is_some() || images.is_empty() {
-        return None;
-    }
-    Some(Node::block("images", images_data, images))
 }
 
 fn trim_trailing_whitespace(nodes: &mut [Node]) {

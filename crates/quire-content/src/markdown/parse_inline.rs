@@ -275,23 +275,58 @@ impl<'d> Builder<'d> {
             self.push_text("\n", None);
             return;
         }
-        if tag.name == "a" && self.accept_anchor {
+        if tag.name == "a" {
             if tag.closing && self.inside_anchor {
                 self.inside_anchor = false;
                 return;
             }
-            let id = tag.attr("id").filter(|id| !id.is_empty());
+            // `<a name="x"></a>`, `<a id="x"></a>`, and a heading's `<a href="#x" id="x"></a>`:
+            // a place on the page, not a link.
+            let id = tag
+                .attr("id")
+                .or_else(|| tag.attr("name"))
+                .map(str::trim)
+                .filter(|id| !id.is_empty());
             if let Some(id) = id.filter(|id| {
-                tag.attr("href")
-                    .is_none_or(|href| href.strip_prefix('#') == Some(*id))
+                !tag.closing
+                    && tag
+                        .attr("href")
+                        .is_none_or(|href| href.strip_prefix('#') == Some(*id))
             }) {
-                self.anchor = Some(id.to_owned());
+                if self.accept_anchor && self.anchor.is_none() {
+                    self.anchor = Some(id.to_owned());
+                } else {
+                    self.items.push(super::html_dom::anchor_marker(id));
+                }
                 self.inside_anchor = true;
                 return;
             }
         }
+        if tag.name == "img" && !tag.closing && !self.in_link {
+            if let Some(src) = tag.attr("src").map(str::trim).filter(|src| !src.is_empty()) {
+                let mut data = ref_data(src);
+                for attribute in ["alt", "width", "height"] {
+                    if let Some(value) = tag.attr(attribute).filter(|value| !value.is_empty()) {
+                        let value = value
+                            .parse::<u64>()
+                            .map_or_else(|_| Value::String(value.to_owned()), Value::from);
+                        data.insert(attribute.into(), value);
+                    }
+                }
+                if tag.attr("data-size") == Some("line") {
+                    data.insert("size".into(), Value::String("line".into()));
+                }
+                self.items.push(Node::void_inline("inline-image", data));
+                return;
+            }
+        }
         let Some(mark_type) = mark_for_tag(&tag.name) else {
-            self.push_text(raw, None);
+            // Text-level tags without a meaning of their own (`<span>`, `<u>`, `<font>`, GitBook's
+            // `<span data-gb-custom-inline>`) give their content; anything else (`List<String>`,
+            // a stray tag) stays the text it was written as.
+            if !super::html_dom::is_plain_inline_element(&tag.name) {
+                self.push_text(raw, None);
+            }
             return;
         };
         if !tag.closing {
@@ -492,7 +527,8 @@ mod tests {
             nodes[2]["leaves"][1],
             json!({"object": "leaf", "text": "e", "marks": [{"object": "mark", "type": "color", "data": {"text": "red", "background": "default"}}]})
         );
-        assert_eq!(nodes[2]["leaves"][2]["text"], " <span>f</span> </sup>");
+        // A tag without a meaning gives its content; a stray closing tag stays text.
+        assert_eq!(nodes[2]["leaves"][2]["text"], " f </sup>");
     }
 
     #[test]

@@ -27,6 +27,24 @@ pub(crate) enum InlineMode {
     SingleLine,
 }
 
+/// An empty link to a place of its own page stands for an anchor (`<a id="x"></a>`).
+pub(crate) fn is_anchor_marker(link: &Node, target: &str) -> bool {
+    target.len() > 1
+        && target.starts_with('#')
+        && link.data_str("title").is_none()
+        && plain_text_of_nodes(link.children()).is_empty()
+        && !link.children().iter().any(|child| !child.is_text())
+}
+
+/// An inline image with a size or dimensions is written as `<img>`: markdown has no form for
+/// them.
+fn needs_img_tag(image: &Node) -> bool {
+    (image.data_value("width").is_some()
+        || image.data_value("height").is_some()
+        || image.data_str("size") == Some("line"))
+        && image.data_value("title").is_none()
+}
+
 /// Renders inline content, turning references into link targets with the caller's resolver.
 #[derive(Clone, Copy)]
 pub(crate) struct Renderer<'r> {
@@ -239,6 +257,10 @@ impl<'r> Renderer<'r> {
     fn inline(&self, node: &Node, outer: &[Mark]) -> String {
         let children = node.children();
         match node.node_type() {
+            "link" if is_anchor_marker(node, &self.ref_target(node)) => {
+                let target = self.ref_target(node);
+                format!("<a id=\"{}\"></a>", html::escape(&target[1..]))
+            }
             "link" | "button" => {
                 let target = self.ref_target(node);
                 let text = if node.node_type() == "button" {
@@ -259,6 +281,24 @@ impl<'r> Renderer<'r> {
                     link_destination(&target),
                     link_title(node.data_str("title"))
                 )
+            }
+            "inline-image" if needs_img_tag(node) => {
+                let mut img = format!(
+                    "<img src=\"{}\" alt=\"{}\"",
+                    html::escape(&self.ref_target(node)),
+                    html::escape(node.data_str("alt").unwrap_or_default())
+                );
+                for key in ["width", "height"] {
+                    if let Some(value) = node.data_value(key).filter(|v| v.is_number() || v.is_string()) {
+                        let value = value.as_str().map_or_else(|| value.to_string(), str::to_owned);
+                        img.push_str(&format!(" {key}=\"{}\"", html::escape(&value)));
+                    }
+                }
+                if node.data_str("size") == Some("line") {
+                    img.push_str(" data-size=\"line\"");
+                }
+                img.push('>');
+                img
             }
             "inline-image" => format!(
                 "![{}]({}{})",

@@ -88,7 +88,7 @@ fn is_empty_content(nodes: &[Node]) -> bool {
 }
 
 /// A fractional-index style key (`a0`..`az`, `b00`..) that sorts like `index`.
-fn order_index(index: usize) -> String {
+pub(crate) fn order_index(index: usize) -> String {
     const DIGITS: &[u8] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
     let mut digits = Vec::new();
     let mut rest = index;
@@ -113,6 +113,9 @@ pub(crate) fn render(table: &Node, renderer: &Renderer<'_>) -> Option<String> {
     let view = TableView::of(table);
     if view.columns.is_empty() {
         return None;
+    }
+    if super::html_table::needs_html(table) {
+        return Some(super::html_table::to_html(table, renderer));
     }
     let mut lines = Vec::with_capacity(view.records.len() + 2);
     let header: Vec<String> = view

@@ -262,7 +262,11 @@ pub(super) async fn serve(app: App, req: Request, target: Target) -> Response {
         generation: p.generation,
         shown,
         visitor: token.as_deref().map_or(0, hash_of),
-        hour: quire_store::clock::now_ms() / 3_600_000,
+        hour: if private {
+            quire_store::clock::now_ms() / 3_600_000
+        } else {
+            0
+        },
         path: asked.path.clone(),
     };
     let cached = if is_search {
@@ -295,6 +299,7 @@ pub(super) async fn serve(app: App, req: Request, target: Target) -> Response {
                 claims,
                 layout,
                 absolute_root,
+                permanent_files: !private,
             };
             match request.answer(&asked).await {
                 Ok(answer) => {
@@ -591,6 +596,8 @@ struct Rendering {
     claims: Claims,
     layout: Layout,
     absolute_root: String,
+    /// Whether file URLs never expire: the site is one anyone may read, not seen in a preview.
+    permanent_files: bool,
 }
 
 /// A page's document and the reusable contents of its space it includes (and those include),
@@ -1017,9 +1024,13 @@ impl Rendering {
         let urls = &self.app.urls;
         let key = &self.app.signing_key;
         let space_id = placed.as_ref().map(|x| x.space_id.clone()).unwrap_or_default();
-        let file_url = |file: &FileEntry| {
-            crate::files::download_url(urls, key, &space_id, &file.blob, &file.name, &file.content_type)
+        let signed = if self.permanent_files {
+            crate::files::permanent_download_url
+        } else {
+            crate::files::download_url
         };
+        let file_url =
+            |file: &FileEntry| signed(urls, key, &space_id, &file.blob, &file.name, &file.content_type);
         let claims = &self.claims;
         let condition = |expression: &str| {
             Condition::parse(expression)

@@ -95,7 +95,7 @@ impl ReaderState {
 
 /// What a rendered answer depends on: the published load (new after any write), what the
 /// visitor sees, the visitor's token (`if` blocks read its claims), the hour (file URLs are
-/// signed for it) and the path.
+/// signed for it; 0 when they never expire, on a site anyone may read) and the path.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub(super) struct AnswerKey {
     pub(super) generation: u64,

@@ -11,6 +11,7 @@ mod content;
 mod counts;
 mod deadlines;
 mod events;
+mod fidelity;
 mod files;
 mod foundation;
 mod hostile;

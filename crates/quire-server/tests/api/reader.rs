@@ -12,25 +12,25 @@ use crate::support::site::{SiteBuilder, handbook_pages, id, page, visitor_key, v
 use crate::support::{TestApp, TestUser, gunzip};
 
 /// A visitor's browser: no token, no redirects followed, cookies given by hand.
-struct Browser {
+pub(crate) struct Browser {
     client: reqwest::Client,
-    base: String,
+    pub(crate) base: String,
 }
 
-struct Page {
-    status: u16,
+pub(crate) struct Page {
+    pub(crate) status: u16,
     headers: HeaderMap,
-    body: String,
+    pub(crate) body: String,
 }
 
 impl Page {
-    fn header(&self, name: &str) -> &str {
+    pub(crate) fn header(&self, name: &str) -> &str {
         self.headers.get(name).and_then(|v| v.to_str().ok()).unwrap_or("")
     }
 }
 
 impl Browser {
-    fn new(app: &TestApp) -> Browser {
+    pub(crate) fn new(app: &TestApp) -> Browser {
         Browser {
             client: reqwest::Client::builder()
                 .redirect(reqwest::redirect::Policy::none())
@@ -40,7 +40,7 @@ impl Browser {
         }
     }
 
-    async fn get_with(&self, path: &str, headers: &[(&str, &str)]) -> Page {
+    pub(crate) async fn get_with(&self, path: &str, headers: &[(&str, &str)]) -> Page {
         let mut req = self.client.get(format!("{}{path}", self.base));
         for (name, value) in headers {
             req = req.header(*name, *value);
@@ -56,7 +56,7 @@ impl Browser {
         }
     }
 
-    async fn get(&self, path: &str) -> Page {
+    pub(crate) async fn get(&self, path: &str) -> Page {
         self.get_with(path, &[]).await
     }
 
@@ -81,7 +81,7 @@ impl Browser {
 }
 
 /// The `href` and `src` values of a page, unescaped.
-fn links(html: &str) -> Vec<String> {
+pub(crate) fn links(html: &str) -> Vec<String> {
     let mut out = Vec::new();
     for attr in ["href=\"", "src=\""] {
         for (at, _) in html.match_indices(attr) {
@@ -95,7 +95,7 @@ fn links(html: &str) -> Vec<String> {
 }
 
 /// The HTML parse errors of a page (html5ever, as browsers parse).
-fn parse_errors(html: &str) -> Vec<String> {
+pub(crate) fn parse_errors(html: &str) -> Vec<String> {
     use html5ever::tendril::TendrilSink;
     let options = html5ever::ParseOpts {
         tree_builder: html5ever::tree_builder::TreeBuilderOpts {
@@ -151,7 +151,11 @@ async fn reader_serves_pages_navigation_and_machine_files() {
     assert_eq!(home.status, 200, "{}", home.body);
     assert!(home.header("content-type").starts_with("text/html"));
     assert_eq!(home.header("cache-control"), "public, max-age=0, must-revalidate");
-    assert!(home.body.contains("<h1>Welcome</h1>"), "{}", home.body);
+    assert!(
+        home.body.contains("<h1 id=\"welcome\">Welcome</h1>"),
+        "{}",
+        home.body
+    );
     assert!(home.body.contains("Hello readers."));
     assert!(home.body.contains("<figure class=\"code"), "a code block");
     assert!(
@@ -205,6 +209,14 @@ async fn reader_serves_pages_navigation_and_machine_files() {
     let resp = reqwest::get(image.clone()).await.unwrap();
     assert_eq!(resp.status(), 200, "{image}");
     assert_eq!(resp.headers()["content-type"], "image/png");
+    // A public site's files never expire: the same URL all day, cached by anyone.
+    assert!(!image.contains("&e="), "{image}");
+    assert_eq!(
+        resp.headers()["cache-control"],
+        "public, max-age=31536000, immutable"
+    );
+    let forged = image.replace("logo.png", "other.png");
+    assert_eq!(reqwest::get(forged).await.unwrap().status(), 404);
 
     // Nested, hidden, unknown pages.
     let setup = browser.get("/s/handbook/guides/setup").await;
@@ -450,6 +462,18 @@ async fn reader_visibility_share_links_and_visitor_tokens() {
     assert_eq!(
         page.header("cache-control"),
         "private, max-age=0, must-revalidate"
+    );
+    // Its files' URLs expire: a site not everyone may read hands out no lasting links.
+    let home = browser.get_with("/s/handbook/", &[("cookie", &cookie)]).await;
+    let image = links(&home.body)
+        .into_iter()
+        .find(|l| l.contains("/blobs/") && l.contains("logo.png"))
+        .expect("the image's URL");
+    assert!(image.contains("&e="), "{image}");
+    let resp = reqwest::get(image.clone()).await.unwrap();
+    assert_eq!(
+        resp.headers()["cache-control"],
+        "private, max-age=3600, immutable"
     );
     app.delete(&owner, &format!("{base}/share-links/{}", id(&link)))
         .await
