@@ -1039,8 +1039,10 @@ impl Renderer<'_> {
                     let width = node.data_value("width").and_then(length);
                     // GitBook's sizes: `line` fits the line of text; `original`, the default,
                     // is the image's own size, at most 300 px wide.
-                    let class = match node.data_str("size") {
-                        Some("line") => " class=\"inline line\"",
+                    // A width the author set is the size they meant.
+                    let class = match (node.data_str("size"), width) {
+                        (Some("line"), _) => " class=\"inline line\"",
+                        (_, Some(_)) => " class=\"inline sized\"",
                         _ => " class=\"inline\"",
                     };
                     self.img(&source, &alt, width, class);

@@ -498,9 +498,8 @@ fn inlines(out: &mut String, nodes: &[Node], renderer: &Renderer<'_>) {
         match node.node_type() {
             "link" => {
                 let target = renderer.ref_target(node);
-                let text = plain_text_of_nodes(node.children());
-                match target.strip_prefix('#').filter(|_| text.is_empty()) {
-                    Some(id) => out.push_str(&format!("<a id=\"{}\"></a>", html::escape(id))),
+                match super::render_inline::anchor_marker_id(node) {
+                    Some(id) => out.push_str(&format!("<a id=\"{}\"></a>", html::escape(&id))),
                     None => {
                         out.push_str(&format!("<a href=\"{}\">", html::escape(&target)));
                         inlines(out, node.children(), renderer);

@@ -27,13 +27,23 @@ pub(crate) enum InlineMode {
     SingleLine,
 }
 
-/// An empty link to a place of its own page stands for an anchor (`<a id="x"></a>`).
-pub(crate) fn is_anchor_marker(link: &Node, target: &str) -> bool {
-    target.len() > 1
-        && target.starts_with('#')
-        && link.data_str("title").is_none()
-        && plain_text_of_nodes(link.children()).is_empty()
-        && !link.children().iter().any(|child| !child.is_text())
+/// The id an empty link to an anchor stands for (`<a id="x"></a>`, decision 0079): its
+/// reference is an anchor, or, before the import resolves it, `#x`.
+pub(crate) fn anchor_marker_id(link: &Node) -> Option<String> {
+    if link.data_str("title").is_some()
+        || !plain_text_of_nodes(link.children()).is_empty()
+        || link.children().iter().any(|child| !child.is_text())
+    {
+        return None;
+    }
+    match ContentRef::from_value(link.data_value("ref")?)? {
+        ContentRef::Anchor { anchor, .. } => Some(anchor),
+        ContentRef::Url { url } => url
+            .strip_prefix('#')
+            .filter(|id| !id.is_empty())
+            .map(str::to_owned),
+        _ => None,
+    }
 }
 
 /// An inline image with a size or dimensions is written as `<img>`: markdown has no form for
@@ -257,9 +267,9 @@ impl<'r> Renderer<'r> {
     fn inline(&self, node: &Node, outer: &[Mark]) -> String {
         let children = node.children();
         match node.node_type() {
-            "link" if is_anchor_marker(node, &self.ref_target(node)) => {
-                let target = self.ref_target(node);
-                format!("<a id=\"{}\"></a>", html::escape(&target[1..]))
+            "link" if anchor_marker_id(node).is_some() => {
+                let id = anchor_marker_id(node).unwrap_or_default();
+                format!("<a id=\"{}\"></a>", html::escape(&id))
             }
             "link" | "button" => {
                 let target = self.ref_target(node);

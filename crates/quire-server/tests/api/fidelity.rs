@@ -152,4 +152,17 @@ async fn gitbooks_html_forms_render_as_content_and_export_as_they_came() {
     assert!(md.contains("<a id=\"legacy-place\"></a>"), "{md}");
     assert!(md.contains("<div align=\"left\"><figure><img src="), "{md}");
     assert!(!md.contains("```html"), "{md}");
+    // The reader's `.md` of the page too, whose links are absolute URLs.
+    let public_md = browser.get("/s/moved/index.md").await;
+    assert_eq!(public_md.status, 200);
+    assert!(
+        public_md.body.contains("<a id=\"legacy-place\"></a>"),
+        "{}",
+        public_md.body
+    );
+    assert!(
+        public_md.body.contains("<table data-view=\"cards\">"),
+        "{}",
+        public_md.body
+    );
 }
