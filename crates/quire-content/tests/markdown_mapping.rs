@@ -342,3 +342,26 @@ fn pages_carry_frontmatter() {
     assert!(parse_page("---\n: [\n---\n").is_err());
     assert_eq!(markdown_to_document(markdown).unwrap().nodes.len(), 1);
 }
+
+/// HTML nested far past `MAX_HTML_NESTING` (blocks, text-level tags, tables in cells) converts
+/// without deep recursion, keeps its text, and gives a document within the limits.
+#[test]
+fn deeply_nested_html_keeps_its_text_within_the_limits() {
+    for (open, close) in [
+        ("<div>", "</div>"),
+        ("<span>", "</span>"),
+        ("<ul><li>", "</li></ul>"),
+        ("<table><tr><td>", "</td></tr></table>"),
+        ("<blockquote><b>", "</b></blockquote>"),
+    ] {
+        let markdown = format!(
+            "<div>{}deep text{}</div>",
+            open.repeat(5_000),
+            close.repeat(5_000)
+        );
+        let document = markdown_to_document(&markdown).unwrap_or_else(|e| panic!("{open}: {e}"));
+        document.validate().unwrap();
+        let json = serde_json::to_string(&document).unwrap();
+        assert!(json.contains("deep text"), "{open}");
+    }
+}
