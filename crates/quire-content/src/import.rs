@@ -6,7 +6,10 @@
 //! - `.gitbook.yaml` at the top of the folder (optional): `root` is the sub-folder holding the
 //!   docs (default: the folder itself); `structure.readme` (default `README.md`) and
 //!   `structure.summary` (default `SUMMARY.md`) are paths relative to `root`. Every other path
-//!   is relative to `root` too; files outside it are ignored.
+//!   is relative to `root` too; files outside it are ignored. `redirects` maps old URL paths of
+//!   the space to files: each whose file is a page of the import becomes an
+//!   [`ImportedRedirect`] to that page (see [`import_redirects`] for how sources are read, and
+//!   its limits); the others are skipped (warned).
 //! - With a summary file, it is the table of contents: a markdown list of links, nested lists for
 //!   child pages. A first-level heading that is the first block is the summary's own title; every
 //!   other heading starts a group whose pages are the list items that follow it (until the next
@@ -52,6 +55,7 @@ use serde_json::Value;
 
 use crate::changes::encode_document;
 use crate::document::{ContentRef, Document, fill_missing_keys, for_each_ref_mut};
+use crate::import_redirects::{self, Declared, ImportedRedirect};
 use crate::markdown::{
     LinkTarget, MarkdownError, markdown_to_document, normalize_link_target, split_frontmatter,
 };
@@ -97,6 +101,8 @@ pub struct ImportOutcome {
     pub documents: Vec<(String, Vec<u8>)>,
     /// What was skipped or could not be resolved, one sentence each, in a stable order.
     pub warnings: Vec<String>,
+    /// The redirects of `.gitbook.yaml` whose file is a page of the import, in its order.
+    pub redirects: Vec<ImportedRedirect>,
 }
 
 /// Why a folder cannot be imported.
@@ -151,6 +157,7 @@ struct Config {
     readme_explicit: bool,
     summary: String,
     summary_explicit: bool,
+    redirects: Vec<Declared>,
 }
 
 fn parse_config(bytes: Option<&[u8]>, warnings: &mut Vec<String>) -> Result<Config, ImportError> {
@@ -164,13 +171,6 @@ fn parse_config(bytes: Option<&[u8]>, warnings: &mut Vec<String>) -> Result<Conf
                 .unwrap_or_default()
         }
     };
-    if raw
-        .redirects
-        .as_ref()
-        .is_some_and(|r| r.as_mapping().is_some_and(|m| !m.is_empty()))
-    {
-        warnings.push(format!("{CONFIG_FILE}: redirects are not imported"));
-    }
     let root = match raw.root.as_deref() {
         None => String::new(),
         Some(root) => normalize_config_path(root)
@@ -191,12 +191,14 @@ fn parse_config(bytes: Option<&[u8]>, warnings: &mut Vec<String>) -> Result<Conf
     };
     let (readme, readme_explicit) = file(structure.readme.as_deref(), "readme", "README.md")?;
     let (summary, summary_explicit) = file(structure.summary.as_deref(), "summary", "SUMMARY.md")?;
+    let redirects = import_redirects::declared(raw.redirects.as_ref(), warnings);
     Ok(Config {
         root,
         readme,
         readme_explicit,
         summary,
         summary_explicit,
+        redirects,
     })
 }
 
@@ -340,7 +342,7 @@ fn digit_runs(text: &str) -> Vec<&str> {
     runs
 }
 
-fn percent_decode(text: &str) -> String {
+pub(crate) fn percent_decode(text: &str) -> String {
     let bytes = text.as_bytes();
     let mut decoded = Vec::with_capacity(bytes.len());
     let mut i = 0;
@@ -693,10 +695,12 @@ impl<'c, 'a> Importer<'c, 'a> {
             ..Tree::default()
         };
         tree.check()?;
+        let redirects = self.resolve_redirects(&tree);
         Ok(ImportOutcome {
             tree,
             documents,
             warnings: self.warnings,
+            redirects,
         })
     }
 
@@ -1343,6 +1347,55 @@ impl<'c, 'a> Importer<'c, 'a> {
         Located::Missing
     }
 
+    /// The pages the redirects of the configuration lead to: a destination is a link target
+    /// written in a file at the root. One that is no page of the import is skipped (warned).
+    fn resolve_redirects(&mut self, tree: &Tree) -> Vec<ImportedRedirect> {
+        let declared = std::mem::take(&mut self.config.redirects);
+        let mut out = Vec::with_capacity(declared.len());
+        for Declared { source, destination } in declared {
+            let why = match parse_target("", &destination) {
+                Target::External => "is a URL; only files of the import can be destinations",
+                Target::Anchor(_) | Target::Invalid => "is not a file inside the root folder",
+                Target::Local {
+                    path,
+                    raw_path,
+                    anchor,
+                    folder,
+                } => {
+                    let mut located = self.locate(&path, folder);
+                    if let (Located::Missing, Some(raw)) = (&located, &raw_path) {
+                        located = self.locate(raw, folder);
+                    }
+                    match located {
+                        // Only a page with content has a URL to land on.
+                        Located::Page(id)
+                            if tree
+                                .pages
+                                .get(id.as_str())
+                                .is_some_and(|p| p.kind == PageKind::Document) =>
+                        {
+                            if anchor.is_some() {
+                                self.warn(format!(
+                                    "{CONFIG_FILE}: the redirect from {source:?} lands on the page of {destination:?}, not its anchor"
+                                ));
+                            }
+                            out.push(ImportedRedirect { source, page_id: id });
+                            continue;
+                        }
+                        Located::Page(_) => "is a group or a link, not a page with content",
+                        Located::NotImported => "is a page that is not imported",
+                        Located::File(_) => "is not a markdown page",
+                        Located::Missing => "matches no file of the imported folder",
+                    }
+                }
+            };
+            self.warn(format!(
+                "{CONFIG_FILE}: the redirect from {source:?} to {destination:?} {why}; skipped"
+            ));
+        }
+        out
+    }
+
     /// Stores a file once; its id.
     fn store(&mut self, index: usize) -> Result<String, ImportError> {
         if let Some(id) = self.stored.get(&index) {
@@ -1917,7 +1970,7 @@ group Misc /misc
         let run = import(files(&[
             (
                 ".gitbook.yaml",
-                "root: ./docs/\nstructure:\n  readme: intro.md\n  summary: toc/SUMMARY.md\nredirects:\n  old/page: new/page.md\n",
+                "root: ./docs/\nstructure:\n  readme: intro.md\n  summary: toc/SUMMARY.md\nredirects:\n  old/page: new/page.md\n  /old/setup/: ./setup.md\n",
             ),
             ("README.md", "# Outside the root\n"),
             ("src/lib.md", "# Not docs\n"),
@@ -1939,13 +1992,21 @@ group Misc /misc
         assert_eq!(
             run.outcome.warnings,
             [
-                ".gitbook.yaml: redirects are not imported",
                 "docs/intro.md is not listed in docs/toc/SUMMARY.md; imported as the first page",
                 "docs/README.md is not listed in docs/toc/SUMMARY.md; ignored",
                 "docs/setup.md: the link target \"toc/SUMMARY.md\" is a page that is not imported; kept as written",
+                ".gitbook.yaml: the redirect from \"old/page\" to \"new/page.md\" matches no file of the imported folder; skipped",
             ]
         );
         let [intro, setup] = ["Introduction", "Set up"].map(|t| run.id(t));
+        // Destinations are read from the root.
+        assert_eq!(
+            run.outcome.redirects,
+            [ImportedRedirect {
+                source: "old/setup".into(),
+                page_id: setup.clone()
+            }]
+        );
         assert_eq!(run.refs(&intro), [page(&setup), page(&intro)]);
         assert_eq!(run.refs(&setup)[0], page(&intro));
 
@@ -1971,6 +2032,69 @@ group Misc /misc
             ]
         );
         assert_eq!(run.refs(&run.id("About")), [page(&run.id("Introduction"))]);
+    }
+
+    #[test]
+    fn gitbook_yaml_redirects_lead_to_the_pages_of_their_files() {
+        let yaml = "redirects:\n  \
+            previous/page: new-folder/page.md\n  \
+            old/path/: guide/\n  \
+            /Old%20Name: ./guide/Setup.md\n  \
+            start: /\n  \
+            anchored: guide/setup.md#install\n  \
+            typo: guide/nope.md\n  \
+            picture: logo.png\n  \
+            out: ../outside.md\n  \
+            web: https://example.com/\n  \
+            unlisted: notes.md\n  \
+            top/..: guide/setup.md\n";
+        let run = import(files(&[
+            (".gitbook.yaml", yaml),
+            ("README.md", "# Home\n\n![logo](logo.png)\n"),
+            (
+                "SUMMARY.md",
+                "* [Home](README.md)\n* [Guide](guide/README.md)\n  * [Setup](guide/setup.md)\n* [Page](new-folder/page.md)\n",
+            ),
+            ("guide/README.md", "# Guide\n"),
+            ("guide/setup.md", "# Setup\n"),
+            ("new-folder/page.md", "# Page\n"),
+            ("notes.md", "# Notes\n"),
+            ("logo.png", "png"),
+        ]));
+        let [home, guide, setup, page] = ["Home", "Guide", "Setup", "Page"].map(|t| run.id(t));
+        let got: Vec<(&str, &str)> = run
+            .outcome
+            .redirects
+            .iter()
+            .map(|r| (r.source.as_str(), r.page_id.as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("previous/page", page.as_str()),
+                ("old/path", guide.as_str()),
+                // Percent-decoded; the file found case-insensitively, as links are.
+                ("Old Name", setup.as_str()),
+                ("start", home.as_str()),
+                ("anchored", setup.as_str()),
+            ]
+        );
+        assert_eq!(
+            run.outcome.warnings,
+            [
+                ".gitbook.yaml: the redirect source \"top/..\" climbs with `..`; skipped",
+                "notes.md is not listed in SUMMARY.md; ignored",
+                ".gitbook.yaml: the redirect from \"anchored\" lands on the page of \"guide/setup.md#install\", not its anchor",
+                ".gitbook.yaml: the redirect from \"typo\" to \"guide/nope.md\" matches no file of the imported folder; skipped",
+                ".gitbook.yaml: the redirect from \"picture\" to \"logo.png\" is not a markdown page; skipped",
+                ".gitbook.yaml: the redirect from \"out\" to \"../outside.md\" is not a file inside the root folder; skipped",
+                ".gitbook.yaml: the redirect from \"web\" to \"https://example.com/\" is a URL; only files of the import can be destinations; skipped",
+                ".gitbook.yaml: the redirect from \"unlisted\" to \"notes.md\" is a page that is not imported; skipped",
+            ]
+        );
+        // Without redirects, none.
+        let run = import(files(&[("README.md", "# Home\n")]));
+        assert!(run.outcome.redirects.is_empty());
     }
 
     #[test]

@@ -19,6 +19,7 @@ pub mod diff;
 pub mod document;
 pub mod evaluate;
 pub mod import;
+pub mod import_redirects;
 pub mod limits;
 pub mod links;
 pub mod markdown;

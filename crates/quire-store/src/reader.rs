@@ -143,6 +143,36 @@ pub fn search(
     Ok(all)
 }
 
+/// Where a path that names no page is sent.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Redirected {
+    /// By a redirect of the site: its target, and whether permanently.
+    Site(crate::sites::redirects::Target, bool),
+    /// By a redirect the space's import declared: the page of the site space's space (the
+    /// caller checks the revision it serves still has it).
+    ImportedPage(String),
+}
+
+/// Where a path that names no page is sent: the site's redirects first (they are the site's
+/// managers' word), else the imported redirects of the space of the site space the path is in
+/// (`within`: its space id and the rest of the path below the site space's URL). None when
+/// neither has one.
+pub fn redirect_or_imported(
+    c: &mut dyn Conn,
+    cache: &ContentCache,
+    site: &crate::sites::Site,
+    from_root: &str,
+    within: Option<(&str, &str)>,
+) -> StoreResult<Option<Redirected>> {
+    if let Some((target, permanent)) = redirect(c, cache, site, from_root)? {
+        return Ok(Some(Redirected::Site(target, permanent)));
+    }
+    let Some((space_id, path)) = within else {
+        return Ok(None);
+    };
+    Ok(crate::import::redirects::page_for(c, space_id, path)?.map(Redirected::ImportedPage))
+}
+
 /// Where a site's redirects send `path` (a path from the site's root, `/docs/old`), and
 /// whether permanently; None when no redirect matches (or its destination is gone).
 pub fn redirect(

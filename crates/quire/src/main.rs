@@ -314,7 +314,10 @@ fn admin(storage: StorageArgs, create: bool, task: AdminTask) -> Result<String, 
             for warning in &imported.warnings {
                 eprintln!("warning: {warning}");
             }
-            eprintln!("imported {} pages and {} files", imported.pages, imported.files);
+            eprintln!(
+                "imported {} pages, {} files and {} redirects",
+                imported.pages, imported.files, imported.redirects
+            );
             return Ok(imported.revision);
         }
     };

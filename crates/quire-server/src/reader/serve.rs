@@ -20,7 +20,7 @@ use quire_store::StoreError;
 use quire_store::content::store::{CachedDocument, StoredTree};
 use quire_store::db::fulltext::FtsQuery;
 use quire_store::permissions::Standing;
-use quire_store::reader::SiteKey;
+use quire_store::reader::{Redirected, SiteKey};
 use quire_store::sites::SiteVisibility;
 use quire_store::sites::published::{self, Published, Visitor};
 use quire_store::sites::redirects::Target as RedirectTarget;
@@ -746,7 +746,8 @@ impl Rendering {
         self.render(Some(placed), Some((stored, nav)), what).await
     }
 
-    /// A path that names nothing: where the site's redirects send it, else the not-found page.
+    /// A path that names nothing: where the site's redirects send it, else where the imported
+    /// redirects of the site space it is in send it, else the not-found page.
     async fn not_found(self, path: &str) -> Result<Answer, StoreError> {
         let from_root = format!(
             "/{}",
@@ -754,14 +755,24 @@ impl Rendering {
                 .unwrap_or_default()
                 .trim_end_matches('/')
         );
+        let placed = self.layout.space_under(path).cloned();
+        let within = placed.as_ref().map(|placed| {
+            let rest = path.strip_prefix(placed.base.as_str()).unwrap_or_default();
+            (placed.space_id.clone(), rest.to_string())
+        });
         let (site, store) = (self.p.site.clone(), self.app.store.clone());
         let found = self
             .app
             .db
-            .read(move |c| quire_store::reader::redirect(c, &store.content, &site, &from_root))
+            .read(move |c| {
+                let within = within
+                    .as_ref()
+                    .map(|(space, rest)| (space.as_str(), rest.as_str()));
+                quire_store::reader::redirect_or_imported(c, &store.content, &site, &from_root, within)
+            })
             .await?;
         match found {
-            Some((target, permanent)) => {
+            Some(Redirected::Site(target, permanent)) => {
                 let to = match target {
                     RedirectTarget::Url(url) => match quire_reader::safe_url(&url) {
                         Some(_) => url,
@@ -777,6 +788,21 @@ impl Rendering {
                     StatusCode::FOUND
                 };
                 Ok(Answer::redirect_with(status, to))
+            }
+            // The page's URL in this site space, if the revision served still has it (a page
+            // deleted since leads nowhere).
+            Some(Redirected::ImportedPage(page_id)) => {
+                let url = match &placed {
+                    Some(placed) => {
+                        let (_, nav) = self.open(placed).await?;
+                        nav.get(&page_id).and_then(|node| node.url.clone())
+                    }
+                    None => None,
+                };
+                match url {
+                    Some(url) => Ok(Answer::redirect(url)),
+                    None => self.in_home(What::NotFound).await,
+                }
             }
             None => self.in_home(What::NotFound).await,
         }

@@ -1259,3 +1259,176 @@ async fn members_preview_a_site_that_is_not_published_through_its_preview_url() 
         .expect(200);
     assert_eq!(browser.get("/s/handbook/").await.status, 200);
 }
+
+/// Imports `files` (path, text) into `space` as `quire admin import` does.
+async fn import_folder(app: &TestApp, space: &str, files: &[(&str, &str)]) -> quire_store::import::Imported {
+    let dir = tempfile::tempdir().unwrap();
+    for (path, text) in files {
+        let full = dir.path().join(path);
+        std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+        std::fs::write(full, text).unwrap();
+    }
+    let (db, blobs, space_id, root) = (
+        app.db.clone(),
+        app.blobs(),
+        space.to_string(),
+        dir.path().to_path_buf(),
+    );
+    let imported =
+        tokio::task::spawn_blocking(move || quire_store::import::import_space(&db, &blobs, &space_id, &root))
+            .await
+            .unwrap()
+            .unwrap();
+    drop(dir);
+    imported
+}
+
+/// The redirects of an imported `.gitbook.yaml` keep old URLs working in every site that shows
+/// the space (issue 40): an old path answers 301 to its page's URL in that site space, with or
+/// without its trailing slash; a site redirect from the same path wins; an unknown path, or one
+/// whose page was deleted since, stays 404; a re-import replaces the set.
+#[tokio::test]
+async fn reader_follows_the_redirects_of_an_imported_space() {
+    let app = TestApp::start().await;
+    let owner = app.user("Owner").await;
+    let org = app.org(&owner, "Docs").await;
+    let space = new_space(&app, &owner, &org, "Imported").await;
+    let yaml = "redirects:\n  \
+        previous/page: guide/setup.md\n  \
+        old/path/: guide/\n  \
+        installation/docker.md: ./guide/setup.md\n  \
+        taken: README.md\n  \
+        gone: notes.md\n  \
+        broken: nowhere.md\n";
+    let imported = import_folder(
+        &app,
+        &space,
+        &[
+            (".gitbook.yaml", yaml),
+            ("README.md", "# Welcome\n"),
+            ("guide/README.md", "# Guide\n"),
+            ("guide/setup.md", "# Setup\n"),
+            ("notes.md", "# Notes\n"),
+        ],
+    )
+    .await;
+    assert_eq!(imported.redirects, 5);
+    assert_eq!(
+        imported.warnings,
+        [
+            ".gitbook.yaml: the redirect from \"broken\" to \"nowhere.md\" matches no file of the imported folder; skipped"
+        ]
+    );
+    let built = SiteBuilder::new(&app, &owner)
+        .in_org(&org)
+        .existing_space(&space)
+        .basename("moved")
+        .build()
+        .await;
+
+    let browser = Browser::new(&app);
+    let moved = |path: &str| {
+        let path = path.to_string();
+        let browser = &browser;
+        async move {
+            let page = browser.get(&path).await;
+            (page.status, page.header("location").to_string())
+        }
+    };
+    let permanent = |to: &str| (301, to.to_string());
+    assert_eq!(moved("/s/moved/guide/setup").await.0, 200);
+    assert_eq!(
+        moved("/s/moved/previous/page").await,
+        permanent("/s/moved/guide/setup")
+    );
+    assert_eq!(
+        moved("/s/moved/previous/page/").await,
+        permanent("/s/moved/guide/setup")
+    );
+    assert_eq!(moved("/s/moved/old/path").await, permanent("/s/moved/guide"));
+    assert_eq!(
+        moved("/s/moved/installation/docker.md").await,
+        permanent("/s/moved/guide/setup")
+    );
+    assert_eq!(moved("/s/moved/taken").await, permanent("/s/moved/"));
+    assert_eq!(moved("/s/moved/unknown").await.0, 404);
+    assert_eq!(moved("/s/moved/broken").await.0, 404);
+    assert_eq!(
+        moved("/s/moved/Previous/Page").await.0,
+        404,
+        "sources match exactly"
+    );
+
+    // The site's own redirect from the same path wins.
+    app.post(
+        &owner,
+        &format!("{}/redirects", built.base),
+        json!({"source": "/taken", "destination": {"kind": "external", "url": "https://elsewhere.example.com/"},
+               "permanent": false, "captureWildcard": false}),
+    )
+    .await
+    .expect(201);
+    assert_eq!(
+        moved("/s/moved/taken").await,
+        (302, "https://elsewhere.example.com/".to_string())
+    );
+
+    // Kept with the space: a second site shows it below its own home, at the site space's path.
+    let other = SiteBuilder::new(&app, &owner)
+        .in_org(&org)
+        .space("Intro", Value::Array(vec![page("Start", "# Start\n")]))
+        .existing_space(&space)
+        .basename("moved-too")
+        .build()
+        .await;
+    let ss_path = other.added[1]["path"].as_str().unwrap().to_string();
+    assert_eq!(
+        moved(&format!("/s/moved-too/{ss_path}/previous/page")).await,
+        permanent(&format!("/s/moved-too/{ss_path}/guide/setup"))
+    );
+    assert_eq!(moved("/s/moved-too/previous/page").await.0, 404, "not the home's");
+
+    // A page deleted since leads nowhere.
+    assert_eq!(moved("/s/moved/gone").await, permanent("/s/moved/notes"));
+    let pages = app
+        .get(&owner, &format!("/v1/spaces/{space}/content/pages"))
+        .await
+        .expect(200);
+    let notes = pages["pages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["title"] == "Notes")
+        .map(id)
+        .unwrap();
+    write_main(
+        &app,
+        &owner,
+        &space,
+        vec![json!([{"operation": "delete_page", "page": notes}])],
+    )
+    .await;
+    assert_eq!(moved("/s/moved/gone").await.0, 404);
+
+    // A re-import replaces the set.
+    let again = import_folder(
+        &app,
+        &space,
+        &[
+            (".gitbook.yaml", "redirects:\n  newer/page: setup.md\n"),
+            ("README.md", "# Welcome\n"),
+            ("setup.md", "# Setup\n"),
+        ],
+    )
+    .await;
+    assert_eq!(again.redirects, 1);
+    assert_eq!(moved("/s/moved/newer/page").await, permanent("/s/moved/setup"));
+    assert_eq!(moved("/s/moved/previous/page").await.0, 404);
+    let space_id = space.clone();
+    let kept = app
+        .db
+        .read(move |c| quire_store::import::redirects::page_for(c, &space_id, "previous/page"))
+        .await
+        .unwrap();
+    assert_eq!(kept, None, "the old set is gone");
+}

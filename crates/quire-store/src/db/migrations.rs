@@ -120,6 +120,12 @@ const MIGRATIONS: &[Migration] = &[
         sqlite: include_str!("../../migrations/0018_site_external_links.sql"),
         postgres: include_str!("../../migrations/0018_site_external_links.sql"),
     },
+    Migration {
+        version: 19,
+        name: "redirects of imported spaces",
+        sqlite: include_str!("../../migrations/0019_space_import_redirects.sql"),
+        postgres: include_str!("../../migrations/0019_space_import_redirects.sql"),
+    },
 ];
 
 /// An arbitrary constant that names quire's migration lock among PostgreSQL advisory locks.

@@ -1,5 +1,8 @@
 //! `quire admin import --space ID DIR`: a folder of markdown in GitBook's Git Sync layout
-//! becomes one new revision of a space's main content.
+//! becomes one new revision of a space's main content, and the redirects its `.gitbook.yaml`
+//! declares become the space's imported redirects ([`redirects`]), in the same transaction.
+
+pub mod redirects;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -20,6 +23,8 @@ pub struct Imported {
     pub revision: String,
     pub pages: usize,
     pub files: usize,
+    /// Redirects kept from `.gitbook.yaml` (those whose file is an imported page).
+    pub redirects: usize,
     pub warnings: Vec<String>,
 }
 
@@ -190,10 +195,12 @@ pub fn import_space(db: &Db, blobs: &dyn Blobs, space_id: &str, dir: &Path) -> R
         crate::main_revision::updated(c, space_id, &main, written.id(), None)?;
         let blobs: Vec<(String, u64)> = stored.values().map(|e| (e.blob.clone(), e.size)).collect();
         crate::files::record_stored(c, space_id, &blobs, clock::now_ms())?;
+        redirects::replace(c, space_id, &outcome.redirects, clock::now_ms())?;
         Ok::<_, StoreError>(Imported {
             revision: written.id().to_string(),
             pages: outcome.tree.pages.len(),
             files: outcome.tree.files.len(),
+            redirects: outcome.redirects.len(),
             warnings: outcome.warnings,
         })
     });
