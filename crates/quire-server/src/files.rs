@@ -31,8 +31,17 @@ pub fn routes() -> OpenApiRouter<App> {
     OpenApiRouter::default().routes(routes!(download))
 }
 
-fn download_message(space_id: &str, hash: &str, name: &str, content_type: &str, expires: i64) -> String {
-    format!("{space_id}\n{hash}\n{name}\n{content_type}\n{expires}")
+/// What a link signs: the file and the expiry, or `permanent` for a link that never expires
+/// (so neither kind of link can be made from the other).
+fn download_message(
+    space_id: &str,
+    hash: &str,
+    name: &str,
+    content_type: &str,
+    expires: Option<i64>,
+) -> String {
+    let expiry = expires.map_or_else(|| "permanent".to_owned(), |e| e.to_string());
+    format!("{space_id}\n{hash}\n{name}\n{content_type}\n{expiry}")
 }
 
 /// A download URL valid for about an hour. The expiry is rounded so that the URL of a file stays
@@ -47,23 +56,12 @@ pub fn download_url(
 ) -> String {
     let now = clock::now_ms() / 1000;
     let expires = (now / URL_LIFETIME_SECS + 2) * URL_LIFETIME_SECS;
-    let signature = signing::sign(
-        key,
-        &download_message(space_id, hash, name, content_type, expires),
-    );
-    let encode = |s: &str| url::form_urlencoded::byte_serialize(s.as_bytes()).collect::<String>();
-    format!(
-        "{}/blobs/{space_id}/{hash}/{}?ct={}&e={expires}&s={signature}",
-        urls.base(),
-        encode(name).replace('+', "%20"),
-        encode(content_type)
-    )
+    signed_url(urls, key, space_id, hash, name, content_type, Some(expires))
 }
 
 /// A download URL that never expires, for the files of a site anyone may read: the same for a
 /// file for as long as the signing key lasts, so browsers and CDNs cache it (`immutable`) and a
-/// page read later, or its `.md`, never holds a dead link. The signature covers a message no
-/// expiring link signs, so neither kind of link can be made from the other.
+/// page read later, or its `.md`, never holds a dead link.
 pub fn permanent_download_url(
     urls: &Urls,
     key: &[u8],
@@ -72,18 +70,30 @@ pub fn permanent_download_url(
     name: &str,
     content_type: &str,
 ) -> String {
-    let signature = signing::sign(key, &permanent_message(space_id, hash, name, content_type));
+    signed_url(urls, key, space_id, hash, name, content_type, None)
+}
+
+fn signed_url(
+    urls: &Urls,
+    key: &[u8],
+    space_id: &str,
+    hash: &str,
+    name: &str,
+    content_type: &str,
+    expires: Option<i64>,
+) -> String {
+    let signature = signing::sign(
+        key,
+        &download_message(space_id, hash, name, content_type, expires),
+    );
     let encode = |s: &str| url::form_urlencoded::byte_serialize(s.as_bytes()).collect::<String>();
+    let expiry = expires.map_or_else(String::new, |e| format!("&e={e}"));
     format!(
-        "{}/blobs/{space_id}/{hash}/{}?ct={}&s={signature}",
+        "{}/blobs/{space_id}/{hash}/{}?ct={}{expiry}&s={signature}",
         urls.base(),
         encode(name).replace('+', "%20"),
         encode(content_type)
     )
-}
-
-fn permanent_message(space_id: &str, hash: &str, name: &str, content_type: &str) -> String {
-    format!("{space_id}\n{hash}\n{name}\n{content_type}\npermanent")
 }
 
 /// The query of a signed download URL, as [`download_url`] writes it. A missing or malformed
@@ -135,13 +145,8 @@ async fn download(
         signature,
     }): QueryOf<DownloadQuery>,
 ) -> ApiResult<Response> {
-    let (message, live) = match expires {
-        Some(expires) => (
-            download_message(&space_id, &hash, &name, &content_type, expires),
-            expires >= clock::now_ms() / 1000,
-        ),
-        None => (permanent_message(&space_id, &hash, &name, &content_type), true),
-    };
+    let message = download_message(&space_id, &hash, &name, &content_type, expires);
+    let live = expires.is_none_or(|expires| expires >= clock::now_ms() / 1000);
     if !live || !signing::verify(&app.signing_key, &message, &signature) {
         return Err(ApiError::not_found(
             "this download link is invalid or has expired",

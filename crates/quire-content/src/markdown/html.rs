@@ -2,6 +2,27 @@
 //! `<details open>`), entities, and escaping for output. Whole HTML blocks are parsed by
 //! html5ever (the `html_dom` module).
 
+/// GitBook's `<img>` for an image or inline image: `src`, `alt`, the `width` and `height` it
+/// was given, and `data-size="line"` for an inline image drawn at the line's height.
+pub(crate) fn img_tag(image: &crate::document::Node, src: &str) -> String {
+    let mut img = format!(
+        "<img src=\"{}\" alt=\"{}\"",
+        escape(src),
+        escape(image.data_str("alt").unwrap_or_default())
+    );
+    for key in ["width", "height"] {
+        if let Some(value) = image.data_value(key).filter(|v| v.is_number() || v.is_string()) {
+            let value = value.as_str().map_or_else(|| value.to_string(), str::to_owned);
+            img.push_str(&format!(" {key}=\"{}\"", escape(&value)));
+        }
+    }
+    if image.node_type() == "inline-image" && image.data_str("size") == Some("line") {
+        img.push_str(" data-size=\"line\"");
+    }
+    img.push('>');
+    img
+}
+
 /// One HTML tag.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Tag {

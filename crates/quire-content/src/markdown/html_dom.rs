@@ -323,10 +323,16 @@ fn figure(element: ElementRef<'_>) -> Converted<Node> {
 
 /// The `data` of an image from an `<img>`: `ref`, `alt`, `width`, `height`.
 pub(crate) fn image_data(img: ElementRef<'_>) -> Option<JsonMap> {
-    let src = img.attr("src").filter(|src| !src.trim().is_empty())?;
+    image_data_of(|name| img.attr(name))
+}
+
+/// The `data` of an image from the attributes of an `<img>`, however it was parsed (a whole
+/// HTML block, or one inline tag): `ref`, `alt`, `width`, `height`; `None` without a `src`.
+pub(crate) fn image_data_of<'a>(attr: impl Fn(&str) -> Option<&'a str>) -> Option<JsonMap> {
+    let src = attr("src").filter(|src| !src.trim().is_empty())?;
     let mut data = ref_data(src.trim());
     for attribute in ["alt", "width", "height"] {
-        if let Some(value) = img.attr(attribute).filter(|value| !value.is_empty()) {
+        if let Some(value) = attr(attribute).filter(|value| !value.is_empty()) {
             let value = value
                 .parse::<u64>()
                 .map_or_else(|_| Value::String(value.to_owned()), Value::from);
@@ -557,7 +563,8 @@ impl Inlines {
             .or_else(|| element.attr("name"))
             .map(str::trim)
             .filter(|id| !id.is_empty());
-        let empty = text_of(element).trim().is_empty() && element.child_elements().next().is_none();
+        let no_text = text_of(element).trim().is_empty();
+        let empty = no_text && element.child_elements().next().is_none();
         if let Some(id) = id.filter(|_| empty) {
             // `<a name="x"></a>`, `<a id="x"></a>` and a heading's `<a href="#x" id="x"></a>`
             // mark a place, they link nowhere.
@@ -572,7 +579,7 @@ impl Inlines {
         }
         // Link text never holds a link, and a link around nothing but an image is the image
         // (GitBook's links hold text).
-        let Some(href) = href.filter(|_| !self.in_link && !text_of(element).trim().is_empty()) else {
+        let Some(href) = href.filter(|_| !self.in_link && !no_text) else {
             return self.children(element, depth + 1);
         };
         self.other = true;

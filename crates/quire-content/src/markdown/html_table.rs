@@ -433,7 +433,7 @@ fn html_block(out: &mut String, block: &Node, renderer: &Renderer<'_>) {
         "images" => {
             for image in block.children() {
                 out.push_str("<figure>");
-                image_tag(out, image, renderer);
+                out.push_str(&html::img_tag(image, &renderer.ref_target(image)));
                 out.push_str("</figure>");
             }
         }
@@ -446,24 +446,6 @@ fn html_block(out: &mut String, block: &Node, renderer: &Renderer<'_>) {
             }
         }
     }
-}
-
-fn image_tag(out: &mut String, image: &Node, renderer: &Renderer<'_>) {
-    out.push_str(&format!(
-        "<img src=\"{}\" alt=\"{}\"",
-        html::escape(&renderer.ref_target(image)),
-        html::escape(image.data_str("alt").unwrap_or_default())
-    ));
-    for key in ["width", "height"] {
-        if let Some(value) = image.data_value(key).filter(|v| v.is_number() || v.is_string()) {
-            let value = value.as_str().map_or_else(|| value.to_string(), str::to_owned);
-            out.push_str(&format!(" {key}=\"{}\"", html::escape(&value)));
-        }
-    }
-    if image.data_str("size") == Some("line") {
-        out.push_str(" data-size=\"line\"");
-    }
-    out.push('>');
 }
 
 /// Texts and inlines as HTML: marks as their tags, links as `<a href>`, an anchor as `<a id>`.
@@ -507,7 +489,7 @@ fn inlines(out: &mut String, nodes: &[Node], renderer: &Renderer<'_>) {
                     }
                 }
             }
-            "inline-image" => image_tag(out, node, renderer),
+            "inline-image" => out.push_str(&html::img_tag(node, &renderer.ref_target(node))),
             "emoji" => out.push_str(
                 &node
                     .data_str("code")

@@ -303,16 +303,7 @@ impl<'d> Builder<'d> {
             }
         }
         if tag.name == "img" && !tag.closing && !self.in_link {
-            if let Some(src) = tag.attr("src").map(str::trim).filter(|src| !src.is_empty()) {
-                let mut data = ref_data(src);
-                for attribute in ["alt", "width", "height"] {
-                    if let Some(value) = tag.attr(attribute).filter(|value| !value.is_empty()) {
-                        let value = value
-                            .parse::<u64>()
-                            .map_or_else(|_| Value::String(value.to_owned()), Value::from);
-                        data.insert(attribute.into(), value);
-                    }
-                }
+            if let Some(mut data) = super::html_dom::image_data_of(|name| tag.attr(name)) {
                 if tag.attr("data-size") == Some("line") {
                     data.insert("size".into(), Value::String("line".into()));
                 }

@@ -300,21 +300,7 @@ fn images(node: &Node, renderer: &Renderer<'_>) -> String {
 }
 
 fn figure(image: &Node, renderer: &Renderer<'_>) -> String {
-    let mut img = format!("<img src=\"{}\"", html::escape(&renderer.ref_target(image)));
-    img.push_str(&format!(
-        " alt=\"{}\"",
-        html::escape(image.data_str("alt").unwrap_or_default())
-    ));
-    for key in ["width", "height"] {
-        if let Some(value) = image
-            .data_value(key)
-            .filter(|value| value.is_number() || value.is_string())
-        {
-            let value = value.as_str().map_or_else(|| value.to_string(), str::to_owned);
-            img.push_str(&format!(" {key}=\"{}\"", html::escape(&value)));
-        }
-    }
-    img.push('>');
+    let mut img = html::img_tag(image, &renderer.ref_target(image));
     if let Some(dark) = image
         .data_value("refDark")
         .and_then(crate::document::ContentRef::from_value)

@@ -292,24 +292,7 @@ impl<'r> Renderer<'r> {
                     link_title(node.data_str("title"))
                 )
             }
-            "inline-image" if needs_img_tag(node) => {
-                let mut img = format!(
-                    "<img src=\"{}\" alt=\"{}\"",
-                    html::escape(&self.ref_target(node)),
-                    html::escape(node.data_str("alt").unwrap_or_default())
-                );
-                for key in ["width", "height"] {
-                    if let Some(value) = node.data_value(key).filter(|v| v.is_number() || v.is_string()) {
-                        let value = value.as_str().map_or_else(|| value.to_string(), str::to_owned);
-                        img.push_str(&format!(" {key}=\"{}\"", html::escape(&value)));
-                    }
-                }
-                if node.data_str("size") == Some("line") {
-                    img.push_str(" data-size=\"line\"");
-                }
-                img.push('>');
-                img
-            }
+            "inline-image" if needs_img_tag(node) => html::img_tag(node, &self.ref_target(node)),
             "inline-image" => format!(
                 "![{}]({}{})",
                 escape_text(
