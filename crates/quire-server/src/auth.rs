@@ -30,6 +30,24 @@ impl FromRequestParts<App> for Caller {
     }
 }
 
+/// The caller when the request sends a token, for an operation anyone may also call without
+/// one (`openapi::Access::TokenOptional`): no `Authorization` header is None; a header with a
+/// bad token is still a 401.
+pub struct OptionalCaller(pub Option<Caller>);
+
+impl FromRequestParts<App> for OptionalCaller {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, app: &App) -> Result<Self, Self::Rejection> {
+        if !parts.headers.contains_key(header::AUTHORIZATION) {
+            return Ok(OptionalCaller(None));
+        }
+        Ok(OptionalCaller(Some(
+            Caller::from_request_parts(parts, app).await?,
+        )))
+    }
+}
+
 fn bearer_token(parts: &Parts) -> Result<&str, ApiError> {
     let header = parts.headers.get(header::AUTHORIZATION).ok_or_else(|| {
         ApiError::unauthorized("missing Authorization header: send `Authorization: Bearer <token>`")

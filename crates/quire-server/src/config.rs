@@ -178,6 +178,21 @@ pub struct ServeArgs {
     #[arg(long, env = "QUIRE_ORG_STORAGE_QUOTA", value_parser = parse_quota)]
     pub org_storage_quota: Option<Quota>,
 
+    /// Hosts and networks quire may fetch from although they are private or reserved
+    /// (comma-separated host names and CIDRs, e.g. `localhost,10.0.0.0/8`). Everything else of
+    /// that kind is refused: see docs/openapi-specs.md, "What quire fetches".
+    #[arg(long, env = "QUIRE_OUTBOUND_ALLOW", default_value = "", value_parser = parse_allow)]
+    pub outbound_allow: crate::outbound::Allow,
+
+    /// How long one outbound request may take, body included (e.g. 30s).
+    #[arg(long, env = "QUIRE_OUTBOUND_TIMEOUT", default_value = "30s", value_parser = parse_positive_duration)]
+    pub outbound_timeout: Duration,
+
+    /// How often an OpenAPI specification given by URL is fetched again; a new version is made
+    /// only when its text changed (e.g. 1h, 30m; 0: never).
+    #[arg(long, env = "QUIRE_OPENAPI_REFRESH", default_value = "1h", value_parser = parse_duration)]
+    pub openapi_refresh: Duration,
+
     /// A request still running after this time is answered 503, and a write transaction it
     /// started is rolled back instead of committed (e.g. 30s, 2m).
     #[arg(long, env = "QUIRE_REQUEST_TIMEOUT", default_value = "30s", value_parser = parse_positive_duration)]
@@ -186,6 +201,11 @@ pub struct ServeArgs {
     /// Log format: text or json.
     #[arg(long, env = "QUIRE_LOG_FORMAT", default_value = "text")]
     pub log_format: LogFormat,
+
+    /// Run no background jobs in this process (processing OpenAPI specifications, purging
+    /// deleted spaces, collecting file bytes): another process on the same storage runs them.
+    #[arg(long, env = "QUIRE_NO_JOBS")]
+    pub no_jobs: bool,
 
     /// Do not create an administrator, organization and token on first start.
     #[arg(long, env = "QUIRE_NO_BOOTSTRAP")]
@@ -256,6 +276,10 @@ pub struct ConnectionArgs {
     /// connections are dropped.
     #[arg(long, env = "QUIRE_SHUTDOWN_GRACE", default_value = "8s", value_parser = parse_duration)]
     pub shutdown_grace: Duration,
+}
+
+fn parse_allow(text: &str) -> Result<crate::outbound::Allow, String> {
+    crate::outbound::Allow::parse(text)
 }
 
 /// A duration above zero.

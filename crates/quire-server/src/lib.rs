@@ -28,6 +28,7 @@ mod layout;
 mod metrics;
 pub mod middleware;
 pub mod openapi;
+pub mod outbound;
 pub mod paths;
 mod published_bodies;
 pub mod ratelimit;

@@ -31,6 +31,9 @@ pub enum Access {
     Public,
     /// A valid token; a token with scopes must carry this one.
     Scope(&'static str),
+    /// No token, or a valid one with this scope: `security((), ("token" = [scope]))`, for what
+    /// anyone may read when its owner made it public (a public OpenAPI specification's content).
+    TokenOptional(&'static str),
 }
 
 /// Every route the router serves, by its template as axum matches it (`MatchedPath`) and method.
@@ -100,12 +103,27 @@ fn access_of(operation: &Operation) -> Result<Access, String> {
     // `SecurityRequirement` keeps its map private; its serialized form is the map.
     let requirements = serde_json::to_value(requirements).map_err(|e| e.to_string())?;
     let requirements = requirements.as_array().cloned().unwrap_or_default();
-    let [requirement] = requirements.as_slice() else {
-        return Err(format!(
-            "declares {} security requirements, not one",
-            requirements.len()
-        ));
+    let empty = |r: &Value| r.as_object().is_some_and(serde_json::Map::is_empty);
+    let requirement = match requirements.as_slice() {
+        [one] => one,
+        [none, token] if empty(none) && !empty(token) => {
+            return match scoped(token)? {
+                Access::Scope(scope) => Ok(Access::TokenOptional(scope)),
+                other => Ok(other),
+            };
+        }
+        _ => {
+            return Err(format!(
+                "declares {} security requirements, not one (or none and one)",
+                requirements.len()
+            ));
+        }
     };
+    scoped(requirement)
+}
+
+/// The access one security requirement names: public when empty, else its one scope.
+fn scoped(requirement: &Value) -> Result<Access, String> {
     let requirement = requirement.as_object().cloned().unwrap_or_default();
     if requirement.is_empty() {
         return Ok(Access::Public);
@@ -159,7 +177,7 @@ pub fn required_scope(api: Option<&Api>, parts: &Parts) -> Result<&'static str, 
         .zip(route)
         .and_then(|(api, route)| api.table.access(&parts.method, route));
     match access {
-        Some(Access::Scope(scope)) => Ok(scope),
+        Some(Access::Scope(scope) | Access::TokenOptional(scope)) => Ok(scope),
         Some(Access::Public) => Err(unscoped(
             parts,
             "is declared public but its handler asks for a token",
@@ -228,8 +246,14 @@ const SCOPE_DESCRIPTIONS: &[(&str, &str)] = &[
         "site:metadata:write",
         "change docs sites (none served by quire yet)",
     ),
-    ("openapi:read", "read OpenAPI specs (none served by quire yet)"),
-    ("openapi:write", "change OpenAPI specs (none served by quire yet)"),
+    (
+        "openapi:read",
+        "read OpenAPI specifications, their versions and content",
+    ),
+    (
+        "openapi:write",
+        "create, change and delete OpenAPI specifications",
+    ),
     (
         "conversations:ingest",
         "send conversations (none served by quire yet)",

@@ -25,6 +25,22 @@ macro_rules! path_structs {
 }
 
 path_structs! {
+    /// `/v1/orgs/{organizationId}/openapi/{specSlug}`.
+    OpenApiSpecPath {
+        /// The id of the organization.
+        organization_id,
+        /// The slug of the OpenAPI specification.
+        spec_slug,
+    }
+    /// `/v1/orgs/{organizationId}/openapi/{specSlug}/versions/{versionId}`.
+    OpenApiSpecVersionPath {
+        /// The id of the organization.
+        organization_id,
+        /// The slug of the OpenAPI specification.
+        spec_slug,
+        /// The id of the version.
+        version_id,
+    }
     /// `/v1/orgs/{organizationId}`.
     OrgPath {
         /// The id of the organization.
@@ -459,6 +475,22 @@ site_keys! {
     SitePath SiteSectionPath SiteSectionGroupPath SiteSectionGroupSectionPath SiteSpacePath
     SiteExternalLinkPath SiteRedirectPath SiteShareLinkPath
 }
+
+/// The OpenAPI specification a path names (`db.read_as::<spec::X, _>`).
+macro_rules! spec_keys {
+    ($($name:ident)+) => {$(
+        impl $name {
+            pub fn spec(&self) -> quire_store::openapi::SpecKey {
+                quire_store::openapi::SpecKey {
+                    org_id: self.organization_id.clone(),
+                    slug: self.spec_slug.clone(),
+                }
+            }
+        }
+    )+};
+}
+
+spec_keys! { OpenApiSpecPath OpenApiSpecVersionPath }
 
 /// The team a path names (`db.read_as::<team::X, _>`).
 macro_rules! team_keys {

@@ -77,9 +77,16 @@ pub async fn start(args: &ServeArgs) -> Result<Running, String> {
         file_retention_ms: i64::try_from(args.file_retention.as_millis()).unwrap_or(i64::MAX),
         space_storage_quota: Quota::from_flag(args.space_storage_quota.as_ref()),
         org_storage_quota: Quota::from_flag(args.org_storage_quota.as_ref()),
+        openapi_refresh_ms: i64::try_from(args.openapi_refresh.as_millis()).unwrap_or(i64::MAX),
     };
     let blobs = args.storage.blob_store()?;
-    let store = Store::new(db.clone(), store_settings, Arc::new(blobs.clone()));
+    let outbound = crate::outbound::Outbound::new(args.outbound_allow.clone(), args.outbound_timeout);
+    let store = Store::new(
+        db.clone(),
+        store_settings,
+        Arc::new(blobs.clone()),
+        Arc::new(outbound),
+    );
     let app = App::new(store, Urls::new(&public_url), settings, signing_key, blobs);
     // Spaces written before the search and link indexes existed are indexed before serving, so
     // that search never answers from a partial index.
@@ -112,14 +119,17 @@ pub async fn start(args: &ServeArgs) -> Result<Running, String> {
         limits,
         stopped.clone(),
     ));
-    let jobs = tokio::spawn(quire_store::worker::run(app.store.clone(), stopped));
+    let mut tasks = vec![http];
+    if !args.no_jobs {
+        tasks.push(tokio::spawn(quire_store::worker::run(app.store.clone(), stopped)));
+    }
     Ok(Running {
         addr,
         db,
         public_url,
         app,
         stop,
-        tasks: vec![http, jobs],
+        tasks,
     })
 }
 

@@ -75,6 +75,12 @@ kinds! {
     SiteDeleted = "site_deleted",
     SitePublished = "site_published",
     SiteUnpublished = "site_unpublished",
+    OpenApiSpecCreated = "openapi_spec_created",
+    /// Its source or visibility changed.
+    OpenApiSpecUpdated = "openapi_spec_updated",
+    OpenApiSpecDeleted = "openapi_spec_deleted",
+    /// Processing stored a new version (the description's text changed).
+    OpenApiSpecVersionCreated = "openapi_spec_version_created",
 }
 
 // serde writes a struct's fields in declaration order: each struct keeps the order its keys were
@@ -225,6 +231,38 @@ pub struct SiteUnpublished<'a> {
     pub site_id: &'a str,
 }
 
+/// An OpenAPI specification was created.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OpenApiSpecCreated<'a> {
+    pub spec_id: &'a str,
+    pub slug: &'a str,
+}
+
+/// An OpenAPI specification's source or visibility changed.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OpenApiSpecUpdated<'a> {
+    pub spec_id: &'a str,
+    pub slug: &'a str,
+}
+
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OpenApiSpecDeleted<'a> {
+    pub spec_id: &'a str,
+    pub slug: &'a str,
+}
+
+/// Processing stored a new version of an OpenAPI specification.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OpenApiSpecVersionCreated<'a> {
+    pub spec_id: &'a str,
+    pub slug: &'a str,
+    pub version_id: &'a str,
+}
+
 /// One event to record; its kind is its payload's.
 #[derive(Debug)]
 pub struct Event<'a, P: Payload> {
@@ -277,6 +315,17 @@ impl<'a, P: Payload> Event<'a, P> {
             organization,
             space: None,
             subject: site,
+            actor,
+            payload,
+        }
+    }
+
+    /// An event about something of an organization outside spaces (an OpenAPI specification).
+    pub fn in_org(organization: &'a str, subject: &'a str, actor: Option<&'a str>, payload: P) -> Self {
+        Event {
+            organization,
+            space: None,
+            subject,
             actor,
             payload,
         }

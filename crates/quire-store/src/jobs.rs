@@ -7,7 +7,7 @@ use crate::error::StoreError;
 use crate::{clock, ids, params};
 
 /// How long a claimed job is reserved for its runner.
-const LEASE_MS: i64 = 60_000;
+pub const LEASE_MS: i64 = 60_000;
 /// How many times a failing job runs before it is dropped.
 pub const MAX_ATTEMPTS: i64 = 10;
 
@@ -21,6 +21,10 @@ pub struct Job {
     /// a default payload or jamming the queue.
     pub payload: Result<serde_json::Value, String>,
     pub attempts: i64,
+    /// The lease this claim holds: the runner's own updates of the row name it, so that a job
+    /// enqueued again while it ran (its lease cleared) or claimed by another runner after the
+    /// lease expired is not rescheduled or deleted by this one.
+    pub lease_until: i64,
 }
 
 /// Schedules a job to run at `run_at` (Unix ms). With a `dedupe_key`, an existing job with the
@@ -114,9 +118,10 @@ pub fn claim(c: &mut dyn Conn, now: i64) -> Result<Option<Job>, StoreError> {
     };
     const J: JobCols = JobCols::AT;
     let id: String = row.col(J.id)?;
+    let lease_until = now + LEASE_MS;
     c.execute(
         "UPDATE jobs SET lease_until = ?2, attempts = attempts + 1 WHERE id = ?1",
-        params![id.clone(), now + LEASE_MS],
+        params![id.clone(), lease_until],
     )?;
     let payload: String = row.col(J.payload)?;
     Ok(Some(Job {
@@ -124,5 +129,6 @@ pub fn claim(c: &mut dyn Conn, now: i64) -> Result<Option<Job>, StoreError> {
         kind: row.col(J.kind)?,
         payload: serde_json::from_str(&payload).map_err(|e| e.to_string()),
         attempts: row.col::<i64>(J.attempts)? + 1,
+        lease_until,
     }))
 }

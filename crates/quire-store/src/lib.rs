@@ -41,7 +41,9 @@ pub mod main_revision;
 pub mod members;
 pub mod merge_rules;
 pub mod new_spaces;
+pub mod openapi;
 pub mod orgs;
+pub mod outbound;
 pub mod paging;
 pub mod patch;
 pub mod permissions;
@@ -102,6 +104,8 @@ pub struct Settings {
     /// Storage quotas for file bytes, per space and per organization (None: no quota).
     pub space_storage_quota: Option<Quota>,
     pub org_storage_quota: Option<Quota>,
+    /// How often an OpenAPI description given by URL is fetched again (0: never).
+    pub openapi_refresh_ms: i64,
 }
 
 #[derive(Clone)]
@@ -112,6 +116,8 @@ pub struct StoreInner {
     pub settings: Settings,
     /// Where file bytes live.
     pub blobs: Arc<dyn Blobs>,
+    /// How quire fetches from other servers (background jobs; requests pass theirs).
+    pub fetch: Arc<dyn outbound::Fetch>,
     /// Immutable content (revision trees, documents) kept in memory.
     pub content: ContentCache,
     /// Bearer tokens found valid recently.
@@ -148,11 +154,12 @@ impl Deref for Store {
 }
 
 impl Store {
-    pub fn new(db: Db, settings: Settings, blobs: Arc<dyn Blobs>) -> Store {
+    pub fn new(db: Db, settings: Settings, blobs: Arc<dyn Blobs>, fetch: Arc<dyn outbound::Fetch>) -> Store {
         Store(Arc::new(StoreInner {
             db,
             settings,
             blobs,
+            fetch,
             content: ContentCache::default(),
             tokens: TokenCache::default(),
             orgs: OrgCache::default(),

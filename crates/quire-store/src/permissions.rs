@@ -510,6 +510,42 @@ pub fn site_allows(standing: Standing, action: SiteAction) -> bool {
     standing.at_least(action.needed())
 }
 
+/// Actions on an OpenAPI specification. Specifications have no grants: the caller's
+/// organization role decides, as for sites (`docs/permissions.md`, "OpenAPI specifications").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SpecAction {
+    /// See the specification, its versions and their content.
+    View,
+    /// Replace its source, change its visibility, delete it: the role that creates one
+    /// (`createOpenAPISpec`).
+    Edit,
+}
+
+impl SpecAction {
+    /// The weakest organization role that may do this.
+    pub fn needed(self) -> Role {
+        match self {
+            SpecAction::View => Role::Read,
+            SpecAction::Edit => Role::Create,
+        }
+    }
+
+    /// What the action is, in the API's words, for error messages.
+    pub fn describe(self) -> &'static str {
+        match self {
+            SpecAction::View => "seeing OpenAPI specifications",
+            SpecAction::Edit => "changing or deleting OpenAPI specifications",
+        }
+    }
+}
+
+/// The one decision for OpenAPI specification actions: members by their organization role;
+/// guests and outsiders see none (a public one's latest content is readable by anyone, which
+/// is not an action on it: `openapi::public_content`).
+pub fn spec_allows(standing: Standing, action: SpecAction) -> bool {
+    standing.at_least(action.needed())
+}
+
 /// Proof that the caller may do the action `A` to `T`, a resource as loaded for them (an
 /// organization, a collection, a space). Only this crate's permission checks make one (each
 /// resource's `authorize`), so a domain function that takes `&Authorized<SpaceFor,
@@ -600,6 +636,11 @@ action_types! {
 action_types! {
     /// Docs site actions as types.
     site: SiteAction { View, Manage, Admin }
+}
+
+action_types! {
+    /// OpenAPI specification actions as types.
+    spec: SpecAction { View, Edit }
 }
 
 action_types! {

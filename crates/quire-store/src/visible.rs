@@ -10,8 +10,9 @@ use crate::collections::{self, CollectionFor};
 use crate::db::{Conn, Db};
 use crate::error::StoreResult;
 use crate::members::{MemberKey, Membership};
+use crate::openapi::{self, SpecFor, SpecKey};
 use crate::orgs::{self, OrgFor};
-use crate::permissions::{Authorized, collection, member, org, site, space, team};
+use crate::permissions::{Authorized, collection, member, org, site, space, spec, team};
 use crate::sites::{self, SiteFor};
 use crate::spaces::{self, SpaceFor};
 use crate::teams::{self, TeamFor};
@@ -129,6 +130,14 @@ impl Visible for SiteFor {
     }
 }
 
+impl Visible for SpecFor {
+    type Key = SpecKey;
+
+    fn load_visible(c: &mut dyn Conn, key: &SpecKey, user_id: &str) -> StoreResult<SpecFor> {
+        openapi::load_visible(c, key, user_id)
+    }
+}
+
 impl Visible for TeamFor {
     type Key = teams::TeamKey;
 
@@ -172,4 +181,5 @@ acts_on!(SpaceFor:
 acts_on!(CollectionFor: collection::View, collection::Create, collection::Admin);
 acts_on!(SiteFor: site::View, site::Manage, site::Admin);
 acts_on!(TeamFor: team::View, team::Manage);
+acts_on!(SpecFor: spec::View, spec::Edit);
 acts_on!(Membership: member::View, member::ChangeRole, member::Remove, member::MarkSso);

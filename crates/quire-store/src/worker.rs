@@ -1,5 +1,6 @@
 //! The runner of the durable background jobs (`jobs`): claims due jobs, runs them (purging a
-//! deleted space, collecting unreferenced file bytes), retries them with backoff. Every process
+//! deleted space, collecting unreferenced file bytes, processing OpenAPI specifications),
+//! retries them with backoff. Every process
 //! runs one; they share the job table.
 
 use std::time::Duration;
@@ -54,6 +55,7 @@ pub async fn run_one(store: &Store) -> Result<bool, StoreError> {
     };
     let outcome = execute(store, &job).await;
     let id = job.id.clone();
+    let lease = job.lease_until;
     match outcome {
         Ok(Some(next)) => {
             // A periodic job: the same row runs again later.
@@ -61,8 +63,9 @@ pub async fn run_one(store: &Store) -> Result<bool, StoreError> {
                 .db
                 .write(move |c| {
                     c.execute(
-                        "UPDATE jobs SET run_at = ?2, lease_until = NULL, attempts = 0, last_error = NULL WHERE id = ?1",
-                        params![id.clone(), next],
+                        "UPDATE jobs SET run_at = ?2, lease_until = NULL, attempts = 0, last_error = NULL
+                         WHERE id = ?1 AND lease_until = ?3",
+                        params![id.clone(), next, lease],
                     )
                     .map_err(StoreError::from)
                 })
@@ -72,8 +75,11 @@ pub async fn run_one(store: &Store) -> Result<bool, StoreError> {
             store
                 .db
                 .write(move |c| {
-                    c.execute("DELETE FROM jobs WHERE id = ?1", params![id.clone()])
-                        .map_err(StoreError::from)
+                    c.execute(
+                        "DELETE FROM jobs WHERE id = ?1 AND lease_until = ?2",
+                        params![id.clone(), lease],
+                    )
+                    .map_err(StoreError::from)
                 })
                 .await?;
         }
@@ -82,8 +88,11 @@ pub async fn run_one(store: &Store) -> Result<bool, StoreError> {
             store
                 .db
                 .write(move |c| {
-                    c.execute("DELETE FROM jobs WHERE id = ?1", params![id.clone()])
-                        .map_err(StoreError::from)
+                    c.execute(
+                        "DELETE FROM jobs WHERE id = ?1 AND lease_until = ?2",
+                        params![id.clone(), lease],
+                    )
+                    .map_err(StoreError::from)
                 })
                 .await?;
         }
@@ -95,8 +104,8 @@ pub async fn run_one(store: &Store) -> Result<bool, StoreError> {
                 .db
                 .write(move |c| {
                     c.execute(
-                        "UPDATE jobs SET run_at = ?2, lease_until = NULL, last_error = ?3 WHERE id = ?1",
-                        params![id.clone(), retry_at, message.clone()],
+                        "UPDATE jobs SET run_at = ?2, lease_until = NULL, last_error = ?3 WHERE id = ?1 AND lease_until = ?4",
+                        params![id.clone(), retry_at, message.clone(), lease],
                     )
                     .map_err(StoreError::from)
                 })
@@ -117,6 +126,7 @@ async fn execute(store: &Store, job: &Job) -> Result<Option<i64>, StoreError> {
             .await
             .map(|()| None),
         crate::files::COLLECT_JOB => crate::files::run_collect_job(store).await.map(Some),
+        crate::openapi::process::PROCESS_JOB => crate::openapi::process::run(store, payload).await,
         other => Err(StoreError::internal(format!("unknown job kind {other:?}"))),
     }
 }

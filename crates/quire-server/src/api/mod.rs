@@ -11,6 +11,7 @@ pub mod grants;
 pub mod invites;
 pub mod links;
 pub mod members;
+pub mod openapi_specs;
 pub mod orgs;
 pub mod search;
 pub mod sites;

@@ -21,6 +21,7 @@ mod matrix;
 mod members;
 mod object_store;
 mod openapi;
+mod openapi_specs;
 mod orgs;
 mod outsiders;
 mod permissions_doc;

@@ -32,6 +32,8 @@ struct World {
     /// A change request of `space`, opened by the owner, for reviews.
     change_request: String,
     site: String,
+    /// The slug of an OpenAPI specification of the organization.
+    spec: String,
 }
 
 async fn world() -> World {
@@ -85,7 +87,15 @@ async fn world() -> World {
         )
         .await
         .expect(201);
+    app.post(
+        &owner,
+        &format!("/v1/orgs/{org}/openapi"),
+        json!({"slug": "matrix", "source": {"text": "openapi: 3.1.0"}}),
+    )
+    .await
+    .expect(201);
     World {
+        spec: "matrix".to_string(),
         site: site["id"].as_str().unwrap().to_string(),
         team: team["id"].as_str().unwrap().to_string(),
         invite: invite["id"].as_str().unwrap().to_string(),
@@ -118,6 +128,20 @@ impl World {
             )
             .await;
         team.expect(201)["id"].as_str().unwrap().to_string()
+    }
+
+    /// A new specification's slug.
+    async fn fresh_spec(&self) -> String {
+        let slug = format!("s-{}", quire_server::ids::random_base62(10).to_lowercase());
+        self.app
+            .post(
+                &self.owner,
+                &format!("/v1/orgs/{}/openapi", self.org),
+                json!({"slug": slug, "source": {"text": "openapi: 3.1.0"}}),
+            )
+            .await
+            .expect(201);
+        slug
     }
 
     async fn fresh_site(&self) -> String {
@@ -463,6 +487,35 @@ impl World {
                 let body = Some(json!({"status": "approved"}));
                 self.call(caller, "POST", &path, body).await
             }
+            "GET /v1/orgs/{organizationId}/openapi" => {
+                self.call(caller, "GET", &format!("/v1/orgs/{org}/openapi"), None)
+                    .await
+            }
+            "POST /v1/orgs/{organizationId}/openapi" => {
+                let slug = format!("m-{}", quire_server::ids::random_base62(10).to_lowercase());
+                let body = Some(json!({"slug": slug, "source": {"text": "openapi: 3.1.0"}}));
+                self.call(caller, "POST", &format!("/v1/orgs/{org}/openapi"), body)
+                    .await
+            }
+            "GET /v1/orgs/{organizationId}/openapi/{specSlug}" => {
+                let path = format!("/v1/orgs/{org}/openapi/{}", self.spec);
+                self.call(caller, "GET", &path, None).await
+            }
+            "PUT /v1/orgs/{organizationId}/openapi/{specSlug}" => {
+                let path = format!("/v1/orgs/{org}/openapi/{}", self.spec);
+                let body = Some(json!({"source": {"text": "openapi: 3.1.0"}}));
+                self.call(caller, "PUT", &path, body).await
+            }
+            "PATCH /v1/orgs/{organizationId}/openapi/{specSlug}" => {
+                let path = format!("/v1/orgs/{org}/openapi/{}", self.spec);
+                let body = Some(json!({"visibility": "private"}));
+                self.call(caller, "PATCH", &path, body).await
+            }
+            "DELETE /v1/orgs/{organizationId}/openapi/{specSlug}" => {
+                let fresh = self.fresh_spec().await;
+                self.call(caller, "DELETE", &format!("/v1/orgs/{org}/openapi/{fresh}"), None)
+                    .await
+            }
             "DELETE /v1/orgs/{organizationId}/sites/{siteId}" => {
                 let fresh = self.fresh_site().await;
                 self.call(caller, "DELETE", &format!("/v1/orgs/{org}/sites/{fresh}"), None)
@@ -637,6 +690,32 @@ pub(crate) const MATRIX: &[(&str, [u16; 9])] = &[
         "DELETE /v1/orgs/{organizationId}/sites/{siteId}",
         [204, 204, 403, 403, 403, 403, 204, 204, 401],
     ),
+    // OpenAPI specifications: by organization role (docs/permissions.md, "OpenAPI
+    // specification actions").
+    (
+        "GET /v1/orgs/{organizationId}/openapi",
+        [200, 200, 200, 200, 200, 200, 403, 404, 401],
+    ),
+    (
+        "POST /v1/orgs/{organizationId}/openapi",
+        [201, 201, 403, 403, 403, 403, 403, 404, 401],
+    ),
+    (
+        "GET /v1/orgs/{organizationId}/openapi/{specSlug}",
+        [200, 200, 200, 200, 200, 200, 404, 404, 401],
+    ),
+    (
+        "PUT /v1/orgs/{organizationId}/openapi/{specSlug}",
+        [200, 200, 403, 403, 403, 403, 403, 404, 401],
+    ),
+    (
+        "PATCH /v1/orgs/{organizationId}/openapi/{specSlug}",
+        [200, 200, 403, 403, 403, 403, 404, 404, 401],
+    ),
+    (
+        "DELETE /v1/orgs/{organizationId}/openapi/{specSlug}",
+        [204, 204, 403, 403, 403, 403, 204, 204, 401],
+    ),
     // Spaces: by the role on the space, here the organization role (docs/permissions.md,
     // "Space and collection actions").
     (
@@ -767,6 +846,27 @@ async fn permissions_objects_agree_with_what_the_server_allows() {
             }
         } else {
             assert_eq!(*role, "guest", "only guests do not see sites");
+        }
+        // OpenAPI specifications: view and edit against reading and changing one.
+        let spec = w
+            .app
+            .get(user, &format!("/v1/orgs/{org}/openapi/{}", w.spec))
+            .await;
+        if spec.status == 200 {
+            let sp = &spec.body["permissions"];
+            for (name, op) in [
+                ("view", "GET /v1/orgs/{organizationId}/openapi/{specSlug}"),
+                ("edit", "PATCH /v1/orgs/{organizationId}/openapi/{specSlug}"),
+            ] {
+                let status = w.run(op, caller).await;
+                assert_eq!(
+                    sp[name].as_bool().unwrap(),
+                    allowed(status),
+                    "{role}: spec permissions.{name}"
+                );
+            }
+        } else {
+            assert_eq!(*role, "guest", "only guests do not see specifications");
         }
         // Spaces: every permission against the operation it promises.
         let space = w.app.get(user, &format!("/v1/spaces/{}", w.space)).await;

@@ -436,6 +436,43 @@ const SWEEP: &[(&str, &str, Expect)] = &[
     // published view needs a key the outsider does not have.
     ("GET", "/v1/orgs/{organizationId}/sites", Hidden),
     ("POST", "/v1/orgs/{organizationId}/sites", Hidden),
+    // OpenAPI specifications (a private one: its latest content is hidden too).
+    ("GET", "/v1/orgs/{organizationId}/openapi", Hidden),
+    ("POST", "/v1/orgs/{organizationId}/openapi", Hidden),
+    ("GET", "/v1/orgs/{organizationId}/openapi/{specSlug}", Hidden),
+    ("PUT", "/v1/orgs/{organizationId}/openapi/{specSlug}", Hidden),
+    ("PATCH", "/v1/orgs/{organizationId}/openapi/{specSlug}", Hidden),
+    ("DELETE", "/v1/orgs/{organizationId}/openapi/{specSlug}", Hidden),
+    (
+        "GET",
+        "/v1/orgs/{organizationId}/openapi/{specSlug}/versions",
+        Hidden,
+    ),
+    (
+        "GET",
+        "/v1/orgs/{organizationId}/openapi/{specSlug}/versions/latest",
+        Hidden,
+    ),
+    (
+        "GET",
+        "/v1/orgs/{organizationId}/openapi/{specSlug}/versions/latest/content",
+        Hidden,
+    ),
+    (
+        "GET",
+        "/v1/orgs/{organizationId}/openapi/{specSlug}/versions/latest/content/raw",
+        Hidden,
+    ),
+    (
+        "GET",
+        "/v1/orgs/{organizationId}/openapi/{specSlug}/versions/{versionId}",
+        Hidden,
+    ),
+    (
+        "GET",
+        "/v1/orgs/{organizationId}/openapi/{specSlug}/versions/{versionId}/content",
+        Hidden,
+    ),
     ("GET", "/v1/orgs/{organizationId}/sites/{siteId}", Hidden),
     ("PATCH", "/v1/orgs/{organizationId}/sites/{siteId}", Hidden),
     ("DELETE", "/v1/orgs/{organizationId}/sites/{siteId}", Hidden),
@@ -1064,7 +1101,11 @@ async fn victim(app: &TestApp) -> Victim {
     params.insert("shareLinkId", share_link.clone());
     params.insert("siteRedirectId", redirect.clone());
     params.insert("siteExternalLinkId", external_link.clone());
+    let (spec_slug, spec_version, spec_title) = victim_spec(app, &owner, &org).await;
+    params.insert("specSlug", spec_slug);
+    params.insert("versionId", spec_version);
     let mut secrets: BTreeSet<String> = [
+        spec_title,
         org_title,
         instructions,
         team_title,
@@ -1130,6 +1171,11 @@ async fn victim(app: &TestApp) -> Victim {
             comment_ids[1].0
         ),
         format!("/v1/spaces/{space}/links"),
+        format!("/v1/orgs/{org}/openapi"),
+        format!(
+            "/v1/orgs/{org}/openapi/{}/versions/latest/content",
+            params["specSlug"]
+        ),
         "/v1/user/tokens".to_string(),
     ];
     Victim {
@@ -1137,6 +1183,36 @@ async fn victim(app: &TestApp) -> Victim {
         params,
         secrets,
         snapshot_paths,
+    }
+}
+
+/// A private OpenAPI specification of the victim, given as text, once processed: its slug, its
+/// version and the secret title in its content.
+async fn victim_spec(app: &TestApp, owner: &TestUser, org: &str) -> (String, String, String) {
+    let title = secret("SpecTitle");
+    let text = json!({"openapi": "3.1.0", "info": {"title": title, "version": "1"}, "paths": {}}).to_string();
+    let slug = "victim-api";
+    app.post(
+        owner,
+        &format!("/v1/orgs/{org}/openapi"),
+        json!({"slug": slug, "source": {"text": text}}),
+    )
+    .await
+    .expect(201);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let spec = app
+            .get(owner, &format!("/v1/orgs/{org}/openapi/{slug}"))
+            .await
+            .expect(200);
+        if let Some(version) = spec["lastVersion"].as_str() {
+            return (slug.to_string(), version.to_string(), title);
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the victim's spec was never processed: {spec}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
 }
 
@@ -1193,6 +1269,8 @@ fn unknown_params(real: &BTreeMap<&'static str, String>) -> BTreeMap<&'static st
                 "emailDomain" => "nobody-here.example.net".to_string(),
                 "pagePath" => "no/such/page".to_string(),
                 "name" => "nothing.png".to_string(),
+                // A valid slug: an invalid one is refused (400) before anything is looked up.
+                "specSlug" => format!("no-such-{}", quire_server::ids::random_base62(8).to_lowercase()),
                 "hash" | "documentId" => {
                     // Same length and alphabet (hex digests).
                     let mut s = quire_server::ids::random_base62(v.len()).to_lowercase();
@@ -1231,6 +1309,9 @@ fn plausible_body(method: &str, route: &str, outsider: &TestUser, outsider_org: 
         ("POST", "link-invites") | ("PATCH", "{inviteId}") => json!({"role": "admin"}),
         ("POST", "collections") | ("PATCH", "{collectionId}") => json!({"title": "Pwned"}),
         ("POST", "sites") | ("PATCH", "{siteId}") => json!({"title": "Pwned"}),
+        ("POST", "openapi") => json!({"slug": "pwned", "source": {"text": "openapi: 3.1.0"}}),
+        ("PUT", "{specSlug}") => json!({"source": {"text": "openapi: 3.1.0"}}),
+        ("PATCH", "{specSlug}") => json!({"visibility": "public"}),
         ("POST", "sections") if route.contains("/section-groups/") => json!({"sectionId": "x"}),
         ("POST", "sections") => json!({"spaceId": outsider_org, "title": "Pwned"}),
         ("POST", "move") if route.contains("/sections/") => {

@@ -58,7 +58,7 @@ fn token_operations() -> BTreeSet<Op> {
     let table = RouteTable::from_openapi(&doc).unwrap();
     table
         .iter()
-        .filter(|(_, _, access)| matches!(access, Access::Scope(_)))
+        .filter(|(_, _, access)| matches!(access, Access::Scope(_) | Access::TokenOptional(_)))
         .map(|(method, route, _)| (method.to_string(), route.to_string()))
         .collect()
 }

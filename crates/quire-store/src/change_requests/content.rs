@@ -21,7 +21,7 @@ use crate::content::store::{self, ContentCache, NewRevision};
 use crate::db::Conn;
 use crate::error::{StoreError, StoreResult};
 use crate::files as file_blobs;
-use crate::files::Fetch;
+use crate::outbound::Fetch;
 use crate::permissions::{Authorized, SpaceAction, space};
 use crate::spaces::{self, SpaceFor};
 use crate::users::WithUsers;
@@ -184,10 +184,14 @@ async fn store_files(
     store_ready(store, space_id, org_id, ready, stored).await?;
     for file in by_url {
         let Source::Url(url) = &file.source else { continue };
-        let (bytes, fetched_type) = fetch
+        let crate::outbound::Fetched {
+            bytes,
+            content_type: fetched_type,
+            ..
+        } = fetch
             .fetch(url, file_blobs::MAX_FETCH_BYTES)
             .await
-            .map_err(|e| StoreError::invalid(format!("{}: {e}", file.at)))?;
+            .map_err(|e| StoreError::invalid(format!("{}: {}", file.at, e.message)))?;
         let content_type = file
             .content_type
             .or(fetched_type)

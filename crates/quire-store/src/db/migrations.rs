@@ -126,6 +126,12 @@ const MIGRATIONS: &[Migration] = &[
         sqlite: include_str!("../../migrations/0019_space_import_redirects.sql"),
         postgres: include_str!("../../migrations/0019_space_import_redirects.sql"),
     },
+    Migration {
+        version: 20,
+        name: "OpenAPI specifications and their versions",
+        sqlite: include_str!("../../migrations/0020_openapi_specs.sql"),
+        postgres: include_str!("../../migrations/0020_openapi_specs.sql"),
+    },
 ];
 
 /// An arbitrary constant that names quire's migration lock among PostgreSQL advisory locks.

@@ -528,15 +528,3 @@ pub fn file_entry(
         created_at: clock::now_ms(),
     }
 }
-
-/// What a [`Fetch`] gives back: the bytes and the content type the server sent, or why not.
-pub type FetchFuture<'a> = std::pin::Pin<
-    Box<dyn std::future::Future<Output = Result<(bytes::Bytes, Option<String>), String>> + Send + 'a>,
->;
-
-/// Fetches the file at a public URL (an `insert_files` change given by `url`), at most
-/// `max_bytes` of it. The HTTP service implements it (this crate has no HTTP client); the
-/// message of a failure names the URL and why.
-pub trait Fetch: Send + Sync {
-    fn fetch<'a>(&'a self, url: &'a str, max_bytes: usize) -> FetchFuture<'a>;
-}

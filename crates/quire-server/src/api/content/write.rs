@@ -93,7 +93,7 @@ pub async fn update_content(
         .authorize::<space::Edit>()?;
     let written = content::write(
         &app.store,
-        &crate::files::PublicFetch,
+        app.store.fetch.as_ref(),
         &space,
         &caller.user_id,
         &cr_id,
