@@ -15,6 +15,7 @@
 
 pub mod buckets;
 pub mod changes;
+pub mod computed;
 pub mod diff;
 pub mod document;
 pub mod evaluate;

@@ -40,9 +40,10 @@ impl PageKind {
         matches!(self, PageKind::Document | PageKind::Group)
     }
 
-    /// Whether pages of this kind may hold child pages.
+    /// Whether pages of this kind may hold child pages. A computed page holds the pages its
+    /// source generates, and no others (`changes` refuses to put a page there).
     pub fn has_children(self) -> bool {
-        matches!(self, PageKind::Document | PageKind::Group)
+        matches!(self, PageKind::Document | PageKind::Group | PageKind::Computed)
     }
 
     pub fn as_str(self) -> &'static str {
@@ -293,7 +294,18 @@ impl Tree {
             .map(|roots| roots.iter().map(|p| (*p, None, 0)).collect())
             .unwrap_or_default();
         while let Some((page, parent_slot, depth)) = stack.pop() {
-            if !page.kind.has_path() || depth > MAX_DEPTH {
+            if depth > MAX_DEPTH {
+                continue;
+            }
+            // A computed page stands for the pages it generates, in its place: it has no path
+            // of its own, and theirs continue its parent's.
+            if page.kind == PageKind::Computed {
+                if let Some(children) = groups.get(&Some(page.id.as_str())) {
+                    stack.extend(children.iter().map(|c| (*c, parent_slot, depth + 1)));
+                }
+                continue;
+            }
+            if !page.kind.has_path() {
                 continue;
             }
             let path = match parent_slot {

@@ -116,6 +116,17 @@ impl NavTree {
                 continue;
             };
             let hidden = hidden_above || entry.hidden;
+            // A computed page's generated pages stand in its place.
+            if entry.kind == PageKind::Computed {
+                stack.extend(
+                    index
+                        .children(Some(id))
+                        .iter()
+                        .rev()
+                        .map(|child| (child, parent, hidden)),
+                );
+                continue;
+            }
             let kind = match entry.kind {
                 PageKind::Document | PageKind::Computed => NavKind::Page,
                 PageKind::Group => NavKind::Group,

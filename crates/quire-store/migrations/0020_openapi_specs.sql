@@ -38,3 +38,15 @@ CREATE TABLE openapi_spec_versions (
 );
 
 CREATE INDEX openapi_spec_versions_by_spec ON openapi_spec_versions (spec_id, created_at, id);
+
+-- Which spaces' main content has computed pages generated from which specification (by slug,
+-- as the page names it): kept with main by `main_revision::main_changed`, read when a
+-- specification gets a new version, to generate those spaces' pages again.
+CREATE TABLE openapi_computed_pages (
+    space_id TEXT NOT NULL REFERENCES spaces (id) ON DELETE CASCADE,
+    organization_id TEXT NOT NULL,
+    spec_slug TEXT NOT NULL,
+    PRIMARY KEY (space_id, spec_slug)
+);
+
+CREATE INDEX openapi_computed_pages_by_spec ON openapi_computed_pages (organization_id, spec_slug);

@@ -532,6 +532,35 @@ mod tests {
                 stored(SiteUnpublished { site_id: "st1" }),
                 json!({"siteId": "st1"}),
             ),
+            (
+                stored(OpenApiSpecCreated {
+                    spec_id: "os1",
+                    slug: "pets",
+                }),
+                json!({"specId": "os1", "slug": "pets"}),
+            ),
+            (
+                stored(OpenApiSpecUpdated {
+                    spec_id: "os1",
+                    slug: "pets",
+                }),
+                json!({"specId": "os1", "slug": "pets"}),
+            ),
+            (
+                stored(OpenApiSpecDeleted {
+                    spec_id: "os1",
+                    slug: "pets",
+                }),
+                json!({"specId": "os1", "slug": "pets"}),
+            ),
+            (
+                stored(OpenApiSpecVersionCreated {
+                    spec_id: "os1",
+                    slug: "pets",
+                    version_id: "v1",
+                }),
+                json!({"specId": "os1", "slug": "pets", "versionId": "v1"}),
+            ),
         ];
         let mut kinds = Vec::new();
         for ((kind, text), expected) in cases {

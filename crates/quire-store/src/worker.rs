@@ -127,6 +127,7 @@ async fn execute(store: &Store, job: &Job) -> Result<Option<i64>, StoreError> {
             .map(|()| None),
         crate::files::COLLECT_JOB => crate::files::run_collect_job(store).await.map(Some),
         crate::openapi::process::PROCESS_JOB => crate::openapi::process::run(store, payload).await,
+        crate::openapi::pages::PAGES_JOB => crate::openapi::pages::run(store, payload).await,
         other => Err(StoreError::internal(format!("unknown job kind {other:?}"))),
     }
 }

@@ -722,3 +722,216 @@ async fn url_specs_are_refreshed_and_change_only_with_their_text() {
         .expect(200);
     assert_eq!(versions["count"], 2);
 }
+
+const TWO_TAGS: &str = "openapi: 3.0.3
+info:
+  title: Shop
+  version: '1'
+servers:
+  - url: https://shop.example.com/v1
+tags:
+  - name: pets
+    description: Everything about pets
+  - name: store
+paths:
+  /pets:
+    get:
+      tags: [pets]
+      summary: List pets
+      parameters:
+        - name: limit
+          in: query
+          schema: {type: integer}
+      responses:
+        '200':
+          description: The pets
+  /orders:
+    post:
+      tags: [store]
+      summary: Place an order
+      requestBody:
+        content:
+          application/json:
+            schema:
+              type: object
+              required: [quantity]
+              properties:
+                quantity: {type: integer}
+      responses:
+        '201':
+          description: Placed
+";
+
+fn titles(pages: &Value) -> Vec<&str> {
+    pages
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["title"].as_str().unwrap())
+        .collect()
+}
+
+/// A computed page of a space's main becomes one page per tag of the specification's latest
+/// version, in its place: in the API's content (and as its source with `computed=false`), in
+/// search, on the reader; a new version writes them again, under the same ids.
+#[tokio::test]
+async fn computed_pages_follow_the_latest_version_in_the_api_search_and_reader() {
+    let app = app().await;
+    let files = SpecServer::start().await;
+    files.set("shop.yaml", TWO_TAGS);
+    let (admin, org) = setup(&app).await;
+    let url = files.url("shop.yaml");
+    app.post(
+        &admin,
+        &format!("/v1/orgs/{org}/openapi"),
+        json!({"slug": "shop", "source": {"url": url}}),
+    )
+    .await
+    .expect(201);
+    let spec = processed(&app, &admin, &org, "shop").await;
+    let first = spec["lastVersion"].as_str().unwrap().to_string();
+    let source = json!({"type": "builtin:openapi", "dependencies": {"spec": {"ref": {"kind": "openapi", "spec": "shop"}}}, "props": {"models": true}});
+    let built = crate::support::site::SiteBuilder::new(&app, &admin)
+        .in_org(&org)
+        .space(
+            "Reference",
+            json!([
+                {"operation": "insert_page", "title": "Welcome", "document": {"markdown": "# Welcome\n\nHello.\n"}},
+                {"operation": "insert_page", "type": "computed", "title": "API reference", "computed": source}
+            ]),
+        )
+        .basename("shop")
+        .build()
+        .await;
+    let space = &built.spaces[0];
+    drain(&app).await;
+
+    let content = app
+        .get(&admin, &format!("/v1/spaces/{space}/content"))
+        .await
+        .expect(200);
+    assert_eq!(
+        titles(&content["pages"]),
+        ["Welcome", "pets", "store"],
+        "{content}"
+    );
+    let pets = &content["pages"][1];
+    assert_eq!(pets["path"], "pets");
+    assert_eq!(pets["type"], "document");
+    assert_eq!(pets["description"], "Everything about pets");
+    let pets_id = pets["id"].as_str().unwrap().to_string();
+    let source_view = app
+        .get(&admin, &format!("/v1/spaces/{space}/content?computed=false"))
+        .await
+        .expect(200);
+    assert_eq!(titles(&source_view["pages"]), ["Welcome", "API reference"]);
+    let computed = &source_view["pages"][1];
+    assert_eq!(computed["type"], "computed");
+    assert_eq!(computed["computed"], source);
+    assert_eq!(computed["computedSeed"], first.as_str());
+    assert!(computed.get("pages").is_none(), "{computed}");
+
+    let markdown = app
+        .get(
+            &admin,
+            &format!("/v1/spaces/{space}/content/page/{pets_id}?format=markdown"),
+        )
+        .await
+        .expect(200);
+    let text = markdown["markdown"].as_str().unwrap();
+    assert!(text.contains("List pets"), "{text}");
+    assert!(text.contains("curl"), "{text}");
+    assert!(text.contains("https://shop.example.com/v1/pets"), "{text}");
+    let store_page = &content["pages"][2];
+    let store_id = store_page["id"].as_str().unwrap();
+    let order = app
+        .get(
+            &admin,
+            &format!("/v1/spaces/{space}/content/page/{store_id}?format=markdown"),
+        )
+        .await
+        .expect(200);
+    assert!(
+        order["markdown"].as_str().unwrap().contains("quantity"),
+        "{order}"
+    );
+
+    let found = app
+        .get(&admin, &format!("/v1/spaces/{space}/search?query=order"))
+        .await
+        .expect(200);
+    assert!(
+        found["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|i| i["id"] == store_id),
+        "{found}"
+    );
+
+    let browser = crate::reader::Browser::new(&app);
+    let page = browser.get("/s/shop/pets").await;
+    assert_eq!(page.status, 200, "{}", page.body);
+    assert!(page.body.contains("List pets"));
+    let home = browser.get("/s/shop/").await;
+    assert!(
+        home.body.contains("href=\"/s/shop/store\""),
+        "the navigation lists the generated pages"
+    );
+
+    // Pages cannot be put into a computed page, nor generated ones changed, by a batch.
+    let cr = app
+        .post(&admin, &format!("/v1/spaces/{space}/change-requests"), json!({}))
+        .await
+        .expect(201);
+    let cr = cr["id"].as_str().unwrap();
+    let batch = format!("/v1/spaces/{space}/change-requests/{cr}/content");
+    let computed_id = computed["id"].as_str().unwrap();
+    for change in [
+        json!({"operation": "insert_page", "title": "Mine", "into": computed_id, "document": {}}),
+        json!({"operation": "update_page", "page": pets_id, "title": "Renamed"}),
+        json!({"operation": "delete_page", "page": pets_id}),
+        json!({"operation": "insert_page", "type": "computed", "title": "No source"}),
+        json!({"operation": "insert_page", "type": "computed", "title": "Bad", "computed": {"type": "builtin:translation"}}),
+        json!({"operation": "update_page", "page": "NOPE", "computed": source}),
+    ] {
+        app.post(&admin, &batch, json!({"changes": [change]}))
+            .await
+            .expect_error(400);
+    }
+
+    // A new version: the pages are written again, with their ids.
+    files.set("shop.yaml", &TWO_TAGS.replace("List pets", "List every pet"));
+    app.put(
+        &admin,
+        &format!("/v1/orgs/{org}/openapi/shop"),
+        json!({"source": {"url": url}}),
+    )
+    .await
+    .expect(200);
+    let spec = processed(&app, &admin, &org, "shop").await;
+    assert_ne!(spec["lastVersion"], first.as_str());
+    let markdown = app
+        .get(
+            &admin,
+            &format!("/v1/spaces/{space}/content/page/{pets_id}?format=markdown"),
+        )
+        .await
+        .expect(200);
+    assert!(
+        markdown["markdown"].as_str().unwrap().contains("List every pet"),
+        "{markdown}"
+    );
+    assert!(browser.get("/s/shop/pets").await.body.contains("List every pet"));
+
+    // The specification deleted: its pages go, the computed page stays.
+    app.delete(&admin, &format!("/v1/orgs/{org}/openapi/shop"))
+        .await
+        .expect(204);
+    drain(&app).await;
+    let content = app
+        .get(&admin, &format!("/v1/spaces/{space}/content"))
+        .await
+        .expect(200);
+    assert_eq!(titles(&content["pages"]), ["Welcome"]);
+}

@@ -95,6 +95,7 @@ pub fn main_changed(
     let changes = Changes::between(old.as_ref().map(|o| &o.tree), &new.tree);
     search::index::apply(c, cache, space_id, &changes)?;
     links::index::apply(c, cache, space_id, &new.tree, &changes)?;
+    crate::openapi::pages::main_changed(c, space_id, old.as_ref().map(|o| &o.tree), &new.tree)?;
     c.execute(
         "INSERT INTO content_indexes (space_id, revision_id) VALUES (?1, ?2)
          ON CONFLICT (space_id) DO UPDATE SET revision_id = excluded.revision_id",

@@ -4,6 +4,7 @@
 //! `docs/permissions.md` ("OpenAPI specifications") who may do what.
 
 pub mod model;
+pub mod pages;
 pub mod process;
 
 pub use model::{
@@ -255,6 +256,8 @@ pub fn delete(c: &mut dyn Conn, spec: &Authorized<SpecFor, spec::Edit>, caller: 
     )?;
     c.execute("DELETE FROM openapi_specs WHERE id = ?1", params![s.id.clone()])?;
     jobs::cancel(c, &process::job_key(&s.id))?;
+    // Pages generated from it go.
+    pages::spec_changed(c, &s.org_id, &s.slug)?;
     let payload = events::OpenApiSpecDeleted {
         spec_id: &s.id,
         slug: &s.slug,

@@ -437,6 +437,7 @@ fn store_version(
              ORDER BY created_at DESC, id DESC LIMIT ?2)",
         params![spec.id.clone(), super::VERSIONS_KEPT],
     )?;
+    super::pages::spec_changed(c, &start.org_id, &start.slug)?;
     let payload = events::OpenApiSpecVersionCreated {
         spec_id: &spec.id,
         slug: &start.slug,

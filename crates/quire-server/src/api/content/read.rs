@@ -204,11 +204,6 @@ fn page_json(
 ) -> ApiResult<PageJson> {
     let stored = &opened.stored;
     let page = page_in(opened, page_id)?;
-    if !opts.computed && page.kind == quire_content::tree::PageKind::Computed {
-        return Err(ApiError::not_found(format!(
-            "page {page_id:?} not found in this revision"
-        )));
-    }
     let ctx = super::context(app, opened);
     let children = page
         .kind

@@ -304,7 +304,8 @@ pub fn page(
         slug: p.kind.has_path().then(|| p.slug.clone()),
         path,
         description: p.description.clone(),
-        pages: p.kind.has_children().then(|| children.unwrap_or_default()),
+        // A computed page is answered as its source; its generated pages stand in its place.
+        pages: (p.kind.has_children() && p.kind != PageKind::Computed).then(|| children.unwrap_or_default()),
         layout: document_page.then(|| layout(p)),
         cover: p.cover.clone(),
         variables: p.variables.clone(),
@@ -324,7 +325,9 @@ pub fn page(
     }
 }
 
-/// The page tree under `parent`, recursively.
+/// The page tree under `parent`, recursively. Computed (GitBook's default, `computed=true`),
+/// a computed page gives way to the pages it generated; not computed, it is answered as its
+/// source (`type: computed`) and its pages are not shown.
 pub fn pages(
     ctx: &Context<'_>,
     tree: &Tree,
@@ -332,19 +335,23 @@ pub fn pages(
     parent: Option<&str>,
     opts: &ReadOptions,
 ) -> Vec<PageJson> {
-    index
-        .children(parent)
-        .iter()
-        .filter_map(|id| tree.pages.get(id))
-        .filter(|p| opts.computed || p.kind != PageKind::Computed)
-        .map(|p| {
-            let children = p
-                .kind
-                .has_children()
-                .then(|| pages(ctx, tree, index, Some(&p.id), opts));
-            page(ctx, index, p, children)
-        })
-        .collect()
+    let mut out = Vec::new();
+    for p in index.children(parent).iter().filter_map(|id| tree.pages.get(id)) {
+        if p.kind == PageKind::Computed {
+            if opts.computed {
+                out.extend(pages(ctx, tree, index, Some(&p.id), opts));
+            } else {
+                out.push(page(ctx, index, p, None));
+            }
+            continue;
+        }
+        let children = p
+            .kind
+            .has_children()
+            .then(|| pages(ctx, tree, index, Some(&p.id), opts));
+        out.push(page(ctx, index, p, children));
+    }
+    out
 }
 
 /// Adds the body to a single page read, in the requested format.
