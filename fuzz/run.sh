@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the cargo-fuzz targets of quire-content and quire-adaptive (fuzz_targets/) for SECONDS
+# Runs the cargo-fuzz targets of quire-content, quire-adaptive and quire-openapi (fuzz_targets/) for SECONDS
 # each, default 60.
 # Exits non-zero when a target crashed: a panic, a stack overflow, an input slower than 10 s,
 # or over 2 GB of memory; the input is then in fuzz/artifacts/<target>/, and
@@ -23,7 +23,7 @@ if ! cargo fuzz --version >/dev/null 2>&1; then
 fi
 
 export RUSTC_BOOTSTRAP=1
-targets=(markdown_to_document document_to_markdown merge3 adaptive_condition)
+targets=(markdown_to_document document_to_markdown merge3 adaptive_condition openapi_reference)
 # The dictionary of each target: markdown syntax, the fields and types of JSON documents, or
 # the tokens of the condition language.
 declare -A dictionaries=(
@@ -31,6 +31,7 @@ declare -A dictionaries=(
     [document_to_markdown]=dict/json.dict
     [merge3]=dict/markdown.dict
     [adaptive_condition]=dict/condition.dict
+    [openapi_reference]=dict/openapi.dict
 )
 
 echo "== building the fuzz targets"

@@ -28,6 +28,9 @@ pub const URL_MAX: usize = 2048;
 pub const TEXT_MAX: usize = quire_openapi::limits::MAX_FILE_BYTES;
 /// How many versions of one specification are kept; older ones go as new ones come.
 pub const VERSIONS_KEPT: i64 = 20;
+/// How many specifications one organization may have: each given by URL is fetched again every
+/// refresh interval.
+pub const MAX_SPECS: i64 = 500;
 
 /// Where a specification's description comes from, checked already.
 #[derive(Clone, Debug)]
@@ -195,6 +198,17 @@ fn insert(
     slug: &str,
     source: &Source,
 ) -> StoreResult<SpecFor> {
+    let count: i64 = c
+        .query_scalar(
+            "SELECT count(*) FROM openapi_specs WHERE organization_id = ?1",
+            params![org.org.id.clone()],
+        )?
+        .unwrap_or(0);
+    if count >= MAX_SPECS {
+        return Err(StoreError::invalid(format!(
+            "an organization has at most {MAX_SPECS} OpenAPI specifications"
+        )));
+    }
     let id = ids::new_id();
     let now = clock::now_ms();
     let (url, text) = split(source);
