@@ -176,11 +176,17 @@ fn plan(c: &mut dyn Conn, store: &Store, space_id: &str) -> StoreResult<Option<P
     Ok(Some(Plan { main, pages }))
 }
 
-/// The pages generated for each computed page: its new seed, and its child pages with their
-/// documents.
+/// The pages generated for the computed pages of a run, and their documents.
 struct Generated {
-    pages: Vec<(String, Option<String>, Vec<(PageEntry, String)>)>,
+    pages: Vec<Regenerated>,
     documents: Vec<(String, Vec<u8>)>,
+}
+
+/// A computed page's new pages and the version they come from (None: no version, no pages).
+struct Regenerated {
+    page_id: String,
+    seed: Option<String>,
+    children: Vec<PageEntry>,
 }
 
 fn generate(plan: &Plan) -> Generated {
@@ -191,7 +197,11 @@ fn generate(plan: &Plan) -> Generated {
     };
     for (page_id, source) in &plan.pages {
         let Some((version, filesystem)) = source else {
-            out.pages.push((page_id.clone(), None, Vec::new()));
+            out.pages.push(Regenerated {
+                page_id: page_id.clone(),
+                seed: None,
+                children: Vec::new(),
+            });
             continue;
         };
         let files: Vec<quire_openapi::filesystem::FileEntry> = match serde_json::from_str(filesystem) {
@@ -231,10 +241,14 @@ fn generate(plan: &Plan) -> Generated {
             page.order = order;
             page.slug = slug;
             page.description = reference.description;
-            page.document = Some(hash.clone());
-            children.push((page, hash));
+            page.document = Some(hash);
+            children.push(page);
         }
-        out.pages.push((page_id.clone(), Some(version.clone()), children));
+        out.pages.push(Regenerated {
+            page_id: page_id.clone(),
+            seed: Some(version.clone()),
+            children,
+        });
     }
     out
 }
@@ -279,7 +293,12 @@ fn write(
         return Ok(true);
     }
     let mut tree = base.tree.clone();
-    for (page_id, seed, children) in &generated.pages {
+    for Regenerated {
+        page_id,
+        seed,
+        children,
+    } in &generated.pages
+    {
         let Some(computed) = tree.pages.get(page_id).cloned() else {
             continue;
         };
@@ -293,7 +312,7 @@ fn write(
             tree.delete_page(&id)
                 .map_err(|e| StoreError::internal(e.to_string()))?;
         }
-        for (child, _) in children {
+        for child in children {
             tree.pages.insert(child.id.clone(), Arc::new(child.clone()));
         }
         let mut computed = (*computed).clone();
