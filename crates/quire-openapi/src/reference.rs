@@ -97,7 +97,6 @@ pub fn pages(fs: &[FileEntry]) -> Vec<ReferencePage> {
         root,
         stack: Vec::new(),
         listed: HashMap::new(),
-        listings: HashMap::new(),
         remaining: MAX_TOTAL_BYTES,
     };
     let mut slugs = HashSet::new();
@@ -281,11 +280,11 @@ struct Renderer<'a> {
     refs: Refs<'a>,
     root: At<'a>,
     stack: Vec<*const Value>,
-    /// The named schemas listed in the current schema block, with the depth of their
-    /// listing.
+    /// The named schemas listed on the current page, with the depth of their listing: met
+    /// again on the page, at that depth or deeper, they refer to the listing above instead of
+    /// repeating it (GitBook's document model, in the bodies of a dozen operations of one tag,
+    /// made pages of megabytes).
     listed: HashMap<*const Value, usize>,
-    /// The listings of block schemas written so far, by schema.
-    listings: HashMap<*const Value, markdown::Block>,
     /// What [`MAX_TOTAL_BYTES`] leaves for the pages still to write.
     remaining: usize,
 }
@@ -305,6 +304,7 @@ impl<'a> Renderer<'a> {
             .or_else(|| tag_description.and_then(first_paragraph_plain));
         let limit = MAX_PAGE_BYTES.min(self.remaining).saturating_sub(CUT_NOTE_ROOM);
         let mut md = Md::new(limit);
+        self.listed.clear();
         if let Some(text) = tag_description {
             md.push(&format!("{}\n\n", balanced(text)));
         }

@@ -7,15 +7,6 @@ pub(super) struct Md {
     out: String,
     limit: usize,
     cut: bool,
-    /// Where each unit ends, when the text is kept to be pushed again as a [`Block`].
-    ends: Option<Vec<usize>>,
-}
-
-/// Markdown written once and pushed into several pages, unit by unit when it does not fit
-/// whole.
-pub(super) struct Block {
-    text: String,
-    ends: Vec<usize>,
 }
 
 impl Md {
@@ -24,40 +15,7 @@ impl Md {
             out: String::new(),
             limit,
             cut: false,
-            ends: None,
         }
-    }
-
-    /// A writer whose text becomes a [`Block`].
-    pub(super) fn for_block(limit: usize) -> Self {
-        Self {
-            ends: Some(Vec::new()),
-            ..Self::new(limit)
-        }
-    }
-
-    pub(super) fn into_block(self) -> Block {
-        Block {
-            text: self.out,
-            ends: self.ends.unwrap_or_default(),
-        }
-    }
-
-    pub(super) fn push_block(&mut self, block: &Block) {
-        if self.cut {
-            return;
-        }
-        if self.out.len() + block.text.len() <= self.limit {
-            self.out.push_str(&block.text);
-            return;
-        }
-        let mut start = 0;
-        for end in &block.ends {
-            self.push(block.text.get(start..*end).unwrap_or_default());
-            start = *end;
-        }
-        // A block that was cut itself ends the page here too.
-        self.cut = true;
     }
 
     /// Whether the budget ran out: writers check it to stop early rather than render text
@@ -75,9 +33,6 @@ impl Md {
             return;
         }
         self.out.push_str(unit);
-        if let Some(ends) = &mut self.ends {
-            ends.push(self.out.len());
-        }
     }
 
     /// The page, with `note` appended when it was cut (the note is outside the budget: callers

@@ -137,7 +137,6 @@ impl<'a> Renderer<'a> {
         if fields.is_empty() {
             return;
         }
-        self.listed.clear();
         md.push(&format!(
             "### Request body\n\n{}\n\n",
             code(&form_media_type(&self.media_types(operation, "consumes")))

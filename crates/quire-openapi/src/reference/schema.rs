@@ -6,12 +6,12 @@ use serde_json::Value;
 
 use super::markdown::{Md, code, indented, one_line};
 use super::refs::{At, Resolved};
-use super::{MAX_ALL_OF_MEMBERS, MAX_ENUM_VALUES, MAX_PAGE_BYTES, MAX_SCHEMA_DEPTH, Renderer};
+use super::{MAX_ALL_OF_MEMBERS, MAX_ENUM_VALUES, MAX_SCHEMA_DEPTH, Renderer};
 
 /// Whether a schema's properties are listed under its line.
 enum Expansion {
     List,
-    /// Listed already, above in the same block.
+    /// Listed already, above on the same page.
     Above,
     /// Nothing to list, or circular (its label says so).
     Nothing,
@@ -40,7 +40,6 @@ impl<'a> Renderer<'a> {
         if md.is_cut() {
             return;
         }
-        self.listed.clear();
         match self.refs.resolve(schema) {
             Err(target) => md.push(&format!("Type: {} (unresolved reference)\n\n", code(&target))),
             Ok(node) => {
@@ -49,26 +48,21 @@ impl<'a> Renderer<'a> {
                 push_notes(&mut line, node.at.value, "\n");
                 line.push_str("\n\n");
                 md.push(&line);
-                if let Expansion::List = self.expansion(&node, 0) {
-                    self.write_listing(md, &node);
-                    md.push("\n");
+                match self.expansion(&node, 0) {
+                    Expansion::List => {
+                        self.write_children(md, &node, 0, 1);
+                        md.push("\n");
+                    }
+                    Expansion::Above => {
+                        let name = self.listed_target(&node).and_then(|t| t.name).unwrap_or_default();
+                        md.push(&format!(
+                            "The properties of {} are listed above on this page.\n\n",
+                            code(&name)
+                        ));
+                    }
+                    Expansion::Nothing => {}
                 }
             }
-        }
-    }
-
-    /// The listing of a block's schema. Operations share big schemas (GitBook's document
-    /// model is a hundred kilobytes of listing): each is written once per call and reused, as
-    /// a block's listing depends on nothing but its schema.
-    fn write_listing(&mut self, md: &mut Md, node: &Resolved<'a>) {
-        let key = node.at.id();
-        if !self.listings.contains_key(&key) {
-            let mut listing = Md::for_block(MAX_PAGE_BYTES);
-            self.write_children(&mut listing, node, 0, 1);
-            self.listings.insert(key, listing.into_block());
-        }
-        if let Some(listing) = self.listings.get(&key) {
-            md.push_block(listing);
         }
     }
 
@@ -118,8 +112,8 @@ impl<'a> Renderer<'a> {
         }
     }
 
-    /// Whether to list what `node` holds under its line. A named schema already listed in
-    /// this block, at this depth or shallower, is not listed again (its listing above goes at
+    /// Whether to list what `node` holds under its line. A named schema already listed on
+    /// this page, at this depth or shallower, is not listed again (its listing above goes at
     /// least as deep): shared schemas would otherwise multiply a page's length.
     fn expansion(&mut self, node: &Resolved<'a>, depth: usize) -> Expansion {
         if self.on_stack(node.at) || !expandable(node) {

@@ -566,7 +566,6 @@ fn slowest_page(fs: &[FileEntry]) -> Option<(std::time::Duration, String)> {
                 root,
                 stack: Vec::new(),
                 listed: HashMap::new(),
-                listings: HashMap::new(),
                 remaining: MAX_TOTAL_BYTES,
             };
             let started = std::time::Instant::now();
@@ -574,4 +573,31 @@ fn slowest_page(fs: &[FileEntry]) -> Option<(std::time::Duration, String)> {
             (started.elapsed(), page.title)
         })
         .max()
+}
+
+/// A named schema is listed once per page: the bodies of later operations of the page, and the
+/// same schema nested at the same depth or deeper, refer to the listing above; another page
+/// lists it again.
+#[test]
+fn reference_a_named_schema_is_listed_once_per_page() {
+    let item = json!({"$ref": "#/components/schemas/Item"});
+    let ok = |schema: Value| json!({"200": {"description": "ok", "content": {"application/json": {"schema": schema}}}});
+    let spec = json!({
+        "openapi": "3.0.3",
+        "info": {"title": "T", "version": "1"},
+        "paths": {
+            "/a": {"get": {"tags": ["one"], "responses": ok(item.clone())}},
+            "/b": {"get": {"tags": ["one"], "responses": ok(json!({"type": "object", "properties": {"inner": item.clone()}}))}},
+            "/c": {"get": {"tags": ["one"], "responses": ok(item.clone())}},
+            "/d": {"get": {"tags": ["two"], "responses": ok(item)}}
+        },
+        "components": {"schemas": {"Item": {"type": "object", "properties": {"weight_in_grams": {"type": "integer"}}}}}
+    });
+    let pages = pages(&single(spec));
+    let one = &page(&pages, "one").markdown;
+    assert_eq!(one.matches("weight_in_grams").count(), 1, "{one}");
+    assert_eq!(one.matches("are listed above on this page").count(), 1, "{one}");
+    assert!(one.contains("described above"), "{one}");
+    let two = &page(&pages, "two").markdown;
+    assert_eq!(two.matches("weight_in_grams").count(), 1, "{two}");
 }
