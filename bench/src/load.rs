@@ -65,6 +65,9 @@ pub enum Family {
     /// Bursts of new comments on one space and on 16 spaces, search before and after, the
     /// comment counts checked (see `crate::writers`; not run by the driver's workers).
     Writers,
+    /// GitBook's OpenAPI description processed three times, then its computed reference pages
+    /// generated in a space and read (see `crate::openapi`; not run by the driver's workers).
+    OpenApi,
     /// Merges of a page at the content limits, with get-space and a small write measured
     /// alongside (see `crate::pathological`; not run by the driver's workers).
     Pathological,
@@ -87,9 +90,15 @@ impl Family {
         Family::SearchPrefix,
     ];
     pub const WRITES: [Family; 3] = [Family::CreateComment, Family::ContentBatch, Family::Merge];
-    /// Phases after the writes, run by their own code, in this order: `sites`, `writers`, then
+    /// Phases after the writes, run by their own code, in this order: `sites`, `writers`,
+    /// `openapi` (it adds a space of generated reference pages to the first organization), then
     /// `pathological` (last: it adds a page of about 20 MB of JSON to the big space).
-    pub const SPECIAL: [Family; 3] = [Family::Sites, Family::Writers, Family::Pathological];
+    pub const SPECIAL: [Family; 4] = [
+        Family::Sites,
+        Family::Writers,
+        Family::OpenApi,
+        Family::Pathological,
+    ];
     /// The first and a deep page of each list, compared by a budget: measured together, in
     /// alternating slices (see [`alternate`]).
     pub const LIST_PAIRS: [[Family; 2]; 2] = [
@@ -118,6 +127,7 @@ impl Family {
             Family::ReaderPage => crate::sites::READER_PAGE,
             Family::Sites => "sites",
             Family::Writers => "writers",
+            Family::OpenApi => "openapi",
             Family::Pathological => "pathological",
             Family::Reference => "reference",
         }
@@ -427,6 +437,9 @@ impl Driver {
                 .map_or_else(|| "no site made".into(), |s| s.pages_detail.clone()),
             Family::Sites => "two docs sites built, their published views read".into(),
             Family::Writers => "comment bursts on one space and on 16, search before and after".into(),
+            Family::OpenApi => {
+                "GitBook's OpenAPI description processed, its reference pages generated and read".into()
+            }
             Family::Pathological => "merges of a page at the content limits".into(),
             Family::Reference => "precomputed JSON body".into(),
         }
@@ -762,6 +775,7 @@ impl Worker {
                 setup_failed("the pathological phase runs on its own (crate::pathological)")
             }
             Family::Writers => setup_failed("the writers phase runs on its own (crate::writers)"),
+            Family::OpenApi => setup_failed("the openapi phase runs on its own (crate::openapi)"),
             Family::Sites => setup_failed("the sites phase runs on its own (crate::sites)"),
             Family::SitePublished | Family::SitePublishedPlain => {
                 let Some(sites) = &d.sites else {
@@ -990,12 +1004,14 @@ mod tests {
     #[test]
     fn plans_and_names() {
         let p = plan("default", 64, 4).unwrap();
-        assert_eq!(p.len(), 17);
+        assert_eq!(p.len(), 18);
         assert_eq!(p[0], (Family::GetSpace, 64));
         assert_eq!(p[13], (Family::Merge, 4));
         assert_eq!(p[14], (Family::Sites, 64), "after the writes");
         assert_eq!(p[15].0, Family::Writers);
-        assert_eq!(p[16].0, Family::Pathological, "last");
+        assert_eq!(p[16].0, Family::OpenApi);
+        assert_eq!(p[17].0, Family::Pathological, "last");
+        assert_eq!(plan("openapi", 64, 4).unwrap(), vec![(Family::OpenApi, 64)]);
         assert_eq!(plan("writers", 64, 4).unwrap(), vec![(Family::Writers, 64)]);
         assert_eq!(plan("sites", 64, 4).unwrap(), vec![(Family::Sites, 64)]);
         // The sites' families need the sites the phase makes: not a mix of their own.
@@ -1023,7 +1039,7 @@ mod tests {
         let p = phases(&plan("default", 64, 4).unwrap());
         assert_eq!(p[1], (vec![Family::ListSpacesP1, Family::ListSpacesDeep], 64));
         assert_eq!(p[2], (vec![Family::ListCommentsP1, Family::ListCommentsP50], 64));
-        assert_eq!(p.len(), 15);
+        assert_eq!(p.len(), 16);
         // A deep page without its first page runs alone.
         assert_eq!(
             phases(&plan("list-spaces-deep", 8, 2).unwrap()),

@@ -9,6 +9,7 @@ mod conn;
 mod dataset;
 mod generate;
 mod load;
+mod openapi;
 mod pathological;
 mod reference;
 mod report;
@@ -80,14 +81,18 @@ enum Command {
         /// Connections of the write phases (create-comment, content-batch, merge).
         #[arg(long, default_value_t = 4)]
         write_connections: usize,
-        /// `default` (every family: reads, writes, then `sites`, `writers` and `pathological`),
-        /// `reads`, `writes`, or families separated by commas (`sites`, `writers` or
-        /// `pathological` alone runs only that phase).
+        /// `default` (every family: reads, writes, then `sites`, `writers`, `openapi` and
+        /// `pathological`), `reads`, `writes`, or families separated by commas (`sites`,
+        /// `writers`, `openapi` or `pathological` alone runs only that phase).
         #[arg(long, default_value = "default")]
         mix: String,
         /// Also write the results as JSON here (they are always printed on stdout).
         #[arg(long)]
         out: Option<PathBuf>,
+        /// GitBook's OpenAPI description for the `openapi` phase (`bash .ci/gitbook-api` fetches
+        /// it); the server must be allowed to fetch from 127.0.0.1 (`--outbound-allow`).
+        #[arg(long, default_value = openapi::DEFAULT_DESCRIPTION)]
+        openapi_description: PathBuf,
     },
     /// A bare axum server answering any GET with a precomputed JSON body.
     Reference {
@@ -108,7 +113,8 @@ enum Command {
         #[arg(long, value_enum, default_value = "full")]
         scale: Scale,
         /// Phases to run, as `load --mix`: `default` (all), `reads`, `writes`, or families
-        /// separated by commas, e.g. `sites`, `writers` or `pathological` for that phase alone.
+        /// separated by commas, e.g. `sites`, `writers`, `openapi` or `pathological` for that
+        /// phase alone.
         #[arg(long, default_value = "default")]
         mix: String,
         #[arg(long, default_value = "20s", value_parser = run::parse_duration)]
@@ -136,6 +142,10 @@ enum Command {
         /// Keep the data directory and PostgreSQL schema.
         #[arg(long)]
         keep: bool,
+        /// GitBook's OpenAPI description for the `openapi` phase (`bash .ci/gitbook-api`
+        /// fetches it; `bench/run.sh` runs that first). Missing, the phase reports it so.
+        #[arg(long, default_value = openapi::DEFAULT_DESCRIPTION)]
+        openapi_description: PathBuf,
     },
 }
 
@@ -203,12 +213,14 @@ async fn dispatch(command: Command) -> Result<(), String> {
             write_connections,
             mix,
             out,
+            openapi_description,
         } => {
             let data = dataset::Dataset::read(&dataset)?;
             let plan = load::plan(&mix, connections, write_connections)?;
             let addr = conn::addr_of(&url)?;
             let mut results = Vec::new();
             let mut pathological = None;
+            let mut openapi = None;
             let mut writers = None;
             let mut sites = None;
             if plan.iter().any(|(f, _)| *f != load::Family::Reference) {
@@ -231,6 +243,13 @@ async fn dispatch(command: Command) -> Result<(), String> {
                         writers = Some(r);
                         continue;
                     }
+                    if families == [load::Family::OpenApi] {
+                        eprintln!("phase: openapi");
+                        let r = openapi::run(addr, driver.dataset(), &openapi_description, &|| 0.0).await;
+                        eprint!("{}", openapi::table(&r));
+                        openapi = Some(r);
+                        continue;
+                    }
                     if families == [load::Family::Pathological] {
                         eprintln!("phase: pathological");
                         let r = pathological::run(addr, driver.dataset(), warmup, duration).await;
@@ -250,14 +269,17 @@ async fn dispatch(command: Command) -> Result<(), String> {
                 }
             }
             eprintln!("\n{}", load::table(&results));
-            // With the sites, writers or pathological phase, their figures go beside the families'.
-            let json = if pathological.is_none() && writers.is_none() && sites.is_none() {
+            // With the sites, writers, openapi or pathological phase, their figures go beside the
+            // families'.
+            let json = if pathological.is_none() && writers.is_none() && sites.is_none() && openapi.is_none()
+            {
                 serde_json::to_string_pretty(&results)
             } else {
                 serde_json::to_string_pretty(&serde_json::json!({
                     "results": results,
                     "sites": sites,
                     "writers": writers,
+                    "openapi": openapi,
                     "pathological": pathological
                 }))
             }
@@ -284,6 +306,7 @@ async fn dispatch(command: Command) -> Result<(), String> {
             report,
             json,
             keep,
+            openapi_description,
         } => {
             let self_bin = std::env::current_exe().map_err(|e| format!("cannot find this binary: {e}"))?;
             run::run(run::RunArgs {
@@ -302,6 +325,7 @@ async fn dispatch(command: Command) -> Result<(), String> {
                 report,
                 json: Some(json),
                 keep,
+                openapi_description,
             })
             .await
         }

@@ -4,6 +4,7 @@
 use std::fmt::Write as _;
 
 use crate::load::{Family, FamilyResult};
+use crate::openapi::{self as oa, OpenApiResult};
 use crate::pathological::{self as patho, PathologicalResult};
 use crate::run::{EngineReport, RunReport};
 use crate::sites::{self as si, ReaderResult, SitesResult};
@@ -15,6 +16,8 @@ pub enum Verdict {
     Pass,
     Fail,
     Missing,
+    /// What the phase measures with was not there (GitBook's OpenAPI description).
+    InputMissing,
     /// The phase was not in the mix.
     NotRun,
 }
@@ -25,6 +28,7 @@ impl Verdict {
             Verdict::Pass => "pass",
             Verdict::Fail => "**FAIL**",
             Verdict::Missing => "n/a (endpoint missing)",
+            Verdict::InputMissing => "n/a (input missing)",
             Verdict::NotRun => "not run",
         }
     }
@@ -257,6 +261,135 @@ fn pathological_budgets(e: &EngineReport) -> [Budget; 2] {
         },
     };
     [merge, write]
+}
+
+/// The `openapi` phase: the slowest of its specifications from create to `complete`, and the
+/// slowest cold read of a generated reference page as markdown. A specification that failed
+/// to process fails both (no page was generated from it).
+pub fn openapi_budgets(e: &EngineReport) -> [Budget; 2] {
+    let process_name = "OpenAPI processing (GitBook's description)";
+    let process_target = format!(
+        "worst of {} from create to `complete` ≤ {} ms",
+        oa::SPECS,
+        oa::PROCESS_BUDGET_MS
+    );
+    let page_name = "OpenAPI reference page as markdown (cold)";
+    let page_target = format!("worst page ≤ {} ms", oa::PAGE_BUDGET_MS);
+    let all = |measured: &str, verdict: Verdict| {
+        [
+            Budget {
+                name: process_name.into(),
+                target: process_target.clone(),
+                measured: measured.into(),
+                unloaded: String::new(),
+                verdict: verdict.clone(),
+            },
+            Budget {
+                name: page_name.into(),
+                target: page_target.clone(),
+                measured: measured.into(),
+                unloaded: String::new(),
+                verdict,
+            },
+        ]
+    };
+    let Some(o) = &e.openapi else {
+        return all("-", Verdict::NotRun);
+    };
+    if o.description_missing {
+        return all(
+            &format!(
+                "GitBook's description is missing: `{}` (run `bash .ci/gitbook-api`)",
+                o.description
+            ),
+            Verdict::InputMissing,
+        );
+    }
+    if o.endpoint_missing {
+        return all("-", Verdict::Missing);
+    }
+    let failure = o
+        .failure
+        .as_ref()
+        .map(|f| format!("; failed: {}", f.replace('|', "/")))
+        .unwrap_or_default();
+    let process = match o.worst_processing() {
+        Some(w) => Budget {
+            name: process_name.into(),
+            target: process_target,
+            measured: format!(
+                "{} ({}; {} of {} processed{}){}",
+                ms(w.complete_ms),
+                w.slug,
+                o.specs.iter().filter(|s| s.ok).count(),
+                oa::SPECS,
+                if o.specs.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        ", all: {}",
+                        o.specs
+                            .iter()
+                            .map(|s| ms(s.complete_ms))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                },
+                if o.processing_complete() {
+                    String::new()
+                } else {
+                    failure.clone()
+                }
+            ),
+            unloaded: String::new(),
+            verdict: if o.processing_complete() && w.complete_ms <= oa::PROCESS_BUDGET_MS {
+                Verdict::Pass
+            } else {
+                Verdict::Fail
+            },
+        },
+        None => Budget {
+            name: process_name.into(),
+            target: process_target,
+            measured: format!("no specification processed{failure}"),
+            unloaded: String::new(),
+            verdict: Verdict::Fail,
+        },
+    };
+    let page = match o.slowest_page() {
+        Some(p) => Budget {
+            name: page_name.into(),
+            target: page_target,
+            measured: format!(
+                "{} (`{}`, {:.1} KB of markdown); median {}; {} pages{}; warm worst {}{}",
+                ms(p.cold_ms),
+                p.title.replace('|', "/").replace('`', "'"),
+                p.markdown_bytes as f64 / 1024.0,
+                ms(o.cold_median_ms()),
+                o.pages.len(),
+                match o.page_errors() {
+                    0 => String::new(),
+                    n => format!(", {n} failed"),
+                },
+                o.warm_max_ms().map(ms).unwrap_or_else(|| "-".into()),
+                failure
+            ),
+            unloaded: String::new(),
+            verdict: if o.failure.is_none() && o.page_errors() == 0 && p.cold_ms <= oa::PAGE_BUDGET_MS {
+                Verdict::Pass
+            } else {
+                Verdict::Fail
+            },
+        },
+        None => Budget {
+            name: page_name.into(),
+            target: page_target,
+            measured: format!("no page read{failure}"),
+            unloaded: String::new(),
+            verdict: Verdict::Fail,
+        },
+    };
+    [process, page]
 }
 
 /// A successful figure of the `writers` phase, or why there is none.
@@ -871,6 +1004,7 @@ pub fn budgets(e: &EngineReport) -> Vec<Budget> {
     out.push(sites_budget(e));
     out.extend(reader_budgets(e));
     out.extend(writers_budgets(e));
+    out.extend(openapi_budgets(e));
     out.extend(pathological_budgets(e));
     let m = &e.memory;
     out.push(Budget {
@@ -1076,6 +1210,9 @@ fn engine(s: &mut String, e: &EngineReport) {
     }
     if let Some(w) = &e.writers {
         writers(s, w);
+    }
+    if let Some(o) = &e.openapi {
+        openapi(s, o);
     }
     if let Some(p) = &e.pathological {
         pathological(s, p);
@@ -1376,6 +1513,151 @@ fn writers(s: &mut String, w: &WritersResult) {
     }
 }
 
+fn openapi(s: &mut String, o: &OpenApiResult) {
+    let _ = writeln!(s, "### OpenAPI reference (`openapi`)\n");
+    if o.description_missing {
+        let _ = writeln!(
+            s,
+            "n/a (input missing): GitBook's description `{}` is not there (`bash .ci/gitbook-api` \
+             fetches it with npm).\n",
+            o.description
+        );
+        return;
+    }
+    if o.endpoint_missing {
+        let _ = writeln!(
+            s,
+            "n/a (endpoint missing): the server has no OpenAPI specification routes.\n"
+        );
+        return;
+    }
+    let _ = writeln!(
+        s,
+        "GitBook's own description (`{}`: {:.2} MB of JSON, {} operations, {} schemas, {} tags), \
+         served by the bench at `{}` (quire started with `QUIRE_OUTBOUND_ALLOW=127.0.0.1`). {} \
+         specifications of organization `{}` were created from it one after another, each timed from \
+         just before `POST /v1/orgs/{{org}}/openapi` to the first `GET .../openapi/{{slug}}` showing \
+         `processingState: complete` (polled every {} ms; the job runner looks for due jobs every \
+         500 ms when idle, so up to that is waiting). The bench's server answered {} fetches. Server \
+         peak RSS during the phase: {:.1} MB (not in the memory budget){}.\n",
+        o.description,
+        o.description_bytes as f64 / 1e6,
+        o.operations,
+        o.schemas,
+        o.tags,
+        o.source_url,
+        oa::SPECS,
+        o.org,
+        oa::POLL.as_millis(),
+        o.fetches,
+        o.peak_rss_mb,
+        if o.peak_rss_processing_mb + o.peak_rss_generation_mb + o.peak_rss_reads_mb > 0.0 {
+            format!(
+                ": {:.1} MB processing the specifications, {:.1} MB from the merge to the pages \
+                 listed (the pages job), {:.1} MB reading the pages",
+                o.peak_rss_processing_mb, o.peak_rss_generation_mb, o.peak_rss_reads_mb
+            )
+        } else {
+            String::new()
+        }
+    );
+    if let Some(f) = &o.failure {
+        let _ = writeln!(s, "**The phase failed:** `{}`\n", f.replace('`', "'"));
+    }
+    if !o.specs.is_empty() {
+        let _ = writeln!(
+            s,
+            "| specification | create answered | complete after | polls | saw `progress` | result |"
+        );
+        let _ = writeln!(s, "|---|--:|--:|--:|---|---|");
+        for x in &o.specs {
+            let result = if x.ok {
+                format!("version `{}`", x.version.as_deref().unwrap_or("-"))
+            } else {
+                format!(
+                    "**{}** {}",
+                    x.error_code.as_deref().unwrap_or("no version"),
+                    x.errors.join("; ")
+                )
+                .replace('|', "/")
+                .replace('`', "'")
+            };
+            let _ = writeln!(
+                s,
+                "| `{}` | {} | {} | {} | {} | {} |",
+                x.slug,
+                ms(x.create_ms),
+                ms(x.complete_ms),
+                x.polls,
+                if x.saw_progress { "yes" } else { "no" },
+                result
+            );
+        }
+        let _ = writeln!(s);
+    }
+    if let (Some(space), Some(merge)) = (&o.space, o.merge_ms) {
+        let _ = writeln!(
+            s,
+            "A computed page (`builtin:openapi`, the first specification, `models: true`) inserted \
+             into a fresh space `{space}` through a change request and merged: the merge answered in \
+             {}; the generated pages were listed by `GET /v1/spaces/{{space}}/content` {} after the \
+             merge request was sent ({} listings polled; not budgeted){}.\n",
+            ms(merge),
+            o.pages_visible_ms.map(ms).unwrap_or_else(|| "-".into()),
+            o.pages_polls,
+            match o.seed_matches {
+                Some(true) => "; the computed page's `computedSeed` is the specification's version",
+                Some(false) => "; **the computed page's `computedSeed` is not the specification's version**",
+                None => "",
+            }
+        );
+    }
+    if let Some(p) = o.slowest_page() {
+        let too_large = o.pages.iter().filter(|p| p.too_large).count();
+        let _ = writeln!(
+            s,
+            "Each of the {} generated pages read with `GET /v1/spaces/{{space}}/content/page/{{id}}?format=markdown` \
+             (the administrator's token, gzip accepted), one request at a time: once cold (its first \
+             read), then once warm. Cold: worst {} (`{}`, {:.1} KB of markdown), median {}. Warm: worst \
+             {}, median {}. Markdown: {:.1} KB in all, the largest page {:.1} KB{}.\n",
+            o.pages.len(),
+            ms(p.cold_ms),
+            p.title.replace('`', "'"),
+            p.markdown_bytes as f64 / 1024.0,
+            ms(o.cold_median_ms()),
+            o.warm_max_ms().map(ms).unwrap_or_else(|| "-".into()),
+            ms(o.warm_median_ms()),
+            o.pages.iter().map(|p| p.markdown_bytes).sum::<usize>() as f64 / 1024.0,
+            o.pages.iter().map(|p| p.markdown_bytes).max().unwrap_or(0) as f64 / 1024.0,
+            if too_large > 0 {
+                format!("; **{too_large} pages were too large and replaced by a note**")
+            } else {
+                String::new()
+            }
+        );
+        let _ = writeln!(s, "| page | path | markdown | as sent | cold | warm | error |");
+        let _ = writeln!(s, "|---|---|--:|--:|--:|--:|---|");
+        for p in &o.pages {
+            let _ = writeln!(
+                s,
+                "| {} | `{}` | {:.1} KB | {:.1} KB{} | {} | {} | {} |",
+                p.title.replace('|', "/"),
+                p.path,
+                p.markdown_bytes as f64 / 1024.0,
+                p.answer_bytes as f64 / 1024.0,
+                if p.gzipped { " gzip" } else { "" },
+                ms(p.cold_ms),
+                p.warm_ms.map(ms).unwrap_or_else(|| "-".into()),
+                p.error
+                    .as_deref()
+                    .map(|e| e.replace('|', "/").replace('`', "'"))
+                    .unwrap_or_default()
+            );
+        }
+        let _ = writeln!(s);
+    }
+}
+
 fn pathological(s: &mut String, p: &PathologicalResult) {
     let _ = writeln!(s, "### Pathological input (`pathological`)\n");
     let _ = writeln!(
@@ -1636,6 +1918,123 @@ mod tests {
         assert!(
             text.contains("| three-way 2 | 2000 ms | **300 ms** | **conflicts** |"),
             "{text}"
+        );
+    }
+
+    #[test]
+    fn openapi_budgets_pass_fail_missing_and_not_run() {
+        use crate::openapi::{PageRead, SpecRun};
+        let mut e = EngineReport {
+            engine: "SQLite".into(),
+            ..EngineReport::default()
+        };
+        let verdicts = |e: &EngineReport| {
+            let [a, b] = openapi_budgets(e);
+            (a.verdict, b.verdict)
+        };
+        assert_eq!(verdicts(&e), (Verdict::NotRun, Verdict::NotRun));
+        let spec = |n: usize, ms: f64| SpecRun {
+            slug: format!("gitbook-api-{n}"),
+            create_ms: 5.0,
+            complete_ms: ms,
+            polls: 10,
+            version: Some(format!("v{n}")),
+            ok: true,
+            ..SpecRun::default()
+        };
+        let page = |title: &str, cold: f64| PageRead {
+            id: title.to_lowercase(),
+            title: title.into(),
+            path: title.to_lowercase(),
+            markdown_bytes: 20_480,
+            answer_bytes: 4_000,
+            gzipped: true,
+            cold_ms: cold,
+            warm_ms: Some(cold / 10.0),
+            ..PageRead::default()
+        };
+        let mut o = OpenApiResult {
+            description: oa::DEFAULT_DESCRIPTION.into(),
+            specs: vec![spec(1, 1200.0), spec(2, 900.0), spec(3, 1000.0)],
+            space: Some("sp".into()),
+            merge_ms: Some(40.0),
+            pages_visible_ms: Some(700.0),
+            pages: vec![
+                page("Organizations", 12.0),
+                page("Spaces", 30.0),
+                page("Users", 8.0),
+            ],
+            ..OpenApiResult::default()
+        };
+        e.openapi = Some(o.clone());
+        assert_eq!(verdicts(&e), (Verdict::Pass, Verdict::Pass));
+        let [a, b] = openapi_budgets(&e);
+        assert!(
+            a.measured.starts_with("1200 ms (gitbook-api-1; 3 of 3 processed"),
+            "{}",
+            a.measured
+        );
+        assert!(
+            b.measured.starts_with(
+                "30.0 ms (`Spaces`, 20.0 KB of markdown); median 12.0 ms; 3 pages; warm worst 3.00 ms"
+            ),
+            "{}",
+            b.measured
+        );
+        // Too slow: each budget on its own.
+        o.specs[1].complete_ms = 5_500.0;
+        o.pages[2].cold_ms = 80.0;
+        e.openapi = Some(o.clone());
+        assert_eq!(verdicts(&e), (Verdict::Fail, Verdict::Fail));
+        o.specs[1].complete_ms = 900.0;
+        e.openapi = Some(o.clone());
+        assert_eq!(verdicts(&e), (Verdict::Pass, Verdict::Fail));
+        o.pages[2].cold_ms = 8.0;
+        // A page that did not read fails the page budget.
+        o.pages[0].error = Some("GET ...: 500".into());
+        e.openapi = Some(o.clone());
+        assert_eq!(verdicts(&e), (Verdict::Pass, Verdict::Fail));
+        o.pages[0].error = None;
+        // A specification that failed to process fails both: no page came from it.
+        o.specs.truncate(1);
+        o.specs[0] = SpecRun {
+            error_code: Some("PARSE_ERROR".into()),
+            errors: vec!["INVALID_SPEC bad at /paths".into()],
+            ok: false,
+            version: None,
+            ..spec(1, 800.0)
+        };
+        o.pages.clear();
+        o.failure = Some("gitbook-api-1: PARSE_ERROR: INVALID_SPEC bad at /paths".into());
+        e.openapi = Some(o.clone());
+        assert_eq!(verdicts(&e), (Verdict::Fail, Verdict::Fail));
+        let text = markdown(&RunReport {
+            engines: vec![e.clone()],
+            ..RunReport::default()
+        });
+        assert!(text.contains("### OpenAPI reference (`openapi`)"), "{text}");
+        assert!(text.contains("**The phase failed:**"), "{text}");
+        assert!(
+            text.contains("**PARSE_ERROR** INVALID_SPEC bad at /paths"),
+            "{text}"
+        );
+        // The description was not there, or the server has no such routes.
+        e.openapi = Some(OpenApiResult {
+            description_missing: true,
+            ..OpenApiResult::default()
+        });
+        assert_eq!(verdicts(&e), (Verdict::InputMissing, Verdict::InputMissing));
+        e.openapi = Some(OpenApiResult {
+            endpoint_missing: true,
+            ..OpenApiResult::default()
+        });
+        assert_eq!(verdicts(&e), (Verdict::Missing, Verdict::Missing));
+        assert_eq!(
+            budgets(&e)
+                .iter()
+                .filter(|b| b.name.starts_with("OpenAPI"))
+                .count(),
+            2
         );
     }
 

@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 use crate::dataset::{Dataset, Summary};
 use crate::generate::{Admin, GenArgs, Scale};
 use crate::load::{Driver, Family, FamilyResult};
+use crate::openapi::OpenApiResult;
 use crate::pathological::PathologicalResult;
 use crate::report;
 use crate::sites::SitesResult;
@@ -37,6 +38,8 @@ pub struct RunArgs {
     pub report: PathBuf,
     pub json: Option<PathBuf>,
     pub keep: bool,
+    /// GitBook's OpenAPI description, for the `openapi` phase.
+    pub openapi_description: PathBuf,
 }
 
 /// Everything one run measured: the report is written from it.
@@ -96,6 +99,9 @@ pub struct EngineReport {
     /// The `writers` phase, when it ran.
     #[serde(default)]
     pub writers: Option<WritersResult>,
+    /// The `openapi` phase, when it ran.
+    #[serde(default)]
+    pub openapi: Option<OpenApiResult>,
     /// The `pathological` phase, when it ran.
     #[serde(default)]
     pub pathological: Option<PathologicalResult>,
@@ -423,6 +429,9 @@ async fn measure_engine(
         // The load phases send tens of thousands of requests a second with one token: far past
         // any rate limit meant for people.
         .env("QUIRE_RATE_LIMIT", "0")
+        // The `openapi` phase serves GitBook's description from the bench process, on
+        // 127.0.0.1: quire refuses to fetch from loopback addresses unless allowed.
+        .env("QUIRE_OUTBOUND_ALLOW", "127.0.0.1")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::from(log));
@@ -525,6 +534,7 @@ async fn measure_engine(
     let mut plan = crate::load::plan(&args.mix, args.connections, args.write_connections)?;
     let pathological = plan.iter().any(|(f, _)| *f == Family::Pathological);
     let writers = plan.iter().any(|(f, _)| *f == Family::Writers);
+    let openapi = plan.iter().any(|(f, _)| *f == Family::OpenApi);
     let sites = plan.iter().find(|(f, _)| *f == Family::Sites).map(|(_, c)| *c);
     plan.retain(|(f, _)| !Family::SPECIAL.contains(f));
     let (reads, writes): (Vec<_>, Vec<_>) = plan.into_iter().partition(|(f, _)| !f.is_write());
@@ -641,6 +651,20 @@ async fn measure_engine(
         let mut budgets = vec![report::list_comments_budget(&report)];
         budgets.extend(report::writers_budgets(&report));
         eprint!("{}", report::budget_lines(&budgets));
+    }
+    if openapi {
+        // Its memory peaks (processing a 1.7 MB description, generating and reading pages of
+        // up to a megabyte of markdown) are reported with it, not in the memory budget of the
+        // ordinary load.
+        eprintln!("phase: openapi (GitBook's description processed, its reference pages read)");
+        sampler.take_peak_mb();
+        let peak = || sampler.take_peak_mb();
+        let mut r =
+            crate::openapi::run(driver.addr(), driver.dataset(), &args.openapi_description, &peak).await;
+        r.peak_rss_mb = r.peak_rss_mb.max(sampler.take_peak_mb());
+        eprint!("{}", crate::openapi::table(&r));
+        report.openapi = Some(r);
+        eprint!("{}", report::budget_lines(&report::openapi_budgets(&report)));
     }
     if pathological {
         // Last: it adds a page of about 20 MB of JSON to the big space. Its memory peak is
