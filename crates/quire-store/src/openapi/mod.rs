@@ -22,8 +22,6 @@ use crate::{clock, ids, jobs, params};
 
 /// The longest slug (GitBook's `OpenAPISpecSlug`).
 pub const SLUG_MAX: usize = 100;
-/// The longest source URL (the spec's limit of a version's `url`).
-pub const URL_MAX: usize = 2048;
 /// The longest text given as a source: the limit of one file of a description.
 pub const TEXT_MAX: usize = quire_openapi::limits::MAX_FILE_BYTES;
 /// How many versions of one specification are kept; older ones go as new ones come.
@@ -56,23 +54,11 @@ pub fn check_slug(slug: &str) -> StoreResult<()> {
     }
 }
 
-/// Checks a source URL: absolute http or https, at most [`URL_MAX`] characters. Whether its
+/// Checks a source URL: absolute http or https, at most 2,048 characters (the spec's limit of a
+/// version's `url`, `validate::url`'s). Whether its
 /// address may be fetched is the outbound policy's to say, when it is fetched.
 pub fn check_url(raw: &str) -> StoreResult<()> {
-    if raw.len() > URL_MAX {
-        return Err(StoreError::invalid(format!(
-            "`source.url` is {} characters, more than the {URL_MAX} allowed",
-            raw.len()
-        )));
-    }
-    match url::Url::parse(raw) {
-        Ok(u) if matches!(u.scheme(), "http" | "https") && u.host().is_some() => Ok(()),
-        Ok(u) => Err(StoreError::invalid(format!(
-            "`source.url` must be an http or https URL, not {}",
-            u.scheme()
-        ))),
-        Err(e) => Err(StoreError::invalid(format!("`source.url` is not a URL: {e}"))),
-    }
+    crate::validate::url("source.url", raw).map(drop)
 }
 
 /// Checks a text source: not empty, at most [`TEXT_MAX`] bytes.
