@@ -68,6 +68,10 @@ pub enum Family {
     /// GitBook's OpenAPI description processed three times, then its computed reference pages
     /// generated in a space and read (see `crate::openapi`; not run by the driver's workers).
     OpenApi,
+    /// Merges at 4 writers without, then with, an installed integration whose receiver is the
+    /// bench: every event delivered, and how long after the merge (see `crate::events`; run
+    /// with the driver's `merge` workers, by its own code).
+    Events,
     /// Merges of a page at the content limits, with get-space and a small write measured
     /// alongside (see `crate::pathological`; not run by the driver's workers).
     Pathological,
@@ -91,12 +95,14 @@ impl Family {
     ];
     pub const WRITES: [Family; 3] = [Family::CreateComment, Family::ContentBatch, Family::Merge];
     /// Phases after the writes, run by their own code, in this order: `sites`, `writers`,
-    /// `openapi` (it adds a space of generated reference pages to the first organization), then
+    /// `openapi` (it adds a space of generated reference pages to the first organization),
+    /// `events` (it publishes an integration, and unpublishes it when done), then
     /// `pathological` (last: it adds a page of about 20 MB of JSON to the big space).
-    pub const SPECIAL: [Family; 4] = [
+    pub const SPECIAL: [Family; 5] = [
         Family::Sites,
         Family::Writers,
         Family::OpenApi,
+        Family::Events,
         Family::Pathological,
     ];
     /// The first and a deep page of each list, compared by a budget: measured together, in
@@ -128,6 +134,7 @@ impl Family {
             Family::Sites => "sites",
             Family::Writers => "writers",
             Family::OpenApi => "openapi",
+            Family::Events => "events",
             Family::Pathological => "pathological",
             Family::Reference => "reference",
         }
@@ -303,7 +310,7 @@ pub struct Driver {
 }
 
 /// Percent-encodes a query parameter value.
-fn encode(s: &str) -> String {
+pub fn encode(s: &str) -> String {
     let mut out = String::new();
     for b in s.bytes() {
         if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
@@ -440,6 +447,7 @@ impl Driver {
             Family::OpenApi => {
                 "GitBook's OpenAPI description processed, its reference pages generated and read".into()
             }
+            Family::Events => "merges without and with an installed integration, its events' delivery".into(),
             Family::Pathological => "merges of a page at the content limits".into(),
             Family::Reference => "precomputed JSON body".into(),
         }
@@ -455,6 +463,20 @@ impl Driver {
     ) -> Result<FamilyResult, String> {
         let measured = self.measure(family, connections, warmup, duration).await?;
         self.summarize(family, connections, measured)
+    }
+
+    /// Runs the `merge` family as [`Driver::run`] does, and also answers every merge that
+    /// merged (the probe's and the warm-up's included): when it was sent and answered, and the
+    /// revision it made (the `events` phase matches them with the events it receives).
+    pub async fn merges(
+        &self,
+        connections: usize,
+        warmup: Duration,
+        duration: Duration,
+    ) -> Result<(FamilyResult, Vec<Merged>), String> {
+        let mut measured = self.measure(Family::Merge, connections, warmup, duration).await?;
+        let merged = std::mem::take(&mut measured.merged);
+        Ok((self.summarize(Family::Merge, connections, measured)?, merged))
     }
 
     /// Runs one phase of [`phases`]: a family alone, or a list's two pages alternating.
@@ -498,6 +520,7 @@ impl Driver {
         if first.no_route {
             return Ok(Measured::missing());
         }
+        let mut merged: Vec<Merged> = probe.merged.take().into_iter().collect();
         let mut workers = Vec::with_capacity(connections);
         for i in 0..connections {
             let mut w = Worker::new(self.addr, self.shared.clone(), family, i, connections)?;
@@ -521,11 +544,13 @@ impl Driver {
                 *errors.entry(k).or_default() += v;
             }
             last = last.max(done.last);
+            merged.extend(done.merged);
         }
         Ok(Measured {
             hist: Some(hist),
             errors,
             seconds: last.duration_since(measure_from).as_secs_f64().max(1e-9),
+            merged,
         })
     }
 
@@ -593,6 +618,8 @@ struct Measured {
     hist: Option<Histogram<u64>>,
     errors: BTreeMap<String, u64>,
     seconds: f64,
+    /// The merges that merged (`merge` family only).
+    merged: Vec<Merged>,
 }
 
 impl Measured {
@@ -601,6 +628,7 @@ impl Measured {
             hist: None,
             errors: BTreeMap::new(),
             seconds: 0.0,
+            merged: Vec::new(),
         }
     }
 
@@ -613,6 +641,7 @@ impl Measured {
             *self.errors.entry(k).or_default() += v;
         }
         self.seconds += other.seconds;
+        self.merged.extend(other.merged);
         Ok(())
     }
 }
@@ -665,6 +694,21 @@ struct Done {
     hist: Histogram<u64>,
     errors: BTreeMap<String, u64>,
     last: Instant,
+    merged: Vec<Merged>,
+}
+
+/// A merge of the `merge` family that answered `result: merge`.
+#[derive(Clone, Debug)]
+pub struct Merged {
+    /// Just before the merge request was sent.
+    pub sent: Instant,
+    /// When its whole answer had arrived (after the commit, which the server made before
+    /// answering).
+    pub answered: Instant,
+    /// The answer's `revision`: main's new revision.
+    pub revision: String,
+    /// Sent in the measured window (not the probe's, not during the warm-up).
+    pub measured: bool,
 }
 
 struct Worker {
@@ -677,6 +721,8 @@ struct Worker {
     pages: Vec<usize>,
     /// This connection's change request (content-batch).
     change_request: Option<String>,
+    /// The merge of the last operation, when it merged (`merge`).
+    merged: Option<Merged>,
     counter: usize,
     hist: Histogram<u64>,
 }
@@ -700,6 +746,7 @@ impl Worker {
             token,
             pages,
             change_request: None,
+            merged: None,
             counter: 0,
             hist: new_histogram()?,
         })
@@ -776,6 +823,7 @@ impl Worker {
             }
             Family::Writers => setup_failed("the writers phase runs on its own (crate::writers)"),
             Family::OpenApi => setup_failed("the openapi phase runs on its own (crate::openapi)"),
+            Family::Events => setup_failed("the events phase runs on its own (crate::events)"),
             Family::Sites => setup_failed("the sites phase runs on its own (crate::sites)"),
             Family::SitePublished | Family::SitePublishedPlain => {
                 let Some(sites) = &d.sites else {
@@ -899,8 +947,33 @@ impl Worker {
                     Err(e) => return setup_failed(&e),
                 }
                 let path = format!("{base}/{cr}/merge");
-                self.timed(http::Method::POST, &path, &admin, Some(&json!({})))
-                    .await
+                let sent = Instant::now();
+                let answer = self
+                    .conn
+                    .send(http::Method::POST, &path, &admin, Some(&json!({})))
+                    .await;
+                let answered = Instant::now();
+                let latency = answered - sent;
+                match answer {
+                    Ok(a) => {
+                        let sample = judge(&a, latency, self.family);
+                        if sample.error.is_none() {
+                            // Parsed after the latency was taken: not in the figure.
+                            self.merged = a.json()["revision"].as_str().map(|revision| Merged {
+                                sent,
+                                answered,
+                                revision: revision.to_string(),
+                                measured: false,
+                            });
+                        }
+                        sample
+                    }
+                    Err(e) => Sample {
+                        latency,
+                        error: Some(e),
+                        no_route: false,
+                    },
+                }
             }
         }
     }
@@ -908,12 +981,19 @@ impl Worker {
     async fn run(mut self, measure_from: Instant, end: Instant) -> Done {
         let mut errors = BTreeMap::new();
         let mut last = end;
+        let mut merged = Vec::new();
         loop {
             let started = Instant::now();
             if started >= end {
                 break;
             }
             let sample = self.op().await;
+            if let Some(m) = self.merged.take() {
+                merged.push(Merged {
+                    measured: started >= measure_from,
+                    ..m
+                });
+            }
             if started < measure_from {
                 continue;
             }
@@ -940,6 +1020,7 @@ impl Worker {
             hist: self.hist,
             errors,
             last,
+            merged,
         }
     }
 }
@@ -1004,14 +1085,16 @@ mod tests {
     #[test]
     fn plans_and_names() {
         let p = plan("default", 64, 4).unwrap();
-        assert_eq!(p.len(), 18);
+        assert_eq!(p.len(), 19);
         assert_eq!(p[0], (Family::GetSpace, 64));
         assert_eq!(p[13], (Family::Merge, 4));
         assert_eq!(p[14], (Family::Sites, 64), "after the writes");
         assert_eq!(p[15].0, Family::Writers);
         assert_eq!(p[16].0, Family::OpenApi);
-        assert_eq!(p[17].0, Family::Pathological, "last");
+        assert_eq!(p[17].0, Family::Events, "after openapi");
+        assert_eq!(p[18].0, Family::Pathological, "last");
         assert_eq!(plan("openapi", 64, 4).unwrap(), vec![(Family::OpenApi, 64)]);
+        assert_eq!(plan("events", 64, 4).unwrap(), vec![(Family::Events, 64)]);
         assert_eq!(plan("writers", 64, 4).unwrap(), vec![(Family::Writers, 64)]);
         assert_eq!(plan("sites", 64, 4).unwrap(), vec![(Family::Sites, 64)]);
         // The sites' families need the sites the phase makes: not a mix of their own.
@@ -1039,7 +1122,7 @@ mod tests {
         let p = phases(&plan("default", 64, 4).unwrap());
         assert_eq!(p[1], (vec![Family::ListSpacesP1, Family::ListSpacesDeep], 64));
         assert_eq!(p[2], (vec![Family::ListCommentsP1, Family::ListCommentsP50], 64));
-        assert_eq!(p.len(), 16);
+        assert_eq!(p.len(), 17);
         // A deep page without its first page runs alone.
         assert_eq!(
             phases(&plan("list-spaces-deep", 8, 2).unwrap()),

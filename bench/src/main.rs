@@ -7,6 +7,7 @@
 
 mod conn;
 mod dataset;
+mod events;
 mod generate;
 mod load;
 mod openapi;
@@ -81,16 +82,17 @@ enum Command {
         /// Connections of the write phases (create-comment, content-batch, merge).
         #[arg(long, default_value_t = 4)]
         write_connections: usize,
-        /// `default` (every family: reads, writes, then `sites`, `writers`, `openapi` and
-        /// `pathological`), `reads`, `writes`, or families separated by commas (`sites`,
-        /// `writers`, `openapi` or `pathological` alone runs only that phase).
+        /// `default` (every family: reads, writes, then `sites`, `writers`, `openapi`, `events`
+        /// and `pathological`), `reads`, `writes`, or families separated by commas (`sites`,
+        /// `writers`, `openapi`, `events` or `pathological` alone runs only that phase).
         #[arg(long, default_value = "default")]
         mix: String,
         /// Also write the results as JSON here (they are always printed on stdout).
         #[arg(long)]
         out: Option<PathBuf>,
         /// GitBook's OpenAPI description for the `openapi` phase (`bash .ci/gitbook-api` fetches
-        /// it); the server must be allowed to fetch from 127.0.0.1 (`--outbound-allow`).
+        /// it); the server must be allowed to fetch from 127.0.0.1 (`--outbound-allow`), as for
+        /// the `events` phase, whose receiver is there too.
         #[arg(long, default_value = openapi::DEFAULT_DESCRIPTION)]
         openapi_description: PathBuf,
     },
@@ -113,8 +115,8 @@ enum Command {
         #[arg(long, value_enum, default_value = "full")]
         scale: Scale,
         /// Phases to run, as `load --mix`: `default` (all), `reads`, `writes`, or families
-        /// separated by commas, e.g. `sites`, `writers`, `openapi` or `pathological` for that
-        /// phase alone.
+        /// separated by commas, e.g. `sites`, `writers`, `openapi`, `events` or `pathological`
+        /// for that phase alone.
         #[arg(long, default_value = "default")]
         mix: String,
         #[arg(long, default_value = "20s", value_parser = run::parse_duration)]
@@ -221,6 +223,7 @@ async fn dispatch(command: Command) -> Result<(), String> {
             let mut results = Vec::new();
             let mut pathological = None;
             let mut openapi = None;
+            let mut events = None;
             let mut writers = None;
             let mut sites = None;
             if plan.iter().any(|(f, _)| *f != load::Family::Reference) {
@@ -250,6 +253,13 @@ async fn dispatch(command: Command) -> Result<(), String> {
                         openapi = Some(r);
                         continue;
                     }
+                    if families == [load::Family::Events] {
+                        eprintln!("phase: events");
+                        let r = events::run(&driver, warmup, duration).await;
+                        eprint!("{}", events::table(&r));
+                        events = Some(r);
+                        continue;
+                    }
                     if families == [load::Family::Pathological] {
                         eprintln!("phase: pathological");
                         let r = pathological::run(addr, driver.dataset(), warmup, duration).await;
@@ -269,9 +279,13 @@ async fn dispatch(command: Command) -> Result<(), String> {
                 }
             }
             eprintln!("\n{}", load::table(&results));
-            // With the sites, writers, openapi or pathological phase, their figures go beside the
-            // families'.
-            let json = if pathological.is_none() && writers.is_none() && sites.is_none() && openapi.is_none()
+            // With the sites, writers, openapi, events or pathological phase, their figures go
+            // beside the families'.
+            let json = if pathological.is_none()
+                && writers.is_none()
+                && sites.is_none()
+                && openapi.is_none()
+                && events.is_none()
             {
                 serde_json::to_string_pretty(&results)
             } else {
@@ -280,6 +294,7 @@ async fn dispatch(command: Command) -> Result<(), String> {
                     "sites": sites,
                     "writers": writers,
                     "openapi": openapi,
+                    "events": events,
                     "pathological": pathological
                 }))
             }

@@ -3,6 +3,7 @@
 
 use std::fmt::Write as _;
 
+use crate::events::{self as ev, EventsResult, Latency};
 use crate::load::{Family, FamilyResult};
 use crate::openapi::{self as oa, OpenApiResult};
 use crate::pathological::{self as patho, PathologicalResult};
@@ -390,6 +391,162 @@ pub fn openapi_budgets(e: &EngineReport) -> [Budget; 2] {
         },
     };
     [process, page]
+}
+
+/// The `events` phase: every event delivered; the delivery's p99 from the merge's answer to
+/// the receipt of its `space_content_updated`; merge p50 with the integration installed against
+/// the baseline's.
+pub fn events_budgets(e: &EngineReport) -> [Budget; 3] {
+    let delivered_name = "integration events: every event delivered";
+    let delivered_target = format!(
+        "every merge's `{}` received; none `failed` or `pending` within {} s of the load's end",
+        ev::CONTENT_UPDATED,
+        ev::SETTLE_TIMEOUT.as_secs()
+    );
+    let latency_name = "integration events: merge → receipt";
+    let latency_target = format!("p99 < {} ms", ev::DELIVERY_P99_BUDGET_MS);
+    let merge_name = "merge with an integration installed";
+    let merge_target = format!(
+        "p50 ≤ {:.0}% of the merge p50 without one (within noise)",
+        ev::MERGE_P50_SHARE * 100.0
+    );
+    let all = |measured: &str, verdict: Verdict| {
+        [
+            (delivered_name, delivered_target.clone()),
+            (latency_name, latency_target.clone()),
+            (merge_name, merge_target.clone()),
+        ]
+        .map(|(name, target)| Budget {
+            name: name.into(),
+            target,
+            measured: measured.into(),
+            unloaded: String::new(),
+            verdict: verdict.clone(),
+        })
+    };
+    let Some(x) = &e.events else {
+        return all("-", Verdict::NotRun);
+    };
+    if x.endpoint_missing {
+        return all("-", Verdict::Missing);
+    }
+    let failure = x
+        .failure
+        .as_ref()
+        .map(|f| format!("; failed: {}", f.replace('|', "/")))
+        .unwrap_or_default();
+    let delivered = Budget {
+        name: delivered_name.into(),
+        target: delivered_target,
+        measured: if x.checked {
+            format!(
+                "{} of {} received{}; {} events listed: {} success, {} pending, {} failed{}{}",
+                x.received,
+                x.expected,
+                x.all_received_ms
+                    .map(|t| format!(" (the last {} after the load)", ms(t)))
+                    .unwrap_or_default(),
+                x.listed,
+                x.success,
+                x.pending,
+                x.failed,
+                if x.not_received > 0 {
+                    format!(", {} never reached the receiver", x.not_received)
+                } else {
+                    String::new()
+                },
+                failure
+            )
+        } else {
+            format!(
+                "not checked{}",
+                if failure.is_empty() {
+                    String::new()
+                } else {
+                    failure.clone()
+                }
+            )
+        },
+        unloaded: String::new(),
+        verdict: if x.all_delivered() {
+            Verdict::Pass
+        } else {
+            Verdict::Fail
+        },
+    };
+    let missing = x.expected.saturating_sub(x.received);
+    let latency = match &x.delivery {
+        Some(d) => Budget {
+            name: latency_name.into(),
+            target: latency_target,
+            measured: format!(
+                "p99 {} (p50 {}, max {}, {} merges){}{}",
+                ms(d.p99_ms),
+                ms(d.p50_ms),
+                ms(d.max_ms),
+                d.count,
+                x.delivery_from_sent
+                    .as_ref()
+                    .map(|s| format!("; from the request sent: p99 {}", ms(s.p99_ms)))
+                    .unwrap_or_default(),
+                if missing > 0 {
+                    format!("; {missing} merges' events never arrived")
+                } else {
+                    String::new()
+                }
+            ),
+            unloaded: String::new(),
+            // An event that never arrived has no latency at all: the p99 of those that did
+            // cannot pass for it.
+            verdict: if missing == 0 && d.p99_ms < ev::DELIVERY_P99_BUDGET_MS {
+                Verdict::Pass
+            } else {
+                Verdict::Fail
+            },
+        },
+        None => Budget {
+            name: latency_name.into(),
+            target: latency_target,
+            measured: format!("no event received for a measured merge{failure}"),
+            unloaded: String::new(),
+            verdict: Verdict::Fail,
+        },
+    };
+    let merge = match (&x.baseline, &x.with_integration, x.merge_p50_ratio()) {
+        (Some(a), Some(b), Some(ratio)) => Budget {
+            name: merge_name.into(),
+            target: merge_target,
+            measured: format!(
+                "{} with, {} without ({}; p99 {} and {}; {:.1} and {:.1} merges/s){}",
+                ms(b.p50_ms),
+                ms(a.p50_ms),
+                percent(ratio),
+                ms(b.p99_ms),
+                ms(a.p99_ms),
+                b.rps,
+                a.rps,
+                errors_note(&[a, b])
+            ),
+            unloaded: String::new(),
+            verdict: if ratio <= ev::MERGE_P50_SHARE && a.errors == 0 && b.errors == 0 {
+                Verdict::Pass
+            } else {
+                Verdict::Fail
+            },
+        },
+        _ => Budget {
+            name: merge_name.into(),
+            target: merge_target,
+            measured: format!(
+                "not measured on both sides{}{}",
+                errors_note(&x.baseline.iter().chain(&x.with_integration).collect::<Vec<_>>()),
+                failure
+            ),
+            unloaded: String::new(),
+            verdict: Verdict::Fail,
+        },
+    };
+    [delivered, latency, merge]
 }
 
 /// A successful figure of the `writers` phase, or why there is none.
@@ -1005,6 +1162,7 @@ pub fn budgets(e: &EngineReport) -> Vec<Budget> {
     out.extend(reader_budgets(e));
     out.extend(writers_budgets(e));
     out.extend(openapi_budgets(e));
+    out.extend(events_budgets(e));
     out.extend(pathological_budgets(e));
     let m = &e.memory;
     out.push(Budget {
@@ -1213,6 +1371,9 @@ fn engine(s: &mut String, e: &EngineReport) {
     }
     if let Some(o) = &e.openapi {
         openapi(s, o);
+    }
+    if let Some(x) = &e.events {
+        events(s, x);
     }
     if let Some(p) = &e.pathological {
         pathological(s, p);
@@ -1658,6 +1819,158 @@ fn openapi(s: &mut String, o: &OpenApiResult) {
     }
 }
 
+fn events(s: &mut String, x: &EventsResult) {
+    let _ = writeln!(s, "### Integration events (`events`)\n");
+    if x.endpoint_missing {
+        let _ = writeln!(
+            s,
+            "n/a (endpoint missing): the server has no integration routes.\n"
+        );
+        return;
+    }
+    let _ = writeln!(
+        s,
+        "Merges into the big space at {w} connections (each: a change request rewriting one of the \
+         connection's pages, untimed, then `POST …/merge`, timed), first with no integration, then \
+         with integration `{name}` (scope `{scope}`) published in organization `{org}`, its dev tunnel \
+         the bench's receiver `{url}` (it records each POST and answers 200 at once), installed there \
+         with every space (`space_selection: all`). Each merge's delivery latency is from the \
+         arrival of its answer to the receipt of the `{cu}` whose `revisionId` is the answer's \
+         `revision`: the commit comes before the answer, so this understates the time from the \
+         commit ({before} events arrived before their merge's answer and count 0); the time from the \
+         request's sending, which overstates it, is beside it. After the load the phase waits up \
+         to {settle} s for every merge's event, then until the integration's events list nothing \
+         `pending`; then it unpublishes the integration. Server peak RSS during the phase: \
+         {rss:.1} MB.\n",
+        w = ev::WRITERS,
+        name = x.integration,
+        scope = ev::SCOPE,
+        org = x.org,
+        url = x.receiver_url,
+        cu = ev::CONTENT_UPDATED,
+        before = x.before_answer,
+        settle = ev::SETTLE_TIMEOUT.as_secs(),
+        rss = x.peak_rss_mb
+    );
+    if let Some(f) = &x.failure {
+        let _ = writeln!(s, "**The phase failed:** `{}`\n", f.replace('`', "'"));
+    }
+    let _ = writeln!(s, "| merges | conns | merges/s | p50 | p99 | max | errors |");
+    let _ = writeln!(s, "|---|--:|--:|--:|--:|--:|--:|");
+    let mut errors = Vec::new();
+    for (step, r) in [
+        ("no integration", &x.baseline),
+        ("integration installed", &x.with_integration),
+    ] {
+        let Some(r) = r else { continue };
+        let _ = writeln!(
+            s,
+            "| {step} | {} | {:.1} | {} | {} | {} | {} |",
+            r.connections,
+            r.rps,
+            ms(r.p50_ms),
+            ms(r.p99_ms),
+            ms(r.max_ms),
+            r.errors
+        );
+        errors.extend(
+            r.error_samples
+                .iter()
+                .map(|e| format!("- {step}: `{}`", e.replace('`', "'"))),
+        );
+    }
+    let _ = writeln!(s);
+    if !errors.is_empty() {
+        let _ = writeln!(s, "Errors:\n\n{}\n", errors.join("\n"));
+    }
+    let _ = writeln!(
+        s,
+        "| delivery of `{}` | merges | p50 | p90 | p99 | max | mean |",
+        ev::CONTENT_UPDATED
+    );
+    let _ = writeln!(s, "|---|--:|--:|--:|--:|--:|--:|");
+    let line = |s: &mut String, what: &str, l: &Option<Latency>| {
+        let _ = match l {
+            Some(l) => writeln!(
+                s,
+                "| {what} | {} | {} | {} | {} | {} | {} |",
+                l.count,
+                ms(l.p50_ms),
+                ms(l.p90_ms),
+                ms(l.p99_ms),
+                ms(l.max_ms),
+                ms(l.mean_ms)
+            ),
+            None => writeln!(s, "| {what} | 0 | - | - | - | - | - |"),
+        };
+    };
+    line(s, "merge answered → received", &x.delivery);
+    line(s, "merge sent → received", &x.delivery_from_sent);
+    let _ = writeln!(s);
+    let types: Vec<String> = x.by_type.iter().map(|(k, v)| format!("`{k}` {v}")).collect();
+    let _ = writeln!(
+        s,
+        "Expected: the `{}` of {} merges (the warm-up's included); received {}{}{}. The receiver \
+         answered {} POSTs, {} distinct events ({}){}. {}\n",
+        ev::CONTENT_UPDATED,
+        x.expected,
+        x.received,
+        x.all_received_ms
+            .map(|t| format!(", the last {} after the load ended", ms(t)))
+            .unwrap_or_default(),
+        if x.missing_revisions.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "; **never received** for revisions {}",
+                x.missing_revisions
+                    .iter()
+                    .map(|r| format!("`{r}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        },
+        x.posts,
+        x.distinct,
+        types.join(", "),
+        if x.not_json > 0 {
+            format!(", {} bodies not JSON", x.not_json)
+        } else {
+            String::new()
+        },
+        if x.checked {
+            format!(
+                "`GET /v1/integrations/{{name}}/events`, every page, {} after the load: {} events, {} \
+                 `success`, {} `pending`, {} `failed`; {} took more than one attempt; {} never reached \
+                 the receiver.",
+                ms(x.settle_ms),
+                x.listed,
+                x.success,
+                x.pending,
+                x.failed,
+                x.retried,
+                x.not_received
+            )
+        } else {
+            "The events were not listed.".to_string()
+        }
+    );
+    if !x.trace_sample.is_empty() {
+        let _ = writeln!(s, "Trace of the first event not delivered:\n");
+        for l in &x.trace_sample {
+            let _ = writeln!(s, "- `{}`", l.replace('`', "'"));
+        }
+        let _ = writeln!(s);
+    }
+    if let Some(c) = &x.cleanup {
+        let _ = writeln!(
+            s,
+            "Unpublishing the integration failed: `{}`\n",
+            c.replace('`', "'")
+        );
+    }
+}
+
 fn pathological(s: &mut String, p: &PathologicalResult) {
     let _ = writeln!(s, "### Pathological input (`pathological`)\n");
     let _ = writeln!(
@@ -2035,6 +2348,128 @@ mod tests {
                 .filter(|b| b.name.starts_with("OpenAPI"))
                 .count(),
             2
+        );
+    }
+
+    #[test]
+    fn events_budgets_pass_fail_missing_and_not_run() {
+        let mut e = EngineReport {
+            engine: "SQLite".into(),
+            ..EngineReport::default()
+        };
+        let verdicts = |e: &EngineReport| {
+            let [a, b, c] = events_budgets(e);
+            (a.verdict, b.verdict, c.verdict)
+        };
+        assert_eq!(verdicts(&e), (Verdict::NotRun, Verdict::NotRun, Verdict::NotRun));
+        let latency = |p50: f64, p99: f64| Latency {
+            count: 200,
+            p50_ms: p50,
+            p90_ms: p99 * 0.8,
+            p99_ms: p99,
+            max_ms: p99 * 1.5,
+            mean_ms: p50,
+        };
+        let mut x = EventsResult {
+            org: "org".into(),
+            integration: "quire-bench-events-1".into(),
+            receiver_url: "http://127.0.0.1:1/hook".into(),
+            baseline: Some(result(Family::Merge, 4, 50.0, 40.0, 90.0)),
+            with_integration: Some(result(Family::Merge, 4, 48.0, 44.0, 95.0)),
+            delivery: Some(latency(15.0, 120.0)),
+            delivery_from_sent: Some(latency(60.0, 200.0)),
+            expected: 250,
+            received: 250,
+            all_received_ms: Some(80.0),
+            settle_ms: 400.0,
+            posts: 760,
+            distinct: 760,
+            checked: true,
+            listed: 760,
+            success: 760,
+            ..EventsResult::default()
+        };
+        e.events = Some(x.clone());
+        assert_eq!(verdicts(&e), (Verdict::Pass, Verdict::Pass, Verdict::Pass));
+        let [a, b, c] = events_budgets(&e);
+        assert!(
+            a.measured
+                .starts_with("250 of 250 received (the last 80.0 ms after the load)"),
+            "{}",
+            a.measured
+        );
+        assert!(
+            b.measured.starts_with(
+                "p99 120 ms (p50 15.0 ms, max 180 ms, 200 merges); from the request sent: p99 200 ms"
+            ),
+            "{}",
+            b.measured
+        );
+        assert!(
+            c.measured.starts_with("44.0 ms with, 40.0 ms without (110.0%"),
+            "{}",
+            c.measured
+        );
+        // Slower merges, slow delivery: each budget on its own.
+        x.with_integration = Some(result(Family::Merge, 4, 40.0, 49.0, 120.0));
+        e.events = Some(x.clone());
+        assert_eq!(verdicts(&e), (Verdict::Pass, Verdict::Pass, Verdict::Fail));
+        x.with_integration = Some(result(Family::Merge, 4, 48.0, 30.0, 95.0));
+        x.delivery = Some(latency(15.0, 650.0));
+        e.events = Some(x.clone());
+        assert_eq!(verdicts(&e), (Verdict::Pass, Verdict::Fail, Verdict::Pass));
+        x.delivery = Some(latency(15.0, 120.0));
+        // An event that never arrived fails both the delivery and its latency; a failed or
+        // pending one the delivery.
+        x.received = 249;
+        x.missing_revisions = vec!["rev".into()];
+        e.events = Some(x.clone());
+        assert_eq!(verdicts(&e), (Verdict::Fail, Verdict::Fail, Verdict::Pass));
+        x.received = 250;
+        x.missing_revisions.clear();
+        x.failed = 1;
+        x.success = 759;
+        x.trace_sample = vec!["space_content_updated failed (attempts 8)".into()];
+        e.events = Some(x.clone());
+        assert_eq!(verdicts(&e), (Verdict::Fail, Verdict::Pass, Verdict::Pass));
+        x.failed = 0;
+        x.pending = 1;
+        e.events = Some(x.clone());
+        assert_eq!(verdicts(&e), (Verdict::Fail, Verdict::Pass, Verdict::Pass));
+        let text = markdown(&RunReport {
+            engines: vec![e.clone()],
+            ..RunReport::default()
+        });
+        assert!(text.contains("### Integration events (`events`)"), "{text}");
+        assert!(
+            text.contains("| no integration | 4 | 50.0 | 40.0 ms | 90.0 ms |"),
+            "{text}"
+        );
+        assert!(
+            text.contains("| merge answered → received | 200 | 15.0 ms |"),
+            "{text}"
+        );
+        assert!(text.contains("Trace of the first event not delivered"), "{text}");
+        // The listing was not read: not delivered, whatever arrived.
+        x.pending = 0;
+        x.checked = false;
+        x.failure = Some("GET /v1/integrations/x/events: 500".into());
+        e.events = Some(x);
+        assert_eq!(verdicts(&e), (Verdict::Fail, Verdict::Pass, Verdict::Pass));
+        e.events = Some(EventsResult {
+            endpoint_missing: true,
+            ..EventsResult::default()
+        });
+        assert_eq!(
+            verdicts(&e),
+            (Verdict::Missing, Verdict::Missing, Verdict::Missing)
+        );
+        assert_eq!(
+            budgets(&e)
+                .iter()
+                .filter(|b| b.name.contains("integration"))
+                .count(),
+            3
         );
     }
 

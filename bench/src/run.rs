@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use crate::dataset::{Dataset, Summary};
+use crate::events::EventsResult;
 use crate::generate::{Admin, GenArgs, Scale};
 use crate::load::{Driver, Family, FamilyResult};
 use crate::openapi::OpenApiResult;
@@ -102,6 +103,9 @@ pub struct EngineReport {
     /// The `openapi` phase, when it ran.
     #[serde(default)]
     pub openapi: Option<OpenApiResult>,
+    /// The `events` phase, when it ran.
+    #[serde(default)]
+    pub events: Option<EventsResult>,
     /// The `pathological` phase, when it ran.
     #[serde(default)]
     pub pathological: Option<PathologicalResult>,
@@ -430,7 +434,8 @@ async fn measure_engine(
         // any rate limit meant for people.
         .env("QUIRE_RATE_LIMIT", "0")
         // The `openapi` phase serves GitBook's description from the bench process, on
-        // 127.0.0.1: quire refuses to fetch from loopback addresses unless allowed.
+        // 127.0.0.1, and the `events` phase's receiver is there too: quire refuses to fetch
+        // from, or deliver to, loopback addresses unless allowed.
         .env("QUIRE_OUTBOUND_ALLOW", "127.0.0.1")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -535,6 +540,7 @@ async fn measure_engine(
     let pathological = plan.iter().any(|(f, _)| *f == Family::Pathological);
     let writers = plan.iter().any(|(f, _)| *f == Family::Writers);
     let openapi = plan.iter().any(|(f, _)| *f == Family::OpenApi);
+    let events = plan.iter().any(|(f, _)| *f == Family::Events);
     let sites = plan.iter().find(|(f, _)| *f == Family::Sites).map(|(_, c)| *c);
     plan.retain(|(f, _)| !Family::SPECIAL.contains(f));
     let (reads, writes): (Vec<_>, Vec<_>) = plan.into_iter().partition(|(f, _)| !f.is_write());
@@ -665,6 +671,27 @@ async fn measure_engine(
         eprint!("{}", crate::openapi::table(&r));
         report.openapi = Some(r);
         eprint!("{}", report::budget_lines(&report::openapi_budgets(&report)));
+    }
+    if events {
+        // Merges, as the `merge` phase's: its peak counts in the memory budget of the ordinary
+        // load.
+        eprintln!(
+            "phase: events (merges at {} writers without, then with, an installed integration)",
+            crate::events::WRITERS
+        );
+        sampler.take_peak_mb();
+        let mut r = crate::events::run(&driver, args.warmup, args.duration).await;
+        r.peak_rss_mb = sampler.take_peak_mb();
+        peak = peak.max(r.peak_rss_mb);
+        if !r.endpoint_missing {
+            report
+                .memory
+                .per_phase_mb
+                .push(("events".to_string(), r.peak_rss_mb));
+        }
+        eprint!("{}", crate::events::table(&r));
+        report.events = Some(r);
+        eprint!("{}", report::budget_lines(&report::events_budgets(&report)));
     }
     if pathological {
         // Last: it adds a page of about 20 MB of JSON to the big space. Its memory peak is

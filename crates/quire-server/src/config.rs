@@ -193,6 +193,30 @@ pub struct ServeArgs {
     #[arg(long, env = "QUIRE_OPENAPI_REFRESH", default_value = "1h", value_parser = parse_duration)]
     pub openapi_refresh: Duration,
 
+    /// The key integration secrets are sealed with: 64 hex digits or the base64 of 32 bytes.
+    /// Unset: the data directory's `secrets.key`, made on first start. Several processes over
+    /// one PostgreSQL database must share it: set it on each.
+    #[arg(long, env = "QUIRE_SECRETS_KEY", hide_env_values = true)]
+    pub secrets_key: Option<String>,
+
+    /// How many times an integration event is sent before it is given up (the first included).
+    #[arg(long, env = "QUIRE_DELIVERY_ATTEMPTS", default_value_t = 8, value_parser = clap::value_parser!(i64).range(1..=30))]
+    pub delivery_attempts: i64,
+
+    /// The wait before an event's second attempt; each later wait doubles, with ±20% jitter
+    /// (e.g. 30s: 8 attempts span about an hour).
+    #[arg(long, env = "QUIRE_DELIVERY_BACKOFF", default_value = "30s", value_parser = parse_positive_duration)]
+    pub delivery_backoff: Duration,
+
+    /// How long one delivery attempt may take.
+    #[arg(long, env = "QUIRE_DELIVERY_TIMEOUT", default_value = "10s", value_parser = parse_positive_duration)]
+    pub delivery_timeout: Duration,
+
+    /// A delivery endpoint failing for this long is disabled until the integration is
+    /// published again (webhook) or its dev tunnel set again.
+    #[arg(long, env = "QUIRE_DELIVERY_DISABLE_AFTER", default_value = "24h", value_parser = parse_positive_duration)]
+    pub delivery_disable_after: Duration,
+
     /// A request still running after this time is answered 503, and a write transaction it
     /// started is rolled back instead of committed (e.g. 30s, 2m).
     #[arg(long, env = "QUIRE_REQUEST_TIMEOUT", default_value = "30s", value_parser = parse_positive_duration)]

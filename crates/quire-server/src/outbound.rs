@@ -1,5 +1,5 @@
 //! The one outbound policy: every request quire makes to another server (files given by URL in
-//! content batches, OpenAPI descriptions and the files they refer to, later event deliveries)
+//! content batches, OpenAPI descriptions and the files they refer to, event deliveries)
 //! goes through [`Outbound`]. The host is resolved once and every address checked: private,
 //! loopback, link-local, shared, multicast, documentation and reserved addresses are refused, in
 //! any spelling the URL parser accepts (`http://2130706433/`, `http://0x7f000001/`,
@@ -10,11 +10,14 @@
 //! is how tests reach a server on 127.0.0.1.
 
 use std::net::{IpAddr, SocketAddr};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use axum::http::header;
 use futures_util::StreamExt;
-use quire_store::outbound::{Fetch, FetchError, FetchErrorKind, FetchFuture, Fetched};
+use quire_store::outbound::{
+    Fetch, FetchError, FetchErrorKind, FetchFuture, Fetched, POSTED_BODY_MAX, PostFuture, Posted,
+};
 
 /// How many redirects one fetch follows.
 pub const MAX_REDIRECTS: usize = 5;
@@ -90,11 +93,76 @@ fn in_network(ip: IpAddr, net: IpAddr, bits: u8) -> bool {
 pub struct Outbound {
     allow: Allow,
     timeout: Duration,
+    /// The client POSTs share (event deliveries come in bursts): its resolver applies the
+    /// policy to every address a name resolves to, so connections can be pooled and still go
+    /// only where the policy allows. Made on first use (building one loads the TLS roots).
+    posting: Arc<OnceLock<reqwest::Client>>,
+}
+
+/// Resolves names for the shared client, refusing a name any of whose addresses the policy
+/// refuses (as [`Outbound::address`] does for a fetch), and answering only checked addresses.
+#[derive(Clone, Debug)]
+struct PolicyResolver {
+    allow: Allow,
+    timeout: Duration,
+}
+
+impl reqwest::dns::Resolve for PolicyResolver {
+    fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
+        let this = self.clone();
+        let host = name.as_str().to_string();
+        Box::pin(async move {
+            let refused = |m: String| -> Box<dyn std::error::Error + Send + Sync> {
+                Box::new(std::io::Error::other(m))
+            };
+            let found: Vec<SocketAddr> =
+                tokio::time::timeout(this.timeout, tokio::net::lookup_host((host.as_str(), 0)))
+                    .await
+                    .map_err(|_| refused(format!("resolving {host} timed out")))?
+                    .map_err(|e| refused(format!("cannot resolve {host}: {e}")))?
+                    .collect();
+            if found.is_empty() {
+                return Err(refused(format!("{host} resolves to no address")));
+            }
+            if !this.allow.host(&host)
+                && let Some(bad) = found
+                    .iter()
+                    .find(|a| is_forbidden_address(a.ip()) && !this.allow.address(a.ip()))
+            {
+                return Err(refused(format!(
+                    "{host} is {}, a private or reserved address that quire does not reach \
+                     (QUIRE_OUTBOUND_ALLOW opens it)",
+                    bad.ip()
+                )));
+            }
+            let addrs: reqwest::dns::Addrs = Box::new(found.into_iter());
+            Ok(addrs)
+        })
+    }
 }
 
 impl Outbound {
     pub fn new(allow: Allow, timeout: Duration) -> Outbound {
-        Outbound { allow, timeout }
+        Outbound {
+            allow,
+            timeout,
+            posting: Arc::default(),
+        }
+    }
+
+    fn posting_client(&self) -> Result<&reqwest::Client, FetchError> {
+        if let Some(client) = self.posting.get() {
+            return Ok(client);
+        }
+        let client = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .dns_resolver(Arc::new(PolicyResolver {
+                allow: self.allow.clone(),
+                timeout: self.timeout,
+            }))
+            .build()
+            .map_err(|e| FetchError::new(FetchErrorKind::Failed, e.to_string()))?;
+        Ok(self.posting.get_or_init(|| client))
     }
 
     /// The address to connect to for `url`'s host, or why it may not be reached.
@@ -214,6 +282,68 @@ impl Outbound {
     }
 }
 
+impl Outbound {
+    /// POSTs `body` to `raw` within the policy (the address is checked as for a GET), with
+    /// `timeout` for the whole exchange; redirects are not followed.
+    pub async fn post(
+        &self,
+        raw: &str,
+        headers: &[(String, String)],
+        body: bytes::Bytes,
+        timeout: Duration,
+    ) -> Result<Posted, FetchError> {
+        let failed = |m: String| FetchError::new(FetchErrorKind::Failed, m);
+        let url = url::Url::parse(raw).map_err(|e| failed(format!("invalid URL {raw:?}: {e}")))?;
+        if !matches!(url.scheme(), "http" | "https") {
+            return Err(FetchError::new(
+                FetchErrorKind::Refused,
+                format!("only http and https URLs are reached, not {}", url.scheme()),
+            ));
+        }
+        // A name is checked by the shared client's resolver; an address in the URL is not
+        // resolved, so it is checked here.
+        if matches!(url.host(), Some(url::Host::Ipv4(_) | url::Host::Ipv6(_))) {
+            self.address(&url).await?;
+        }
+        let client = self.posting_client()?;
+        let mut request = client.post(url.clone()).timeout(timeout).body(body);
+        for (name, value) in headers {
+            request = request.header(name.as_str(), value.as_str());
+        }
+        let response = request.send().await.map_err(|e| {
+            // The resolver's refusal is the source of the error: say it.
+            let mut message = transport(&url, &e).message;
+            let mut source = std::error::Error::source(&e);
+            while let Some(cause) = source {
+                message = format!("{message}: {cause}");
+                source = cause.source();
+            }
+            FetchError::new(
+                if e.is_timeout() {
+                    FetchErrorKind::Timeout
+                } else {
+                    FetchErrorKind::Failed
+                },
+                message,
+            )
+        })?;
+        let status = response.status().as_u16();
+        let mut kept = Vec::new();
+        let mut stream = response.bytes_stream();
+        while let Some(chunk) = stream.next().await {
+            let Ok(chunk) = chunk else { break };
+            kept.extend_from_slice(&chunk[..chunk.len().min(POSTED_BODY_MAX - kept.len())]);
+            if kept.len() >= POSTED_BODY_MAX {
+                break;
+            }
+        }
+        Ok(Posted {
+            status,
+            body: String::from_utf8_lossy(&kept).into_owned(),
+        })
+    }
+}
+
 fn transport(url: &url::Url, e: &reqwest::Error) -> FetchError {
     if e.is_timeout() {
         FetchError::new(FetchErrorKind::Timeout, format!("{url} did not answer in time"))
@@ -225,6 +355,16 @@ fn transport(url: &url::Url, e: &reqwest::Error) -> FetchError {
 impl Fetch for Outbound {
     fn fetch<'a>(&'a self, url: &'a str, max_bytes: usize) -> FetchFuture<'a> {
         Box::pin(self.get(url, max_bytes))
+    }
+
+    fn post<'a>(
+        &'a self,
+        url: &'a str,
+        headers: &'a [(String, String)],
+        body: bytes::Bytes,
+        timeout: Duration,
+    ) -> PostFuture<'a> {
+        Box::pin(self.post(url, headers, body, timeout))
     }
 }
 
@@ -401,6 +541,36 @@ mod tests {
         let error = outbound.get("ftp://example.com/x", 10).await.unwrap_err();
         assert_eq!(error.kind, FetchErrorKind::Refused);
         let error = outbound.get("file:///etc/passwd", 10).await.unwrap_err();
+        assert_eq!(error.kind, FetchErrorKind::Refused);
+    }
+
+    /// Deliveries POST through a shared client whose resolver applies the policy: a name and an
+    /// address are refused alike, before any connection.
+    #[tokio::test]
+    async fn posts_are_refused_where_fetches_are() {
+        let outbound = Outbound::new(Allow::default(), Duration::from_secs(5));
+        for url in [
+            "http://127.0.0.1:9/hook",
+            "http://0x7f000001:9/hook",
+            "http://[::1]:9/hook",
+            "http://localhost:9/hook",
+            "http://169.254.169.254/latest",
+        ] {
+            let error = outbound
+                .post(url, &[], bytes::Bytes::from_static(b"{}"), Duration::from_secs(5))
+                .await
+                .unwrap_err();
+            assert!(error.message.contains("private or reserved"), "{url}: {error}");
+        }
+        let error = outbound
+            .post(
+                "ftp://example.com/x",
+                &[],
+                bytes::Bytes::new(),
+                Duration::from_secs(5),
+            )
+            .await
+            .unwrap_err();
         assert_eq!(error.kind, FetchErrorKind::Refused);
     }
 

@@ -492,6 +492,69 @@ macro_rules! spec_keys {
 
 spec_keys! { OpenApiSpecPath OpenApiSpecVersionPath }
 
+path_structs! {
+    /// `/v1/integrations/{integrationName}`.
+    IntegrationPath {
+        /// The name of the integration.
+        integration_name,
+    }
+    /// `/v1/integrations/{integrationName}/events/{eventId}`.
+    IntegrationEventPath {
+        /// The name of the integration.
+        integration_name,
+        /// The id of the event.
+        event_id,
+    }
+    /// `/v1/integrations/{integrationName}/assets/{assetHash}`.
+    IntegrationAssetPath {
+        /// The name of the integration.
+        integration_name,
+        /// The hash of the icon or preview image.
+        asset_hash,
+    }
+    /// `/v1/integrations/{integrationName}/installations/{installationId}`.
+    InstallationPath {
+        /// The name of the integration.
+        integration_name,
+        /// The id of the installation.
+        installation_id,
+    }
+    /// `/v1/integrations/{integrationName}/installations/{installationId}/spaces/{spaceId}`.
+    InstallationSpacePath {
+        /// The name of the integration.
+        integration_name,
+        /// The id of the installation.
+        installation_id,
+        /// The id of the space.
+        space_id,
+    }
+    /// `/v1/integrations/{integrationName}/installations/{installationId}/sites/{siteId}`.
+    InstallationSitePath {
+        /// The name of the integration.
+        integration_name,
+        /// The id of the installation.
+        installation_id,
+        /// The id of the site.
+        site_id,
+    }
+}
+
+/// The installation a path names (`db.read_as::<installation::X, _>`).
+macro_rules! installation_keys {
+    ($($name:ident)+) => {$(
+        impl $name {
+            pub fn installation(&self) -> quire_store::integrations::InstallationKey {
+                quire_store::integrations::InstallationKey {
+                    integration: self.integration_name.clone(),
+                    installation_id: self.installation_id.clone(),
+                }
+            }
+        }
+    )+};
+}
+
+installation_keys! { InstallationPath InstallationSpacePath InstallationSitePath }
+
 /// The team a path names (`db.read_as::<team::X, _>`).
 macro_rules! team_keys {
     ($($name:ident)+) => {$(

@@ -13,6 +13,7 @@ use crate::state::{App, Settings};
 use crate::urls::Urls;
 use quire_store::Quota;
 use quire_store::Store;
+use quire_store::integrations::secrets::SecretsKey;
 use std::sync::Arc;
 
 /// A server started by [`start`].
@@ -32,6 +33,14 @@ impl Running {
         let _ = self.stop.send(true);
         for task in self.tasks {
             let _ = task.await;
+        }
+    }
+
+    /// Stops at once, as a killed process would: its tasks are aborted wherever they are,
+    /// leases and all left behind (tests of what survives a crash).
+    pub fn abort(self) {
+        for task in self.tasks {
+            task.abort();
         }
     }
 
@@ -78,6 +87,13 @@ pub async fn start(args: &ServeArgs) -> Result<Running, String> {
         space_storage_quota: Quota::from_flag(args.space_storage_quota.as_ref()),
         org_storage_quota: Quota::from_flag(args.org_storage_quota.as_ref()),
         openapi_refresh_ms: i64::try_from(args.openapi_refresh.as_millis()).unwrap_or(i64::MAX),
+        secrets_key: secrets_key(args)?,
+        delivery: quire_store::integrations::delivery::DeliverySettings {
+            attempts: args.delivery_attempts,
+            backoff_ms: i64::try_from(args.delivery_backoff.as_millis()).unwrap_or(i64::MAX),
+            timeout: args.delivery_timeout,
+            disable_after_ms: i64::try_from(args.delivery_disable_after.as_millis()).unwrap_or(i64::MAX),
+        },
     };
     let blobs = args.storage.blob_store()?;
     let outbound = crate::outbound::Outbound::new(args.outbound_allow.clone(), args.outbound_timeout);
@@ -131,6 +147,40 @@ pub async fn start(args: &ServeArgs) -> Result<Running, String> {
         stop,
         tasks,
     })
+}
+
+/// The key integration secrets are sealed with: `QUIRE_SECRETS_KEY`, else the data directory's
+/// `secrets.key` (made, readable by its owner only, on first start).
+fn secrets_key(args: &ServeArgs) -> Result<SecretsKey, String> {
+    if let Some(text) = &args.secrets_key {
+        return SecretsKey::parse(text).map_err(|e| format!("QUIRE_SECRETS_KEY: {e}"));
+    }
+    let path = args.storage.data_dir.join("secrets.key");
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            std::fs::create_dir_all(&args.storage.data_dir)
+                .map_err(|e| format!("cannot create {}: {e}", args.storage.data_dir.display()))?;
+            let key = SecretsKey::generate();
+            let mut options = std::fs::OpenOptions::new();
+            options.write(true).create_new(true);
+            #[cfg(unix)]
+            std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+            match options.open(&path) {
+                Ok(mut file) => {
+                    std::io::Write::write_all(&mut file, key.as_bytes())
+                        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+                    key
+                }
+                // Another process made it first: use theirs.
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => std::fs::read_to_string(&path)
+                    .map_err(|e| format!("cannot read {}: {e}", path.display()))?,
+                Err(e) => return Err(format!("cannot create {}: {e}", path.display())),
+            }
+        }
+        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+    };
+    SecretsKey::parse(&text).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 /// `quire serve`: starts, bootstraps an empty database, serves until SIGINT or SIGTERM.

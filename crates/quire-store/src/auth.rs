@@ -17,7 +17,9 @@ use crate::users::{User, UserCols};
 pub const TOKEN_PREFIX: &str = "quire_";
 
 /// The scopes a token may carry. GitBook's integration scope names, plus `org:read` and
-/// `org:write` for organization, member and team management.
+/// `org:write` for organization, member and team management, and GitBook's OAuth scopes of
+/// integrations (`integration:publish`, `integration:installations:*`) with
+/// `integration:read` for reading them.
 pub const SCOPES: &[&str] = &[
     "org:read",
     "org:write",
@@ -30,6 +32,10 @@ pub const SCOPES: &[&str] = &[
     "openapi:read",
     "openapi:write",
     "conversations:ingest",
+    "integration:read",
+    "integration:publish",
+    "integration:installations:read",
+    "integration:installations:write",
 ];
 
 /// The authenticated user behind a request.

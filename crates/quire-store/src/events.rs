@@ -4,8 +4,8 @@
 //! and no duplicate, and a committed change never lacks its event, which delivering events from
 //! anywhere outside the transaction could not promise.
 //!
-//! Nothing reads the table yet; event delivery (the integrations issue) will, per organization
-//! in `seq` order. The payload structs in this module are the list of kinds and their payloads:
+//! `integrations::fanout` reads the table: each row becomes the integration events of the
+//! installations it concerns, once. The payload structs in this module are the list of kinds and their payloads:
 //! each implements [`Payload`], which names its [`Kind`], so an event's kind always matches its
 //! payload, and the outbox stores what the struct serializes
 //! (docs/decisions/0018-event-outbox.md says why there is an outbox).

@@ -34,6 +34,7 @@ pub mod blobs;
 pub mod events;
 pub mod import;
 pub mod instance;
+pub mod integrations;
 pub mod invites;
 pub mod jobs;
 pub mod links;
@@ -106,6 +107,10 @@ pub struct Settings {
     pub org_storage_quota: Option<Quota>,
     /// How often an OpenAPI description given by URL is fetched again (0: never).
     pub openapi_refresh_ms: i64,
+    /// The key integration secrets are sealed with.
+    pub secrets_key: integrations::secrets::SecretsKey,
+    /// How integration events are delivered and retried.
+    pub delivery: integrations::delivery::DeliverySettings,
 }
 
 #[derive(Clone)]

@@ -53,7 +53,30 @@ impl std::fmt::Display for FetchError {
 
 pub type FetchFuture<'a> = Pin<Box<dyn Future<Output = Result<Fetched, FetchError>> + Send + 'a>>;
 
-/// Fetches a URL with GET, at most `max_bytes` of its body.
+/// What a server answered a POST (event deliveries).
+#[derive(Debug, Clone)]
+pub struct Posted {
+    pub status: u16,
+    /// The start of the answer's body, for the trace.
+    pub body: String,
+}
+
+pub type PostFuture<'a> = Pin<Box<dyn Future<Output = Result<Posted, FetchError>> + Send + 'a>>;
+
+/// How much of an answer's body a POST keeps.
+pub const POSTED_BODY_MAX: usize = 512;
+
+/// Fetches a URL with GET, at most `max_bytes` of its body; POSTs to one.
 pub trait Fetch: Send + Sync {
     fn fetch<'a>(&'a self, url: &'a str, max_bytes: usize) -> FetchFuture<'a>;
+
+    /// POSTs `body` with `headers` to `url` within `timeout`, following no redirect (a
+    /// redirect is an answer like any other: the receiver must answer 2xx itself).
+    fn post<'a>(
+        &'a self,
+        url: &'a str,
+        headers: &'a [(String, String)],
+        body: bytes::Bytes,
+        timeout: std::time::Duration,
+    ) -> PostFuture<'a>;
 }

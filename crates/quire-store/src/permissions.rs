@@ -96,6 +96,15 @@ impl Standing {
         }
     }
 
+    /// The standing a `LEFT JOIN members` row gives: `member` is the joined row's user id (None:
+    /// no membership), `disabled` its flag, `role` its role (None for a guest).
+    pub fn from_member_columns(member: Option<&str>, disabled: Option<bool>, role: Option<Role>) -> Standing {
+        match member {
+            Some(_) if disabled != Some(true) => Standing::from_membership(Some(role)),
+            _ => Standing::Outsider,
+        }
+    }
+
     pub fn role(self) -> Option<Role> {
         match self {
             Standing::Member(role) => Some(role),
@@ -546,6 +555,80 @@ pub fn spec_allows(standing: Standing, action: SpecAction) -> bool {
     standing.at_least(action.needed())
 }
 
+/// Actions on an integration. Its owner organization's admins manage it; anyone signed in sees
+/// a public or unlisted one, only the owner's members a private one (`docs/permissions.md`,
+/// "Integrations").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IntegrationAction {
+    /// See the integration.
+    View,
+    /// Publish it again, unpublish it, set its dev tunnel, read its events and installations,
+    /// make installation tokens: what GitBook lets the integration itself do.
+    Admin,
+}
+
+impl IntegrationAction {
+    /// The weakest role in the owner organization that may do this (None: any caller, for a
+    /// public or unlisted integration).
+    pub fn needed(self) -> Option<Role> {
+        match self {
+            IntegrationAction::View => None,
+            IntegrationAction::Admin => Some(Role::Admin),
+        }
+    }
+
+    pub fn describe(self) -> &'static str {
+        match self {
+            IntegrationAction::View => "seeing the integration",
+            IntegrationAction::Admin => "publishing, unpublishing or developing the integration",
+        }
+    }
+}
+
+/// The one decision for integration actions: `owner` is the caller's standing in the
+/// integration's owner organization; `listed` whether it is public or unlisted.
+pub fn integration_allows(owner: Standing, listed: bool, action: IntegrationAction) -> bool {
+    match action.needed() {
+        None => listed || owner.is_member(),
+        Some(role) => owner.at_least(role),
+    }
+}
+
+/// Actions on an installation of an integration in an organization.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InstallationAction {
+    /// See it and its spaces and sites: members of its organization who may list
+    /// installations, and the integration's admins.
+    View,
+    /// Configure it, enable it on spaces and sites, uninstall it: its organization's admins
+    /// (who installed it) and the integration's admins (GitBook lets an integration configure
+    /// its installations).
+    Manage,
+    /// Make a token of the installation: the integration's admins only (GitBook: "authenticated
+    /// as the integration").
+    Token,
+}
+
+impl InstallationAction {
+    pub fn describe(self) -> &'static str {
+        match self {
+            InstallationAction::View => "seeing the integration's installation",
+            InstallationAction::Manage => "configuring or uninstalling the integration's installation",
+            InstallationAction::Token => "making tokens of the integration's installation",
+        }
+    }
+}
+
+/// The one decision for installation actions: `org` is the caller's standing in the
+/// installation's organization, `integration_admin` whether they administer the integration.
+pub fn installation_allows(org: Standing, integration_admin: bool, action: InstallationAction) -> bool {
+    match action {
+        InstallationAction::View => integration_admin || org_allows(org, OrgAction::ListInstallations),
+        InstallationAction::Manage => integration_admin || org_allows(org, OrgAction::InstallIntegration),
+        InstallationAction::Token => integration_admin,
+    }
+}
+
 /// Proof that the caller may do the action `A` to `T`, a resource as loaded for them (an
 /// organization, a collection, a space). Only this crate's permission checks make one (each
 /// resource's `authorize`), so a domain function that takes `&Authorized<SpaceFor,
@@ -641,6 +724,16 @@ action_types! {
 action_types! {
     /// OpenAPI specification actions as types.
     spec: SpecAction { View, Edit }
+}
+
+action_types! {
+    /// Integration actions as types.
+    integration: IntegrationAction { View, Admin }
+}
+
+action_types! {
+    /// Installation actions as types.
+    installation: InstallationAction { View, Manage, Token }
 }
 
 action_types! {

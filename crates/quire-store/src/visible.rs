@@ -9,10 +9,13 @@
 use crate::collections::{self, CollectionFor};
 use crate::db::{Conn, Db};
 use crate::error::StoreResult;
+use crate::integrations::{InstallationFor, InstallationKey, IntegrationFor};
 use crate::members::{MemberKey, Membership};
 use crate::openapi::{self, SpecFor, SpecKey};
 use crate::orgs::{self, OrgFor};
-use crate::permissions::{Authorized, collection, member, org, site, space, spec, team};
+use crate::permissions::{
+    Authorized, collection, installation, integration, member, org, site, space, spec, team,
+};
 use crate::sites::{self, SiteFor};
 use crate::spaces::{self, SpaceFor};
 use crate::teams::{self, TeamFor};
@@ -138,6 +141,23 @@ impl Visible for SpecFor {
     }
 }
 
+impl Visible for IntegrationFor {
+    /// The integration's name.
+    type Key = String;
+
+    fn load_visible(c: &mut dyn Conn, name: &String, user_id: &str) -> StoreResult<IntegrationFor> {
+        crate::integrations::model::load_visible(c, name, user_id)
+    }
+}
+
+impl Visible for InstallationFor {
+    type Key = InstallationKey;
+
+    fn load_visible(c: &mut dyn Conn, key: &InstallationKey, user_id: &str) -> StoreResult<InstallationFor> {
+        crate::integrations::model::load_installation(c, key, user_id)
+    }
+}
+
 impl Visible for TeamFor {
     type Key = teams::TeamKey;
 
@@ -182,4 +202,6 @@ acts_on!(CollectionFor: collection::View, collection::Create, collection::Admin)
 acts_on!(SiteFor: site::View, site::Manage, site::Admin);
 acts_on!(TeamFor: team::View, team::Manage);
 acts_on!(SpecFor: spec::View, spec::Edit);
+acts_on!(IntegrationFor: integration::View, integration::Admin);
+acts_on!(InstallationFor: installation::View, installation::Manage, installation::Token);
 acts_on!(Membership: member::View, member::ChangeRole, member::Remove, member::MarkSso);

@@ -8,6 +8,7 @@ pub mod collections;
 pub mod comments;
 pub mod content;
 pub mod grants;
+pub mod integrations;
 pub mod invites;
 pub mod links;
 pub mod members;

@@ -34,6 +34,9 @@ struct World {
     site: String,
     /// The slug of an OpenAPI specification of the organization.
     spec: String,
+    /// A private integration of the organization, installed in it.
+    integration: String,
+    installation: String,
 }
 
 async fn world() -> World {
@@ -94,7 +97,10 @@ async fn world() -> World {
     )
     .await
     .expect(201);
+    let (integration, installation) = fresh_integration(&app, &owner, &org).await;
     World {
+        integration,
+        installation,
         spec: "matrix".to_string(),
         site: site["id"].as_str().unwrap().to_string(),
         team: team["id"].as_str().unwrap().to_string(),
@@ -106,6 +112,28 @@ async fn world() -> World {
         org,
         callers,
     }
+}
+
+/// A new private integration of `org` and its installation there.
+async fn fresh_integration(app: &TestApp, owner: &TestUser, org: &str) -> (String, String) {
+    let name = format!("m-{}", quire_server::ids::random_base62(10).to_lowercase());
+    app.post(
+        owner,
+        &format!("/v1/integrations/{name}"),
+        json!({"organization": org, "title": "Matrix app", "description": "", "script": "",
+               "scopes": ["space:content:read"]}),
+    )
+    .await
+    .expect(200);
+    let installation = app
+        .post(
+            owner,
+            &format!("/v1/integrations/{name}/installations"),
+            json!({"organization": org}),
+        )
+        .await
+        .expect(201);
+    (name, installation["id"].as_str().unwrap().to_string())
 }
 
 impl World {
@@ -516,6 +544,56 @@ impl World {
                 self.call(caller, "DELETE", &format!("/v1/orgs/{org}/openapi/{fresh}"), None)
                     .await
             }
+            "GET /v1/integrations/{integrationName}" => {
+                let path = format!("/v1/integrations/{}", self.integration);
+                self.call(caller, "GET", &path, None).await
+            }
+            "POST /v1/integrations/{integrationName}" => {
+                let path = format!("/v1/integrations/{}", self.integration);
+                let body = json!({"organization": org, "title": "Matrix app", "description": "",
+                                  "script": "", "scopes": ["space:content:read"]});
+                self.call(caller, "POST", &path, Some(body)).await
+            }
+            "PUT /v1/integrations/{integrationName}/dev" => {
+                let path = format!("/v1/integrations/{}/dev", self.integration);
+                let body = json!({"tunnelUrl": "https://example.com/tunnel"});
+                self.call(caller, "PUT", &path, Some(body)).await
+            }
+            "GET /v1/integrations/{integrationName}/events" => {
+                let path = format!("/v1/integrations/{}/events", self.integration);
+                self.call(caller, "GET", &path, None).await
+            }
+            "POST /v1/integrations/{integrationName}/installations" => {
+                let (fresh, installation) = fresh_integration(&self.app, &self.owner, org).await;
+                // Uninstalled first, so that the caller's install is the only one.
+                let path = format!("/v1/integrations/{fresh}/installations");
+                self.app
+                    .delete(&self.owner, &format!("{path}/{installation}"))
+                    .await
+                    .expect(204);
+                self.call(caller, "POST", &path, Some(json!({"organization": org})))
+                    .await
+            }
+            "GET /v1/integrations/{integrationName}/installations/{installationId}" => {
+                let path = format!(
+                    "/v1/integrations/{}/installations/{}",
+                    self.integration, self.installation
+                );
+                self.call(caller, "GET", &path, None).await
+            }
+            "PATCH /v1/integrations/{integrationName}/installations/{installationId}" => {
+                let path = format!(
+                    "/v1/integrations/{}/installations/{}",
+                    self.integration, self.installation
+                );
+                let body = json!({"externalIds": ["matrix"]});
+                self.call(caller, "PATCH", &path, Some(body)).await
+            }
+            "DELETE /v1/integrations/{integrationName}/installations/{installationId}" => {
+                let (fresh, installation) = fresh_integration(&self.app, &self.owner, org).await;
+                let path = format!("/v1/integrations/{fresh}/installations/{installation}");
+                self.call(caller, "DELETE", &path, None).await
+            }
             "DELETE /v1/orgs/{organizationId}/sites/{siteId}" => {
                 let fresh = self.fresh_site().await;
                 self.call(caller, "DELETE", &format!("/v1/orgs/{org}/sites/{fresh}"), None)
@@ -715,6 +793,41 @@ pub(crate) const MATRIX: &[(&str, [u16; 9])] = &[
     (
         "DELETE /v1/orgs/{organizationId}/openapi/{specSlug}",
         [204, 204, 403, 403, 403, 403, 204, 204, 401],
+    ),
+    // Integrations: a private one, seen by its owner's members and guests, managed by its
+    // admins; its installation, seen by who may list installations (docs/permissions.md,
+    // "Integrations").
+    (
+        "GET /v1/integrations/{integrationName}",
+        [200, 200, 200, 200, 200, 200, 200, 404, 401],
+    ),
+    (
+        "POST /v1/integrations/{integrationName}",
+        [200, 403, 403, 403, 403, 403, 403, 404, 401],
+    ),
+    (
+        "PUT /v1/integrations/{integrationName}/dev",
+        [204, 403, 403, 403, 403, 403, 403, 404, 401],
+    ),
+    (
+        "GET /v1/integrations/{integrationName}/events",
+        [200, 403, 403, 403, 403, 403, 403, 404, 401],
+    ),
+    (
+        "POST /v1/integrations/{integrationName}/installations",
+        [201, 403, 403, 403, 403, 403, 403, 404, 401],
+    ),
+    (
+        "GET /v1/integrations/{integrationName}/installations/{installationId}",
+        [200, 200, 200, 200, 200, 200, 404, 404, 401],
+    ),
+    (
+        "PATCH /v1/integrations/{integrationName}/installations/{installationId}",
+        [200, 403, 403, 403, 403, 403, 404, 404, 401],
+    ),
+    (
+        "DELETE /v1/integrations/{integrationName}/installations/{installationId}",
+        [204, 403, 403, 403, 403, 403, 204, 204, 401],
     ),
     // Spaces: by the role on the space, here the organization role (docs/permissions.md,
     // "Space and collection actions").

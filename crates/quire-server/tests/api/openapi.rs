@@ -151,6 +151,8 @@ async fn every_route_of_the_router_has_an_access() {
     let token_optional: BTreeSet<&str> = [
         "/v1/orgs/{organizationId}/openapi/{specSlug}/versions/latest/content",
         "/v1/orgs/{organizationId}/openapi/{specSlug}/versions/latest/content/raw",
+        // A public or unlisted integration's icon and preview images.
+        "/v1/integrations/{integrationName}/assets/{assetHash}",
     ]
     .into_iter()
     .collect();

@@ -709,6 +709,100 @@ const SWEEP: &[(&str, &str, Expect)] = &[
         Hidden,
     ),
     ("GET", "/v1/orgs/{organizationId}/sites/{siteId}/redirect", Hidden),
+    // Integrations: the victim's is private, so invisible; the list holds only what the caller
+    // may see. A name is global: publishing under the victim's name with an empty body is
+    // refused before any lookup, as for an unknown name.
+    ("GET", "/v1/integrations", Own),
+    ("GET", "/v1/integrations/{integrationName}", Hidden),
+    ("POST", "/v1/integrations/{integrationName}", Hidden),
+    ("DELETE", "/v1/integrations/{integrationName}", Hidden),
+    (
+        "GET",
+        "/v1/integrations/{integrationName}/assets/{assetHash}",
+        Hidden,
+    ),
+    ("GET", "/v1/integrations/{integrationName}/events", Hidden),
+    (
+        "GET",
+        "/v1/integrations/{integrationName}/events/{eventId}",
+        Hidden,
+    ),
+    ("PUT", "/v1/integrations/{integrationName}/dev", Hidden),
+    ("DELETE", "/v1/integrations/{integrationName}/dev", Hidden),
+    ("GET", "/v1/integrations/{integrationName}/spaces", Hidden),
+    ("GET", "/v1/integrations/{integrationName}/sites", Hidden),
+    ("GET", "/v1/integrations/{integrationName}/installations", Hidden),
+    ("POST", "/v1/integrations/{integrationName}/installations", Hidden),
+    (
+        "GET",
+        "/v1/integrations/{integrationName}/installations/{installationId}",
+        Hidden,
+    ),
+    (
+        "PATCH",
+        "/v1/integrations/{integrationName}/installations/{installationId}",
+        Hidden,
+    ),
+    (
+        "DELETE",
+        "/v1/integrations/{integrationName}/installations/{installationId}",
+        Hidden,
+    ),
+    (
+        "POST",
+        "/v1/integrations/{integrationName}/installations/{installationId}/tokens",
+        Hidden,
+    ),
+    (
+        "GET",
+        "/v1/integrations/{integrationName}/installations/{installationId}/spaces",
+        Hidden,
+    ),
+    (
+        "POST",
+        "/v1/integrations/{integrationName}/installations/{installationId}/spaces",
+        Hidden,
+    ),
+    (
+        "GET",
+        "/v1/integrations/{integrationName}/installations/{installationId}/spaces/{spaceId}",
+        Hidden,
+    ),
+    (
+        "PATCH",
+        "/v1/integrations/{integrationName}/installations/{installationId}/spaces/{spaceId}",
+        Hidden,
+    ),
+    (
+        "DELETE",
+        "/v1/integrations/{integrationName}/installations/{installationId}/spaces/{spaceId}",
+        Hidden,
+    ),
+    (
+        "GET",
+        "/v1/integrations/{integrationName}/installations/{installationId}/sites",
+        Hidden,
+    ),
+    (
+        "POST",
+        "/v1/integrations/{integrationName}/installations/{installationId}/sites",
+        Hidden,
+    ),
+    (
+        "GET",
+        "/v1/integrations/{integrationName}/installations/{installationId}/sites/{siteId}",
+        Hidden,
+    ),
+    (
+        "PATCH",
+        "/v1/integrations/{integrationName}/installations/{installationId}/sites/{siteId}",
+        Hidden,
+    ),
+    (
+        "DELETE",
+        "/v1/integrations/{integrationName}/installations/{installationId}/sites/{siteId}",
+        Hidden,
+    ),
     // Search.
     ("GET", "/v1/spaces/{spaceId}/search", Hidden),
     ("GET", "/v1/orgs/{organizationId}/search", Hidden),
@@ -1101,6 +1195,11 @@ async fn victim(app: &TestApp) -> Victim {
     params.insert("shareLinkId", share_link.clone());
     params.insert("siteRedirectId", redirect.clone());
     params.insert("siteExternalLinkId", external_link.clone());
+    let integration = victim_integration(app, &owner, &org, &space, &site).await;
+    params.insert("integrationName", integration.name.clone());
+    params.insert("installationId", integration.installation.clone());
+    params.insert("eventId", integration.event.clone());
+    params.insert("assetHash", integration.icon.clone());
     let (spec_slug, spec_version, spec_title) = victim_spec(app, &owner, &org).await;
     params.insert("specSlug", spec_slug);
     params.insert("versionId", spec_version);
@@ -1136,6 +1235,19 @@ async fn victim(app: &TestApp) -> Victim {
     }
     secrets.remove(&params["reusableContentId"]);
     let snapshot_paths = vec![
+        format!("/v1/integrations/{}", integration.name),
+        format!(
+            "/v1/integrations/{}/installations/{}",
+            integration.name, integration.installation
+        ),
+        format!(
+            "/v1/integrations/{}/installations/{}/spaces",
+            integration.name, integration.installation
+        ),
+        format!(
+            "/v1/integrations/{}/installations/{}/sites",
+            integration.name, integration.installation
+        ),
         format!("/v1/orgs/{org}"),
         format!("/v1/orgs/{org}/agent-instructions"),
         format!("/v1/orgs/{org}/members"),
@@ -1183,6 +1295,67 @@ async fn victim(app: &TestApp) -> Victim {
         params,
         secrets,
         snapshot_paths,
+    }
+}
+
+/// The victim's private integration, installed in its organization and enabled on its space
+/// and site.
+struct VictimIntegration {
+    name: String,
+    installation: String,
+    /// One of its events.
+    event: String,
+    /// The hash of its icon.
+    icon: String,
+}
+
+async fn victim_integration(
+    app: &TestApp,
+    owner: &TestUser,
+    org: &str,
+    space: &str,
+    site: &str,
+) -> VictimIntegration {
+    let name = format!("victim-{}", quire_server::ids::random_base62(8).to_lowercase());
+    let published = app
+        .post(
+            owner,
+            &format!("/v1/integrations/{name}"),
+            json!({"organization": org, "title": "Victim app", "description": "", "script": "x",
+                   "scopes": ["space:content:read"], "visibility": "private", "icon": PNG}),
+        )
+        .await
+        .expect(200);
+    let icon = published["urls"]["icon"]
+        .as_str()
+        .and_then(|u| u.rsplit('/').next())
+        .expect("an icon URL")
+        .to_string();
+    let installation = id(&app
+        .post(
+            owner,
+            &format!("/v1/integrations/{name}/installations"),
+            json!({"organization": org}),
+        )
+        .await
+        .expect(201));
+    let base = format!("/v1/integrations/{name}/installations/{installation}");
+    app.post(owner, &format!("{base}/spaces"), json!({"space": space}))
+        .await
+        .expect(201);
+    app.post(owner, &format!("{base}/sites"), json!({"site": site}))
+        .await
+        .expect(201);
+    let events = app
+        .get(owner, &format!("/v1/integrations/{name}/events"))
+        .await
+        .expect(200);
+    let event = id(&events["items"][0]);
+    VictimIntegration {
+        name,
+        installation,
+        event,
+        icon,
     }
 }
 
@@ -1271,7 +1444,10 @@ fn unknown_params(real: &BTreeMap<&'static str, String>) -> BTreeMap<&'static st
                 "name" => "nothing.png".to_string(),
                 // A valid slug: an invalid one is refused (400) before anything is looked up.
                 "specSlug" => format!("no-such-{}", quire_server::ids::random_base62(8).to_lowercase()),
-                "hash" | "documentId" => {
+                "integrationName" => {
+                    format!("no-such-{}", quire_server::ids::random_base62(8).to_lowercase())
+                }
+                "hash" | "documentId" | "assetHash" => {
                     // Same length and alphabet (hex digests).
                     let mut s = quire_server::ids::random_base62(v.len()).to_lowercase();
                     s = s
@@ -1294,7 +1470,14 @@ fn plausible_body(method: &str, route: &str, outsider: &TestUser, outsider_org: 
     }
     let pwned = || json!({"body": {"markdown": "pwned"}});
     let tail = route.rsplit('/').next().unwrap_or_default();
+    let installations = route.contains("/installations/");
     let body = match (method, tail) {
+        ("POST", "installations") => json!({"organization": outsider_org}),
+        ("PATCH", "{installationId}") => json!({"configuration": {"pwned": true}}),
+        ("POST", "spaces") if installations => json!({"space": outsider_org}),
+        ("POST", "sites") if installations => json!({"site": outsider_org}),
+        ("PATCH", "{spaceId}" | "{siteId}") if installations => json!({"configuration": {"pwned": true}}),
+        ("PUT", "dev") => json!({"tunnelUrl": "https://example.com/pwned"}),
         ("POST", "orgs") | ("PUT", "teams") => json!({"title": "Pwned"}),
         ("PATCH", "{organizationId}") => json!({"title": "Pwned", "inviteLinks": true}),
         ("PUT", "agent-instructions") => {

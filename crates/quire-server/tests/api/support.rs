@@ -164,6 +164,11 @@ impl TestApp {
     /// A second server on this one's storage (the same database and files), as another
     /// process behind the same load balancer would be.
     pub async fn beside(&self) -> TestApp {
+        self.beside_with(&[]).await
+    }
+
+    /// [`TestApp::beside`] with more flags.
+    pub async fn beside_with(&self, flags: &[&str]) -> TestApp {
         let mut argv: Vec<String> = vec![
             "serve".into(),
             "--listen".into(),
@@ -179,6 +184,7 @@ impl TestApp {
         if let Some(url) = &self.storage.object_store_url {
             argv.extend(["--object-store-url".into(), url.clone()]);
         }
+        argv.extend(flags.iter().map(|f| f.to_string()));
         // The first server keeps the data directory and the PostgreSQL schema.
         TestApp::serve(argv, tempfile::tempdir().expect("temp dir"), None).await
     }
@@ -527,6 +533,16 @@ pub fn assert_sorted_by(items: &[Value], time: &str, id: &str, descending: bool)
             assert!(a >= b, "not in descending order: {a:?} before {b:?}");
         } else {
             assert!(a <= b, "not in ascending order: {a:?} before {b:?}");
+        }
+    }
+}
+
+impl TestApp {
+    /// Stops this server abruptly, as a killed process, keeping its storage for a server
+    /// started [`TestApp::beside`] it.
+    pub fn kill(&mut self) {
+        if let Some(running) = self.running.take() {
+            running.abort();
         }
     }
 }

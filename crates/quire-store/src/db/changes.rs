@@ -38,6 +38,8 @@ impl Stamp {
 
 pub struct Changes {
     generation: AtomicU64,
+    /// Woken on every bump: background work that reacts to writes (the job runner) waits on it.
+    pub(crate) bumped: tokio::sync::Notify,
     /// Whether every write since the last bump is known to have moved the generation: false on
     /// PostgreSQL until the listening connection is up, and again whenever it drops.
     trusted: AtomicBool,
@@ -47,6 +49,7 @@ impl Changes {
     pub fn new(trusted: bool) -> Changes {
         Changes {
             generation: AtomicU64::new(0),
+            bumped: tokio::sync::Notify::new(),
             trusted: AtomicBool::new(trusted),
         }
     }
@@ -62,6 +65,7 @@ impl Changes {
     /// Something may have changed: every stamp taken so far is stale.
     pub fn bump(&self) {
         self.generation.fetch_add(1, Ordering::SeqCst);
+        self.bumped.notify_waiters();
     }
 
     /// Writes from now on are heard; what was kept before is stale.

@@ -132,6 +132,12 @@ const MIGRATIONS: &[Migration] = &[
         sqlite: include_str!("../../migrations/0020_openapi_specs.sql"),
         postgres: include_str!("../../migrations/0020_openapi_specs.sql"),
     },
+    Migration {
+        version: 21,
+        name: "integrations, installations and their events",
+        sqlite: include_str!("../../migrations/0021_integrations.sql"),
+        postgres: include_str!("../../migrations/0021_integrations.sql"),
+    },
 ];
 
 /// An arbitrary constant that names quire's migration lock among PostgreSQL advisory locks.

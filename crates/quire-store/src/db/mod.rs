@@ -210,6 +210,13 @@ impl Db {
         self.changes.stamp()
     }
 
+    /// Resolves at the next write this process sees (its own, or on PostgreSQL another
+    /// process's, through the notification): the job runner waits on it with a poll beside it.
+    /// Create it before looking for work, so that a write in between is not missed.
+    pub fn changed(&self) -> tokio::sync::futures::Notified<'_> {
+        self.changes.bumped.notified()
+    }
+
     /// Writes a consistent copy of a SQLite database to `target` (a file that must not exist)
     /// while the database stays in use. PostgreSQL has its own tools (`pg_dump`), and this
     /// answers an error naming them. Blocking.
