@@ -81,6 +81,12 @@ kinds! {
     OpenApiSpecDeleted = "openapi_spec_deleted",
     /// Processing stored a new version (the description's text changed).
     OpenApiSpecVersionCreated = "openapi_spec_version_created",
+    /// An integration was published (its first version or a new one).
+    IntegrationPublished = "integration_published",
+    IntegrationUnpublished = "integration_unpublished",
+    /// An integration was installed in the organization.
+    IntegrationInstalled = "integration_installed",
+    IntegrationUninstalled = "integration_uninstalled",
 }
 
 // serde writes a struct's fields in declaration order: each struct keeps the order its keys were
@@ -261,6 +267,39 @@ pub struct OpenApiSpecVersionCreated<'a> {
     pub spec_id: &'a str,
     pub slug: &'a str,
     pub version_id: &'a str,
+}
+
+/// An integration was published in its owner organization.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct IntegrationPublished<'a> {
+    pub integration_id: &'a str,
+    pub name: &'a str,
+    pub version: i64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct IntegrationUnpublished<'a> {
+    pub integration_id: &'a str,
+    pub name: &'a str,
+}
+
+/// An integration was installed in the event's organization.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct IntegrationInstalled<'a> {
+    pub integration_id: &'a str,
+    pub installation_id: &'a str,
+    pub name: &'a str,
+}
+
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct IntegrationUninstalled<'a> {
+    pub integration_id: &'a str,
+    pub installation_id: &'a str,
+    pub name: &'a str,
 }
 
 /// One event to record; its kind is its payload's.
@@ -560,6 +599,37 @@ mod tests {
                     version_id: "v1",
                 }),
                 json!({"specId": "os1", "slug": "pets", "versionId": "v1"}),
+            ),
+            (
+                stored(IntegrationPublished {
+                    integration_id: "in1",
+                    name: "notifier",
+                    version: 2,
+                }),
+                json!({"integrationId": "in1", "name": "notifier", "version": 2}),
+            ),
+            (
+                stored(IntegrationUnpublished {
+                    integration_id: "in1",
+                    name: "notifier",
+                }),
+                json!({"integrationId": "in1", "name": "notifier"}),
+            ),
+            (
+                stored(IntegrationInstalled {
+                    integration_id: "in1",
+                    installation_id: "is1",
+                    name: "notifier",
+                }),
+                json!({"integrationId": "in1", "installationId": "is1", "name": "notifier"}),
+            ),
+            (
+                stored(IntegrationUninstalled {
+                    integration_id: "in1",
+                    installation_id: "is1",
+                    name: "notifier",
+                }),
+                json!({"integrationId": "in1", "installationId": "is1", "name": "notifier"}),
             ),
         ];
         let mut kinds = Vec::new();

@@ -659,3 +659,100 @@ async fn an_installation_token_reads_only_its_installations_spaces() {
     let after = as_installation(format!("/v1/spaces/{other}")).await;
     assert!(after.status == 401 || after.status == 404, "{}", after.status);
 }
+
+#[tokio::test]
+async fn an_endpoint_failing_too_long_is_disabled_until_dev_is_set_again() {
+    // Every attempt fails; an endpoint failing for 1 ms is disabled at its second failure.
+    let app = TestApp::start_with(&[
+        "--outbound-allow",
+        "127.0.0.1",
+        "--delivery-backoff",
+        "20ms",
+        "--delivery-disable-after",
+        "1ms",
+    ])
+    .await;
+    let ann = app.user("ann").await;
+    let org = app.org(&ann, "Acme").await;
+    publish(&app, &ann, "flaky", &org, &["space:content:read"]).await;
+    let receiver = Receiver::start(usize::MAX).await;
+    app.put(
+        &ann,
+        "/v1/integrations/flaky/dev",
+        json!({"tunnelUrl": receiver.url}),
+    )
+    .await
+    .expect(204);
+    let docs = space(&app, &ann, &org, "Docs").await;
+    install_on(&app, &ann, "flaky", &org, &docs).await;
+    change_main(&app, &ann, &docs, "One").await;
+    let content = |list: &Value| -> Vec<Value> {
+        list["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["payload"]["type"] == "space_content_updated")
+            .cloned()
+            .collect()
+    };
+    let start = Instant::now();
+    let first = loop {
+        let list = app.get(&ann, "/v1/integrations/flaky/events").await.expect(200);
+        if let Some(e) = content(&list).into_iter().find(|e| e["status"] != "pending") {
+            break e;
+        }
+        assert!(start.elapsed() < Duration::from_secs(20));
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert_eq!(first["status"], "failed");
+    let detail = settled(&app, &ann, "flaky", first["id"].as_str().unwrap()).await;
+    assert!(
+        detail.to_string().contains("disabled until the next PUT dev"),
+        "{detail}"
+    );
+    // Disabled: the next event is not sent at all.
+    let sent = receiver.deliveries().len();
+    change_main(&app, &ann, &docs, "Two").await;
+    let start = Instant::now();
+    loop {
+        let list = app.get(&ann, "/v1/integrations/flaky/events").await.expect(200);
+        let events = content(&list);
+        if events.len() == 2 && events.iter().all(|e| e["status"] != "pending") {
+            let detail = settled(&app, &ann, "flaky", events[0]["id"].as_str().unwrap()).await;
+            assert!(
+                detail.to_string().contains("the dev tunnel is disabled"),
+                "{detail}"
+            );
+            break;
+        }
+        assert!(start.elapsed() < Duration::from_secs(20));
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let after = receiver.deliveries();
+    assert!(
+        after[sent..]
+            .iter()
+            .all(|(_, b)| b["type"] != "space_content_updated"),
+        "nothing of the second change reached the disabled tunnel"
+    );
+    // PUT dev enables it again.
+    *receiver.fail_first.lock().unwrap() = 0;
+    app.put(
+        &ann,
+        "/v1/integrations/flaky/dev",
+        json!({"tunnelUrl": receiver.url}),
+    )
+    .await
+    .expect(204);
+    let before = receiver.deliveries().len();
+    change_main(&app, &ann, &docs, "Three").await;
+    let got = receiver.wait_for(before + 1).await;
+    let start = Instant::now();
+    while !receiver.deliveries()[before..]
+        .iter()
+        .any(|(_, b)| b["type"] == "space_content_updated")
+    {
+        assert!(start.elapsed() < Duration::from_secs(20), "{got:?}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}

@@ -379,9 +379,9 @@ fn record_attempt(
             event_id,
             Level::Error,
             &format!(
-                "the {} has failed for {} hours: disabled until {}",
+                "the {} has been failing longer than QUIRE_DELIVERY_DISABLE_AFTER ({} s): disabled until {}",
                 target.replace('_', " "),
-                settings.disable_after_ms / 3_600_000,
+                settings.disable_after_ms / 1000,
                 if target == "dev_tunnel" {
                     "the next PUT dev"
                 } else {

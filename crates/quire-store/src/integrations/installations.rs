@@ -57,6 +57,7 @@ pub fn install(
     c: &mut dyn Conn,
     found: &IntegrationFor,
     org: &Authorized<OrgFor, org::InstallIntegration>,
+    caller: Option<&str>,
 ) -> StoreResult<InstallationFor> {
     let integration = &found.integration;
     if integration.visibility == Visibility::Private && integration.org_id != org.org.id {
@@ -96,6 +97,19 @@ pub fn install(
     )?;
     let installed = load_by_id(c, &id)?;
     super::tokens::sync(c, &installed, &integration.title, &integration.scopes)?;
+    crate::events::record(
+        c,
+        crate::events::Event::in_org(
+            &org.org.id,
+            &id,
+            caller,
+            crate::events::IntegrationInstalled {
+                integration_id: &integration.id,
+                installation_id: &id,
+                name: &integration.name,
+            },
+        ),
+    )?;
     Ok(InstallationFor::made(installed, found.clone(), org.standing))
 }
 
@@ -244,6 +258,7 @@ pub fn update(
 pub fn uninstall(
     c: &mut dyn Conn,
     found: &Authorized<InstallationFor, installation::Manage>,
+    caller: &str,
 ) -> StoreResult<()> {
     let before = &found.installation;
     events::create(
@@ -262,6 +277,20 @@ pub fn uninstall(
         params![before.id.clone()],
     )?;
     super::tokens::remove(c, &before.id)?;
+    let integration = &found.integration.integration;
+    crate::events::record(
+        c,
+        crate::events::Event::in_org(
+            &before.org_id,
+            &before.id,
+            Some(caller),
+            crate::events::IntegrationUninstalled {
+                integration_id: &integration.id,
+                installation_id: &before.id,
+                name: &integration.name,
+            },
+        ),
+    )?;
     Ok(())
 }
 

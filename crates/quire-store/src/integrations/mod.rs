@@ -216,10 +216,36 @@ pub fn list(
 pub fn unpublish(
     c: &mut dyn Conn,
     found: &Authorized<IntegrationFor, integration::Admin>,
+    caller: &str,
 ) -> StoreResult<()> {
+    // The users of its installations go with them, and their grants and tokens with them.
+    let installations: Vec<String> = c
+        .query(
+            "SELECT id FROM integration_installations WHERE integration_id = ?1",
+            crate::params![found.integration.id.clone()],
+        )?
+        .iter()
+        .map(|r| r.get(0))
+        .collect::<Result<_, _>>()?;
+    for installation in &installations {
+        tokens::remove(c, installation)?;
+    }
     c.execute(
         "DELETE FROM integrations WHERE id = ?1",
         crate::params![found.integration.id.clone()],
+    )?;
+    let i = &found.integration;
+    crate::events::record(
+        c,
+        crate::events::Event::in_org(
+            &i.org_id,
+            &i.id,
+            Some(caller),
+            crate::events::IntegrationUnpublished {
+                integration_id: &i.id,
+                name: &i.name,
+            },
+        ),
     )?;
     // Deliveries still scheduled for it end: their job finds no integration and stops.
     Ok(())

@@ -492,6 +492,21 @@ pub fn publish(
             )?;
         }
     }
-    model::load_for(c, &request.name, user_id)?
-        .ok_or_else(|| StoreError::internal("the published integration is missing"))
+    let published = model::load_for(c, &request.name, user_id)?
+        .ok_or_else(|| StoreError::internal("the published integration is missing"))?;
+    let i = &published.integration;
+    crate::events::record(
+        c,
+        crate::events::Event::in_org(
+            &i.org_id,
+            &i.id,
+            Some(user_id),
+            crate::events::IntegrationPublished {
+                integration_id: &i.id,
+                name: &i.name,
+                version: i.version,
+            },
+        ),
+    )?;
+    Ok(published)
 }

@@ -192,7 +192,7 @@ async fn install_integration(
         .write(move |c| -> ApiResult<InstallationFor> {
             let found = visible::authorized::<integration::View>(c, &name, &user)?;
             let target = visible::authorized::<org::InstallIntegration>(c, &body.organization, &user)?;
-            Ok(installations::install(c, &found, &target)?)
+            Ok(installations::install(c, &found, &target, Some(&user))?)
         })
         .await?;
     let json = installation_json(&app.urls, &path.integration_name, &installed.installation);
@@ -295,8 +295,8 @@ async fn uninstall_integration(
     Path(path): Path<InstallationPath>,
 ) -> ApiResult<StatusCode> {
     app.db
-        .write_as::<installation::Manage, _>(caller.user_id, path.installation(), |c, found| {
-            installations::uninstall(c, &found)
+        .write_as::<installation::Manage, _>(caller.user_id.clone(), path.installation(), move |c, found| {
+            installations::uninstall(c, &found, &caller.user_id)
         })
         .await?;
     Ok(StatusCode::NO_CONTENT)

@@ -339,8 +339,8 @@ async fn unpublish_integration(
 ) -> ApiResult<StatusCode> {
     let name = path.integration_name.clone();
     app.db
-        .write_as::<integration::Admin, _>(caller.user_id, path.integration_name, move |c, found| {
-            integrations::unpublish(c, &found)
+        .write_as::<integration::Admin, _>(caller.user_id.clone(), path.integration_name, move |c, found| {
+            integrations::unpublish(c, &found, &caller.user_id)
         })
         .await?;
     app.blobs
