@@ -288,6 +288,19 @@ async fn publishing_checks_input_counts_versions_and_never_answers_secrets() {
     app.get(&ann, "/v1/integrations?blockDomain=bad%20domain")
         .await
         .expect(400);
+    // NUL, which PostgreSQL refuses in text, is refused before any lookup.
+    app.get(&ann, "/v1/integrations?search=a%00b").await.expect(400);
+    app.get(&ann, "/v1/integrations?owner=%00").await.expect(400);
+    let nul =
+        json!({"organization": org, "title": "Fine", "description": "a\u{0}b", "script": "", "scopes": []});
+    app.post(&ann, "/v1/integrations/nul", nul).await.expect(400);
+    app.post(
+        &ann,
+        "/v1/integrations/nul/installations",
+        json!({"organization": "a\u{0}"}),
+    )
+    .await
+    .expect(400);
     // Another organization cannot take the name.
     let carl = app.user("carl").await;
     let other = app.org(&carl, "Other").await;

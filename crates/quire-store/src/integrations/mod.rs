@@ -51,6 +51,13 @@ fn shorten(value: &str) -> String {
     value.chars().take(60).collect()
 }
 
+/// An id or subdomain given in a body or a query (an organization, a space, a site, an
+/// external id filter): at most 200 characters, no control characters, which no id has (and
+/// PostgreSQL refuses NUL in text).
+pub fn check_ref(field: &str, value: &str) -> StoreResult<()> {
+    crate::validate::name(field, value, 200)
+}
+
 /// The filters of the integration list (GitBook's `listIntegrations`).
 #[derive(Clone, Debug, Default)]
 pub struct Filter {
@@ -88,8 +95,11 @@ impl Filter {
         if let Some(domain) = &self.block_domain {
             check_domain(domain)?;
         }
-        if self.search.as_ref().is_some_and(|s| s.chars().count() > 200) {
-            return Err(StoreError::invalid("`search` has at most 200 characters"));
+        if let Some(search) = &self.search {
+            check_ref("search", search)?;
+        }
+        if let Some(owner) = &self.owner {
+            check_ref("owner", owner)?;
         }
         Ok(())
     }

@@ -222,6 +222,17 @@ impl Publish {
             return Err(invalid(format!("`runtime` is v1 or v2, not {runtime:?}")));
         }
         validate::no_control("title", &self.title)?;
+        super::check_ref("organization", &self.organization)?;
+        // Free text may hold newlines and tabs, but never NUL (PostgreSQL refuses it in text).
+        for (field, text) in [
+            ("description", Some(&self.description)),
+            ("summary", self.summary.as_ref()),
+            ("script", Some(&self.script)),
+        ] {
+            if text.is_some_and(|t| t.contains('\0')) {
+                return Err(invalid(format!("`{field}` must not contain NUL characters")));
+            }
+        }
         bounded(&self.title, "title", 2, 30)?;
         bounded(&self.description, "description", 0, 100)?;
         if let Some(summary) = &self.summary {

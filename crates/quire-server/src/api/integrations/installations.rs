@@ -151,6 +151,9 @@ async fn list_installations(
     Path(path): Path<IntegrationPath>,
     QueryOf(query): QueryOf<ExternalIdQuery>,
 ) -> ApiResult<axum::Json<List<InstallationJson>>> {
+    if let Some(external) = &query.external_id {
+        quire_store::integrations::check_ref("externalId", external)?;
+    }
     let name = path.integration_name.clone();
     let list = app
         .db
@@ -185,6 +188,7 @@ async fn install_integration(
     Path(path): Path<IntegrationPath>,
     JsonBody(body): JsonBody<InstallBody>,
 ) -> ApiResult<impl IntoResponse> {
+    quire_store::integrations::check_ref("organization", &body.organization)?;
     let name = path.integration_name.clone();
     let user = caller.user_id.clone();
     let installed = app
@@ -342,6 +346,9 @@ async fn integration_bindings(
     on: On,
     query: BindingsQuery,
 ) -> ApiResult<axum::Json<List<BindingJson>>> {
+    if let Some(external) = &query.external_id {
+        quire_store::integrations::check_ref("externalId", external)?;
+    }
     let answering = app.clone();
     let user = caller.user_id.clone();
     let list = app
@@ -487,6 +494,7 @@ async fn enable(
     on: On,
     target: String,
 ) -> ApiResult<axum::response::Response> {
+    quire_store::integrations::check_ref(on.noun(), &target)?;
     let user = caller.user_id.clone();
     let key = path.installation();
     let id = target.clone();
