@@ -348,16 +348,9 @@ pub fn list_for_integration(
         args.arg(found.integration.id.clone())
     );
     if let Some(external) = external_id {
-        let quoted = Json::String(external.to_string()).to_string();
         filter += &format!(
-            " AND b.external_ids LIKE {} ESCAPE '\\'",
-            args.arg(format!(
-                "%{}%",
-                quoted
-                    .replace('\\', "\\\\")
-                    .replace('%', "\\%")
-                    .replace('_', "\\_")
-            ))
+            " AND {}",
+            super::has_external_id(&mut args, "b.external_ids", external)
         );
     }
     page_of(

@@ -134,17 +134,9 @@ pub fn list(
         args.arg(found.integration.id.clone())
     );
     if let Some(external) = external_id {
-        // Ids are stored as a JSON array of strings: match the quoted string, escaped as JSON.
-        let quoted = Json::String(external.to_string()).to_string();
         filter += &format!(
-            " AND i.external_ids LIKE {} ESCAPE '\\'",
-            args.arg(format!(
-                "%{}%",
-                quoted
-                    .replace('\\', "\\\\")
-                    .replace('%', "\\%")
-                    .replace('_', "\\_")
-            ))
+            " AND {}",
+            super::has_external_id(&mut args, "i.external_ids", external)
         );
     }
     let count: i64 = c

@@ -129,6 +129,16 @@ fn like_escaped(value: &str) -> String {
         .replace('_', "\\_")
 }
 
+/// SQL that is true when the external ids of `column` (a JSON array of strings) include `id`:
+/// the id quoted as JSON, matched literally.
+pub(crate) fn has_external_id(args: &mut Args, column: &str, id: &str) -> String {
+    let quoted = serde_json::Value::String(id.to_string()).to_string();
+    format!(
+        "{column} LIKE {} ESCAPE '\\'",
+        args.arg(format!("%{}%", like_escaped(&quoted)))
+    )
+}
+
 /// SQL that is true when the space-separated words of `column` include `word`.
 fn has_word(args: &mut Args, column: &str, word: &str) -> String {
     format!(
