@@ -135,11 +135,11 @@ pub fn load_for(
     };
     let collection = Collection::from_row(&row)?;
     let member: Option<String> = row.col(CALLER.member)?;
-    let disabled: Option<bool> = row.col(CALLER.disabled)?;
-    let standing = match member {
-        Some(_) if disabled != Some(true) => Standing::from_membership(Some(row.col(CALLER.role)?)),
-        _ => Standing::Outsider,
-    };
+    let standing = Standing::from_member_columns(
+        member.as_deref(),
+        row.col(CALLER.disabled)?,
+        row.col(CALLER.role)?,
+    );
     let ctx = AccessContext::for_item(
         c,
         &collection.org_id,

@@ -118,11 +118,11 @@ impl OrgFor {
     pub fn from_row(row: &Row) -> Result<OrgFor, DbError> {
         let org = Org::from_row(row)?;
         let member: Option<String> = row.col(CALLER.member)?;
-        let disabled: Option<bool> = row.col(CALLER.disabled)?;
-        let standing = match member {
-            Some(_) if disabled != Some(true) => Standing::from_membership(Some(row.col(CALLER.role)?)),
-            _ => Standing::Outsider,
-        };
+        let standing = Standing::from_member_columns(
+            member.as_deref(),
+            row.col(CALLER.disabled)?,
+            row.col(CALLER.role)?,
+        );
         Ok(OrgFor {
             org,
             standing,

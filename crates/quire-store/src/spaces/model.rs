@@ -180,11 +180,11 @@ pub fn load_for(c: &mut dyn Conn, space_id: &str, user_id: &str) -> Result<Optio
     };
     let space = Space::from_row(&row)?;
     let member: Option<String> = row.col(CALLER.member)?;
-    let disabled: Option<bool> = row.col(CALLER.disabled)?;
-    let standing = match member {
-        Some(_) if disabled != Some(true) => Standing::from_membership(Some(row.col(CALLER.role)?)),
-        _ => Standing::Outsider,
-    };
+    let standing = Standing::from_member_columns(
+        member.as_deref(),
+        row.col(CALLER.disabled)?,
+        row.col(CALLER.role)?,
+    );
     let grants: Option<String> = row.col(GRANTS)?;
     let ctx = AccessContext::for_item_with_grants(c, standing, space.parent.as_deref(), grants.as_deref())?;
     let role = role_in(&ctx, &space);
