@@ -45,6 +45,6 @@ pub use markdown::{
     document_to_markdown, is_unresolved_path, markdown_to_document, normalize_link_target, parse_page,
     render_page, resolve_links, split_frontmatter,
 };
-pub use sections::{Section, heading_anchors, sections};
+pub use sections::{Section, heading_anchors, sections, with_heading_ids};
 pub use slug::{gitbook_anchor, gitbook_legacy_anchor, slugify};
 pub use text::{plain_text, plain_text_of_nodes};

@@ -79,6 +79,23 @@ pub fn heading_anchors(document: &Document) -> Vec<String> {
         .collect()
 }
 
+/// Sets GitBook's `meta.id` on each top-level heading that has none, to its anchor
+/// ([`heading_anchors`]): GitBook's documents carry it, and its renderer outlines a page and
+/// links its headings by it.
+pub fn with_heading_ids(document: &mut Document) {
+    let anchors = heading_anchors(document);
+    let headings = document.nodes.iter_mut().filter(|node| is_heading(node));
+    for (node, anchor) in headings.zip(anchors) {
+        let meta = node
+            .extra
+            .entry("meta")
+            .or_insert_with(|| serde_json::Value::Object(Default::default()));
+        if let serde_json::Value::Object(meta) = meta {
+            meta.entry("id").or_insert(serde_json::Value::String(anchor));
+        }
+    }
+}
+
 fn is_heading(node: &Node) -> bool {
     matches!(node.node_type(), "heading-1" | "heading-2" | "heading-3")
 }
@@ -102,6 +119,29 @@ fn unique_anchor(base: &str, used: &mut HashSet<String>) -> String {
 mod tests {
     use super::*;
     use crate::markdown::markdown_to_document;
+
+    #[test]
+    fn headings_get_their_anchor_as_meta_id_unless_they_have_one() {
+        let mut document = markdown_to_document("# Setup\n\nText.\n\n## Setup\n\n### Last\n").unwrap();
+        document.nodes[2]
+            .extra
+            .insert("meta".into(), serde_json::json!({"id": "mine", "other": 1}));
+        with_heading_ids(&mut document);
+        let ids: Vec<serde_json::Value> = document
+            .nodes
+            .iter()
+            .map(|n| n.extra.get("meta").cloned().unwrap_or_default())
+            .collect();
+        assert_eq!(
+            ids,
+            [
+                serde_json::json!({"id": "setup"}),
+                serde_json::Value::Null,
+                serde_json::json!({"id": "mine", "other": 1}),
+                serde_json::json!({"id": "last"}),
+            ]
+        );
+    }
 
     #[test]
     fn splits_at_headings_with_unique_anchors() {

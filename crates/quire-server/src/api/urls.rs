@@ -67,8 +67,10 @@ pub struct PublishedSiteContent {
     /// The share key the visitor was admitted with (share-link sites).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub share_key: Option<String>,
-    /// Always true: quire's site URLs have no segment left to choose once a site space is
-    /// found.
+    /// Whether no longer URL could lead elsewhere: false when another site space the visitor
+    /// sees is served under this one's path (the default section's, at the root of a site with
+    /// sections). GitBook's renderer looks up several prefixes of a URL at once and takes a
+    /// complete answer of a shorter one as final.
     pub complete: bool,
     /// The URL of the content where the site serves it.
     pub canonical_url: String,
@@ -339,7 +341,7 @@ async fn lookup(app: &App, asked: Asked) -> ApiResult<PublishedLookup> {
         &app.signing_key,
         &json!({
             "iss": "quire",
-            "aud": "quire:published-content",
+            "aud": crate::auth::VISITOR_TOKEN_AUDIENCE,
             "organization": p.site.org_id,
             "site": p.site.id,
             "siteSpace": placed.site_space_id,
@@ -365,7 +367,10 @@ async fn lookup(app: &App, asked: Asked) -> ApiResult<PublishedLookup> {
         api_token,
         organization: p.site.org_id.clone(),
         share_key,
-        complete: true,
+        complete: !layout
+            .placed
+            .iter()
+            .any(|other| other.base.len() > placed.base.len() && other.base.starts_with(&placed.base)),
         preview: false,
     })))
 }
@@ -521,7 +526,8 @@ async fn get_content_by_url(
                 };
                 // The defaults of a page read: no body, as GitBook's answer has none.
                 let opts = crate::extract::parse_query::<ReadOptions>("")?;
-                match crate::api::content::read::get_page_by_path(caller, app.clone(), ids, opts).await {
+                match crate::api::content::read::get_page_by_path(caller.into(), app.clone(), ids, opts).await
+                {
                     Ok(axum::Json(page)) => Some(page),
                     Err(e) if e.status == axum::http::StatusCode::NOT_FOUND => None,
                     Err(e) => return Err(e),

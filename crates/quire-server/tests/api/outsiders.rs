@@ -208,6 +208,11 @@ const SWEEP: &[(&str, &str, Expect)] = &[
     ),
     (
         "GET",
+        "/v1/spaces/{spaceId}/revisions/{revisionId}/reusable-contents/{reusableContentId}/document",
+        Hidden,
+    ),
+    (
+        "GET",
         "/v1/spaces/{spaceId}/revisions/{revisionId}/page/{pageId}/document",
         Hidden,
     ),

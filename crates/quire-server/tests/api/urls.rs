@@ -159,14 +159,25 @@ async fn lookups_admit_visitors_as_the_reader_does() {
     let beta = built.added[1].clone();
     let beta_url = format!("{root}/{}/", beta["path"].as_str().unwrap());
 
-    // A section's own URL is the section: its id comes back.
+    // A section's own URL is the section: its id comes back, complete (no longer URL leads
+    // elsewhere); the root is the default section, and not complete (one does).
     let found = published(&app, &beta_url, "").await.expect(200);
     assert_eq!(
-        (found["siteSection"].clone(), found["basePath"].clone()),
+        (
+            found["siteSection"].clone(),
+            found["basePath"].clone(),
+            found["complete"].clone()
+        ),
         (
             beta["id"].clone(),
-            json!(format!("/s/gated/{}/", beta["path"].as_str().unwrap()))
+            json!(format!("/s/gated/{}/", beta["path"].as_str().unwrap())),
+            json!(true)
         )
+    );
+    let at_root = published(&app, &format!("{root}/"), "").await.expect(200);
+    assert_eq!(
+        (at_root["siteSection"].clone(), at_root["complete"].clone()),
+        (built.added[0]["id"].clone(), json!(false))
     );
     // The default section's own path is an alias of the root: a redirect to the canonical URL.
     let open = &built.added[0];
@@ -370,4 +381,205 @@ async fn a_url_of_quire_resolves_to_the_content_it_shows() {
     .await
     .expect_error(404);
     content(&owner, "not a url").await.expect_error(400);
+}
+
+/// GitBook's renderer reads a published site with the `apiToken` of its lookup: the site, the
+/// spaces it shows that visitor (their published revision only), the site's redirects; nothing
+/// hidden from the visitor, nothing unpublished, nothing else.
+#[tokio::test]
+async fn a_lookups_api_token_reads_what_the_site_shows_that_visitor() {
+    let app = TestApp::start().await;
+    let owner = app.user("Owner").await;
+    let built = SiteBuilder::new(&app, &owner)
+        .section("Open", "One")
+        .section("Beta", "Two")
+        .basename("gated")
+        .build()
+        .await;
+    let base = built.base.clone();
+    let (one, two) = (built.spaces[0].clone(), built.spaces[1].clone());
+    let merge_page = async |title: &str| {
+        let crs = format!("/v1/spaces/{one}/change-requests");
+        let cr = id(&app
+            .post(&owner, &crs, json!({"subject": title}))
+            .await
+            .expect(201));
+        app.post(
+            &owner,
+            &format!("{crs}/{cr}/content"),
+            json!({"changes": [{"operation": "insert_page", "title": title, "document": {"markdown": "Text.\n\n## Hello\n\nMore."}}]}),
+        )
+        .await
+        .expect(200);
+        app.post(&owner, &format!("{crs}/{cr}/merge"), json!({}))
+            .await
+            .expect(200);
+    };
+    merge_page("Welcome").await;
+    let root = app.get(&owner, &base).await.expect(200)["urls"]["published"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    app.put(
+        &owner,
+        &format!("{base}/adaptive-schema"),
+        json!({"jsonSchema": {"type": "object", "properties": {
+            "unsigned": {"type": "object", "properties": {"plan": {"type": "string"}}, "additionalProperties": false}
+        }, "additionalProperties": false}}),
+    )
+    .await
+    .expect(200);
+    app.patch(&owner, &base, json!({"adaptiveContent": {"enabled": true}}))
+        .await
+        .expect(200);
+    app.patch(
+        &owner,
+        &format!("{base}/sections/{}", id(&built.added[1])),
+        json!({"condition": "visitor.claims.unsigned.plan == \"pro\""}),
+    )
+    .await
+    .expect(200);
+    app.post(
+        &owner,
+        &format!("{base}/redirects"),
+        json!({"source": "/old", "destination": {"kind": "site-section", "siteSectionId": id(&built.added[0])}}),
+    )
+    .await
+    .expect(201);
+    let token = async |visitor: Value| {
+        app.request(
+            "POST",
+            None,
+            "/v1/urls/published",
+            Some(json!({"url": format!("{root}/"), "visitor": visitor})),
+        )
+        .await
+        .expect(200)["apiToken"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let plain = token(json!({"type": "human"})).await;
+    let pro = token(json!({"unsignedClaims": {"plan": "pro"}})).await;
+    let read = async |token: &str, path: &str| app.request("GET", Some(token), path, None).await;
+
+    // The space the site shows, at its published revision, with its pages and documents.
+    let space = read(&plain, &format!("/v1/spaces/{one}")).await.expect(200);
+    let revision = space["revision"].as_str().unwrap().to_string();
+    let tree = read(
+        &plain,
+        &format!("/v1/spaces/{one}/revisions/{revision}?metadata=true"),
+    )
+    .await
+    .expect(200);
+    let page = tree["pages"][0]["id"].as_str().unwrap().to_string();
+    let document = read(
+        &plain,
+        &format!(
+            "/v1/spaces/{one}/revisions/{revision}/page/{page}/document?evaluated=deterministic-only&dereferenced=reusable-contents"
+        ),
+    )
+    .await
+    .expect(200);
+    // Headings carry GitBook's `meta.id`, their anchor.
+    assert_eq!(document["nodes"][1]["meta"]["id"], json!("hello"), "{document}");
+    read(&plain, &format!("/v1/spaces/{one}/content/pages"))
+        .await
+        .expect(200);
+    read(
+        &plain,
+        &format!("/v1/spaces/{one}/revisions/{revision}/reusable-contents/nope/document"),
+    )
+    .await
+    .expect_error(404);
+    // The site as that visitor sees it, and its redirects.
+    let site = read(&plain, &format!("{base}/published")).await.expect(200);
+    let shown: Vec<Value> = site["structure"]["structure"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["id"].clone())
+        .collect();
+    assert_eq!(shown, vec![built.added[0]["id"].clone()]);
+    let followed = read(&plain, &format!("{base}/redirect?source=/old"))
+        .await
+        .expect(200);
+    assert!(
+        followed["target"].as_str().unwrap().starts_with(&root),
+        "{followed}"
+    );
+
+    // The section hidden from this visitor: its space is absent, as for anyone outside;
+    // a visitor whose claims match reads it.
+    read(&plain, &format!("/v1/spaces/{two}")).await.expect_error(404);
+    read(&pro, &format!("/v1/spaces/{two}")).await.expect(200);
+    let pro_site = read(&pro, &format!("{base}/published")).await.expect(200);
+    assert_eq!(pro_site["structure"]["structure"].as_array().unwrap().len(), 2);
+
+    // What the site does not publish: a change request, an older revision, another site.
+    let cr = app
+        .post(
+            &owner,
+            &format!("/v1/spaces/{one}/change-requests"),
+            json!({"subject": "Draft"}),
+        )
+        .await
+        .expect(201);
+    let cr_id = id(&cr);
+    read(
+        &plain,
+        &format!("/v1/spaces/{one}/change-requests/{cr_id}/content"),
+    )
+    .await
+    .expect_error(403);
+    // A merge moves main on: the revision the site showed before is no longer published, the
+    // new one is.
+    merge_page("News").await;
+    read(&plain, &format!("/v1/spaces/{one}/revisions/{revision}"))
+        .await
+        .expect_error(404);
+    let now = read(&plain, &format!("/v1/spaces/{one}")).await.expect(200)["revision"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_ne!(now, revision);
+    read(&plain, &format!("/v1/spaces/{one}/revisions/{now}"))
+        .await
+        .expect(200);
+    let other = SiteBuilder::new(&app, &owner)
+        .space("Elsewhere", json!(handbook_pages()))
+        .basename("other")
+        .build()
+        .await;
+    read(&plain, &format!("/v1/spaces/{}", other.spaces[0]))
+        .await
+        .expect_error(404);
+    read(&plain, &format!("{}/published", other.base))
+        .await
+        .expect_error(404);
+    // Reads only, and only of published content.
+    for (method, path) in [
+        ("GET", "/v1/user".to_string()),
+        ("GET", format!("/v1/orgs/{}/spaces", built.org)),
+        ("POST", format!("/v1/spaces/{one}/comments")),
+        ("PATCH", format!("/v1/spaces/{one}")),
+    ] {
+        let body = (method != "GET").then(|| json!({"title": "x", "body": {"markdown": "x"}}));
+        app.request(method, Some(&plain), &path, body)
+            .await
+            .expect_error(403);
+    }
+    // A token that is not quire's own, or was altered, is no token.
+    let mut altered = plain.clone();
+    let last = altered.pop().unwrap();
+    altered.push(if last == 'A' { 'B' } else { 'A' });
+    read(&altered, &format!("/v1/spaces/{one}"))
+        .await
+        .expect_error(401);
+
+    // Unpublished: the token reads nothing more.
+    app.post(&owner, &format!("{base}/unpublish"), json!({}))
+        .await
+        .expect(200);
+    read(&plain, &format!("/v1/spaces/{one}")).await.expect_error(404);
 }

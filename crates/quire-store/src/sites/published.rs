@@ -45,6 +45,31 @@ pub struct Published {
 
 static GENERATION: AtomicU64 = AtomicU64::new(1);
 
+impl Published {
+    /// The claims a visitor states as `json` (a token's, with `unsigned`), read with the site's
+    /// adaptive schema: how a URL lookup's `apiToken` carries its visitor to later reads.
+    pub fn claims(&self, json: &serde_json::Value) -> Claims {
+        Claims::new(json, &self.schema)
+    }
+
+    /// The space `space_id`, as its reader, when a site space the visitor with `claims` is shown
+    /// holds it: what a lookup's `apiToken` may read.
+    pub fn shown_space(&self, claims: &Claims, space_id: &str) -> Option<crate::spaces::SpaceFor> {
+        let shown = shown(self, claims);
+        let holds = self
+            .tree
+            .site_spaces
+            .iter()
+            .zip(shown.site_spaces)
+            .any(|(ss, shown)| shown && ss.space_id == space_id);
+        let space = self.spaces.get(space_id).filter(|_| holds)?;
+        Some(crate::spaces::SpaceFor {
+            space: space.clone(),
+            role: Some(Role::Read),
+        })
+    }
+}
+
 /// Loads a site's view as it would be published (a preview of it while it is not); None when
 /// there is no such site.
 pub fn load(c: &mut dyn crate::db::Conn, org_id: &str, site_id: &str) -> StoreResult<Option<Published>> {

@@ -504,14 +504,33 @@ pub fn resolve(
     site: &SiteFor,
     path: &str,
 ) -> StoreResult<(Redirect, Target)> {
-    let none = || StoreError::not_found(format!("no redirect of site {:?} matches {path:?}", site.site.id));
+    resolve_in(c, cache, &site.site, path)
+}
+
+/// [`resolve`] for a visitor of the published site (GitBook's renderer follows its redirects).
+pub fn resolve_published(
+    c: &mut dyn Conn,
+    cache: &ContentCache,
+    published: &super::published::Published,
+    path: &str,
+) -> StoreResult<(Redirect, Target)> {
+    resolve_in(c, cache, &published.site, path)
+}
+
+fn resolve_in(
+    c: &mut dyn Conn,
+    cache: &ContentCache,
+    site: &super::Site,
+    path: &str,
+) -> StoreResult<(Redirect, Target)> {
+    let none = || StoreError::not_found(format!("no redirect of site {:?} matches {path:?}", site.id));
     let all: Vec<Redirect> = c
         .query(
             &format!(
                 "SELECT {} FROM site_redirects WHERE site_id = ?1",
                 RedirectCols::SQL
             ),
-            params![site.site.id.clone()],
+            params![site.id.clone()],
         )?
         .iter()
         .map(Redirect::from_row)
@@ -540,7 +559,7 @@ pub fn resolve(
             )
         }
     };
-    let tree = model::load_structure(c, &site.site.id)?;
+    let tree = model::load_structure(c, &site.id)?;
     let target = match &redirect.destination {
         Destination::External { url } => Target::Url(join(url.clone())),
         Destination::SiteSection { site_section_id } => {

@@ -36,6 +36,7 @@ pub fn routes() -> OpenApiRouter<App> {
         .routes(routes!(operations::get_revision_page))
         .routes(routes!(operations::get_revision_page_by_path))
         .routes(routes!(operations::get_revision_reusable_content))
+        .routes(routes!(operations::get_revision_reusable_content_document))
         .routes(routes!(operations::get_revision_page_document))
         .routes(routes!(
             operations::get_change_request_content,

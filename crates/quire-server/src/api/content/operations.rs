@@ -8,7 +8,7 @@ use quire_content::Document;
 
 use super::read;
 use super::render::{FileJson, PageJson, ReadOptions, ReadQuery, ReusableJson, RevisionJson};
-use crate::auth::Caller;
+use crate::auth::{Caller, Reader};
 use crate::error::ApiResult;
 use crate::extract::{Path, QueryOf};
 use crate::paths::{
@@ -30,12 +30,12 @@ use quire_store::paging::{List, Paging};
     security(("token" = ["space:content:read"]))
 )]
 pub async fn get_content(
-    caller: Caller,
+    reader: Reader,
     State(app): State<App>,
     Path(path): Path<SpacePath>,
     QueryOf(opts): QueryOf<ReadOptions>,
 ) -> ApiResult<axum::Json<RevisionJson>> {
-    read::get_revision(caller, app, path.into(), opts).await
+    read::get_revision(reader, app, path.into(), opts).await
 }
 
 /// List the pages of main
@@ -48,13 +48,13 @@ pub async fn get_content(
     security(("token" = ["space:content:read"]))
 )]
 pub async fn list_content_pages(
-    caller: Caller,
+    reader: Reader,
     State(app): State<App>,
     Path(path): Path<SpacePath>,
     QueryOf(opts): QueryOf<ReadOptions>,
     headers: HeaderMap,
 ) -> ApiResult<Response> {
-    read::list_pages(caller, app, path.into(), opts, headers).await
+    read::list_pages(reader, app, path.into(), opts, headers).await
 }
 
 /// List the files of main
@@ -67,13 +67,13 @@ pub async fn list_content_pages(
     security(("token" = ["space:content:read"]))
 )]
 pub async fn list_content_files(
-    caller: Caller,
+    reader: Reader,
     State(app): State<App>,
     Path(path): Path<SpacePath>,
     QueryOf(_): QueryOf<ReadOptions>,
     QueryOf(paging): QueryOf<Paging>,
 ) -> ApiResult<axum::Json<List<FileJson>>> {
-    read::list_files(caller, app, path.into(), paging).await
+    read::list_files(reader, app, path.into(), paging).await
 }
 
 /// Get a file of main
@@ -86,12 +86,12 @@ pub async fn list_content_files(
     security(("token" = ["space:content:read"]))
 )]
 pub async fn get_content_file(
-    caller: Caller,
+    reader: Reader,
     State(app): State<App>,
     Path(path): Path<FilePath>,
     QueryOf(_): QueryOf<ReadOptions>,
 ) -> ApiResult<axum::Json<FileJson>> {
-    read::get_file(caller, app, path.into()).await
+    read::get_file(reader, app, path.into()).await
 }
 
 /// Get a page of main
@@ -104,13 +104,13 @@ pub async fn get_content_file(
     security(("token" = ["space:content:read"]))
 )]
 pub async fn get_content_page(
-    caller: Caller,
+    reader: Reader,
     State(app): State<App>,
     Path(path): Path<PagePath>,
     QueryOf(opts): QueryOf<ReadOptions>,
     headers: HeaderMap,
 ) -> ApiResult<Response> {
-    read::get_page(caller, app, path.into(), opts, headers).await
+    read::get_page(reader, app, path.into(), opts, headers).await
 }
 
 /// Get a page of main by its path
@@ -123,12 +123,12 @@ pub async fn get_content_page(
     security(("token" = ["space:content:read"]))
 )]
 pub async fn get_content_page_by_path(
-    caller: Caller,
+    reader: Reader,
     State(app): State<App>,
     Path(path): Path<PageByPathPath>,
     QueryOf(opts): QueryOf<ReadOptions>,
 ) -> ApiResult<axum::Json<PageJson>> {
-    read::get_page_by_path(caller, app, path.into(), opts).await
+    read::get_page_by_path(reader, app, path.into(), opts).await
 }
 
 /// Get a reusable content of main
@@ -141,11 +141,11 @@ pub async fn get_content_page_by_path(
     security(("token" = ["space:content:read"]))
 )]
 pub async fn get_content_reusable_content(
-    caller: Caller,
+    reader: Reader,
     State(app): State<App>,
     Path(path): Path<ReusableContentPath>,
 ) -> ApiResult<axum::Json<ReusableJson>> {
-    read::get_reusable(caller, app, path.into()).await
+    read::get_reusable(reader, app, path.into()).await
 }
 
 /// Get the revision of a revision
@@ -158,12 +158,12 @@ pub async fn get_content_reusable_content(
     security(("token" = ["space:content:read"]))
 )]
 pub async fn get_revision(
-    caller: Caller,
+    reader: Reader,
     State(app): State<App>,
     Path(path): Path<RevisionPath>,
     QueryOf(opts): QueryOf<ReadOptions>,
 ) -> ApiResult<axum::Json<RevisionJson>> {
-    read::get_revision(caller, app, path.into(), opts).await
+    read::get_revision(reader, app, path.into(), opts).await
 }
 
 /// List the pages of a revision
@@ -176,13 +176,13 @@ pub async fn get_revision(
     security(("token" = ["space:content:read"]))
 )]
 pub async fn list_revision_pages(
-    caller: Caller,
+    reader: Reader,
     State(app): State<App>,
     Path(path): Path<RevisionPath>,
     QueryOf(opts): QueryOf<ReadOptions>,
     headers: HeaderMap,
 ) -> ApiResult<Response> {
-    read::list_pages(caller, app, path.into(), opts, headers).await
+    read::list_pages(reader, app, path.into(), opts, headers).await
 }
 
 /// List the files of a revision
@@ -195,13 +195,13 @@ pub async fn list_revision_pages(
     security(("token" = ["space:content:read"]))
 )]
 pub async fn list_revision_files(
-    caller: Caller,
+    reader: Reader,
     State(app): State<App>,
     Path(path): Path<RevisionPath>,
     QueryOf(_): QueryOf<ReadOptions>,
     QueryOf(paging): QueryOf<Paging>,
 ) -> ApiResult<axum::Json<List<FileJson>>> {
-    read::list_files(caller, app, path.into(), paging).await
+    read::list_files(reader, app, path.into(), paging).await
 }
 
 /// Get a file of a revision
@@ -214,12 +214,12 @@ pub async fn list_revision_files(
     security(("token" = ["space:content:read"]))
 )]
 pub async fn get_revision_file(
-    caller: Caller,
+    reader: Reader,
     State(app): State<App>,
     Path(path): Path<RevisionFilePath>,
     QueryOf(_): QueryOf<ReadOptions>,
 ) -> ApiResult<axum::Json<FileJson>> {
-    read::get_file(caller, app, path.into()).await
+    read::get_file(reader, app, path.into()).await
 }
 
 /// Get a page of a revision
@@ -232,13 +232,13 @@ pub async fn get_revision_file(
     security(("token" = ["space:content:read"]))
 )]
 pub async fn get_revision_page(
-    caller: Caller,
+    reader: Reader,
     State(app): State<App>,
     Path(path): Path<RevisionPagePath>,
     QueryOf(opts): QueryOf<ReadOptions>,
     headers: HeaderMap,
 ) -> ApiResult<Response> {
-    read::get_page(caller, app, path.into(), opts, headers).await
+    read::get_page(reader, app, path.into(), opts, headers).await
 }
 
 /// Get a page of a revision by its path
@@ -251,12 +251,12 @@ pub async fn get_revision_page(
     security(("token" = ["space:content:read"]))
 )]
 pub async fn get_revision_page_by_path(
-    caller: Caller,
+    reader: Reader,
     State(app): State<App>,
     Path(path): Path<RevisionPageByPathPath>,
     QueryOf(opts): QueryOf<ReadOptions>,
 ) -> ApiResult<axum::Json<PageJson>> {
-    read::get_page_by_path(caller, app, path.into(), opts).await
+    read::get_page_by_path(reader, app, path.into(), opts).await
 }
 
 /// Get a reusable content of a revision
@@ -269,11 +269,28 @@ pub async fn get_revision_page_by_path(
     security(("token" = ["space:content:read"]))
 )]
 pub async fn get_revision_reusable_content(
-    caller: Caller,
+    reader: Reader,
     State(app): State<App>,
     Path(path): Path<RevisionReusableContentPath>,
 ) -> ApiResult<axum::Json<ReusableJson>> {
-    read::get_reusable(caller, app, path.into()).await
+    read::get_reusable(reader, app, path.into()).await
+}
+
+/// Get the document of a reusable content of a revision
+#[utoipa::path(
+    get,
+    path = "/v1/spaces/{spaceId}/revisions/{revisionId}/reusable-contents/{reusableContentId}/document",
+    tag = "Revisions",
+    params(RevisionReusableContentPath),
+    responses((status = 200, description = "The reusable content's document (empty when it has none).", body = Object)),
+    security(("token" = ["space:content:read"]))
+)]
+pub async fn get_revision_reusable_content_document(
+    reader: Reader,
+    State(app): State<App>,
+    Path(path): Path<RevisionReusableContentPath>,
+) -> ApiResult<axum::Json<Document>> {
+    read::get_reusable_document(reader, app, path.into()).await
 }
 
 /// Get the revision of a change request
@@ -291,7 +308,7 @@ pub async fn get_change_request_content(
     Path(path): Path<ChangeRequestPath>,
     QueryOf(opts): QueryOf<ReadOptions>,
 ) -> ApiResult<axum::Json<RevisionJson>> {
-    read::get_revision(caller, app, path.into(), opts).await
+    read::get_revision(caller.into(), app, path.into(), opts).await
 }
 
 /// List the pages of a change request
@@ -310,7 +327,7 @@ pub async fn list_change_request_pages(
     QueryOf(opts): QueryOf<ReadOptions>,
     headers: HeaderMap,
 ) -> ApiResult<Response> {
-    read::list_pages(caller, app, path.into(), opts, headers).await
+    read::list_pages(caller.into(), app, path.into(), opts, headers).await
 }
 
 /// List the files of a change request
@@ -329,7 +346,7 @@ pub async fn list_change_request_files(
     QueryOf(_): QueryOf<ReadOptions>,
     QueryOf(paging): QueryOf<Paging>,
 ) -> ApiResult<axum::Json<List<FileJson>>> {
-    read::list_files(caller, app, path.into(), paging).await
+    read::list_files(caller.into(), app, path.into(), paging).await
 }
 
 /// Get a file of a change request
@@ -347,7 +364,7 @@ pub async fn get_change_request_file(
     Path(path): Path<ChangeRequestFilePath>,
     QueryOf(_): QueryOf<ReadOptions>,
 ) -> ApiResult<axum::Json<FileJson>> {
-    read::get_file(caller, app, path.into()).await
+    read::get_file(caller.into(), app, path.into()).await
 }
 
 /// Get a page of a change request
@@ -366,7 +383,7 @@ pub async fn get_change_request_page(
     QueryOf(opts): QueryOf<ReadOptions>,
     headers: HeaderMap,
 ) -> ApiResult<Response> {
-    read::get_page(caller, app, path.into(), opts, headers).await
+    read::get_page(caller.into(), app, path.into(), opts, headers).await
 }
 
 /// Get a page of a change request by its path
@@ -384,7 +401,7 @@ pub async fn get_change_request_page_by_path(
     Path(path): Path<ChangeRequestPageByPathPath>,
     QueryOf(opts): QueryOf<ReadOptions>,
 ) -> ApiResult<axum::Json<PageJson>> {
-    read::get_page_by_path(caller, app, path.into(), opts).await
+    read::get_page_by_path(caller.into(), app, path.into(), opts).await
 }
 
 /// Get a reusable content of a change request
@@ -401,7 +418,7 @@ pub async fn get_change_request_reusable_content(
     State(app): State<App>,
     Path(path): Path<ChangeRequestReusableContentPath>,
 ) -> ApiResult<axum::Json<ReusableJson>> {
-    read::get_reusable(caller, app, path.into()).await
+    read::get_reusable(caller.into(), app, path.into()).await
 }
 
 /// Get the document of a page of a revision
@@ -414,10 +431,10 @@ pub async fn get_change_request_reusable_content(
     security(("token" = ["space:content:read"]))
 )]
 pub async fn get_revision_page_document(
-    caller: Caller,
+    reader: Reader,
     State(app): State<App>,
     Path(path): Path<RevisionPagePath>,
     QueryOf(opts): QueryOf<ReadOptions>,
 ) -> ApiResult<axum::Json<Document>> {
-    read::get_page_document(caller, app, path.into(), opts).await
+    read::get_page_document(reader, app, path.into(), opts).await
 }

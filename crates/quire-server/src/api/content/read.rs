@@ -5,7 +5,7 @@ use quire_content::Document;
 use serde::Serialize;
 
 use super::render::{self, FileJson, PageJson, ReadOptions, ReusableJson, RevisionJson};
-use crate::auth::Caller;
+use crate::auth::{Caller, Reader};
 use crate::error::{ApiError, ApiResult};
 use crate::extract::Path;
 use crate::state::App;
@@ -18,20 +18,35 @@ use crate::extract::param;
 use crate::paths::{DocumentPath, RouteIds};
 use quire_store::paging::Paging;
 
-/// The space a content route names, if the caller may read its content (from the space cache).
-async fn active_space(app: &App, caller: &Caller, params: &RouteIds) -> ApiResult<SpaceFor> {
+/// The space a content route names, if the reader may read its content (from the space cache).
+/// A published site's visitor reads only what the site publishes: main, or the revision main is
+/// at.
+async fn active_space(app: &App, reader: &Reader, params: &RouteIds) -> ApiResult<SpaceFor> {
     let space_id = param(params, "spaceId")?;
-    Ok(app.spaces.load_active(&app.db, space_id, &caller.user_id).await?)
+    let space = reader.active_space(app, space_id).await?;
+    if let Reader::Visitor(_) = reader {
+        match super::source(params) {
+            Source::Main => {}
+            Source::Revision(r) if space.space.revision.as_deref() == Some(r.as_str()) => {}
+            Source::Revision(r) => {
+                return Err(ApiError::not_found(format!("revision {r:?} not found")));
+            }
+            Source::ChangeRequest(cr) => {
+                return Err(ApiError::not_found(format!("change request {cr:?} not found")));
+            }
+        }
+    }
+    Ok(space)
 }
 
 /// Runs a read of one item of the revision a content route names, inline on SQLite.
 async fn read_opened<T: Send + 'static>(
     app: &App,
-    caller: Caller,
+    reader: Reader,
     params: RouteIds,
     read: impl FnOnce(&mut dyn crate::db::Conn, &App, &Opened, &RouteIds) -> ApiResult<T> + Send + 'static,
 ) -> ApiResult<T> {
-    let space = active_space(app, &caller, &params).await?;
+    let space = active_space(app, &reader, &params).await?;
     read_in_space(app, space, params, read).await
 }
 
@@ -62,14 +77,25 @@ fn page_in<'a>(opened: &'a Opened, page_id: &str) -> ApiResult<&'a quire_content
         .ok_or_else(|| ApiError::not_found(format!("page {page_id:?} not found in this revision")))
 }
 
+/// The reusable content of a revision, or a 404 naming it.
+fn reusable_in<'a>(opened: &'a Opened, id: &str) -> ApiResult<&'a quire_content::tree::ReusableEntry> {
+    opened
+        .stored
+        .tree
+        .reusable
+        .get(id)
+        .map(|r| r.as_ref())
+        .ok_or_else(|| ApiError::not_found(format!("reusable content {id:?} not found in this revision")))
+}
+
 /// Runs a read that renders a whole revision on the blocking pool.
 async fn with_revision<T: Send + 'static>(
     app: &App,
-    caller: Caller,
+    reader: Reader,
     params: RouteIds,
     render: impl FnOnce(&App, &Opened) -> ApiResult<T> + Send + 'static,
 ) -> ApiResult<T> {
-    let space = active_space(app, &caller, &params).await?;
+    let space = active_space(app, &reader, &params).await?;
     let app2 = app.clone();
     app.db
         .read_blocking(move |c| {
@@ -80,12 +106,12 @@ async fn with_revision<T: Send + 'static>(
 }
 
 pub async fn get_revision(
-    caller: Caller,
+    reader: Reader,
     app: App,
     params: RouteIds,
     opts: ReadOptions,
 ) -> ApiResult<axum::Json<RevisionJson>> {
-    let space = active_space(&app, &caller, &params).await?;
+    let space = active_space(&app, &reader, &params).await?;
     let app2 = app.clone();
     let json = app
         .db
@@ -120,14 +146,14 @@ pub struct Pages {
 /// rendered once per revision and served from the content cache, gzip-compressed (once, too)
 /// for clients that take it: the tree of a 10,000-page space is 8 MB, about 0.5 MB compressed.
 pub async fn list_pages(
-    caller: Caller,
+    reader: Reader,
     app: App,
     params: RouteIds,
     opts: ReadOptions,
     headers: axum::http::HeaderMap,
 ) -> ApiResult<axum::response::Response> {
     let gzip = crate::encoding::accepts_gzip(&headers);
-    let body = with_revision(&app, caller, params, move |app, opened| {
+    let body = with_revision(&app, reader, params, move |app, opened| {
         let key = store::RenderedKey {
             what: "pages",
             revision: opened.stored.id().to_string(),
@@ -166,12 +192,12 @@ pub async fn list_pages(
 }
 
 pub async fn list_files(
-    caller: Caller,
+    reader: Reader,
     app: App,
     params: RouteIds,
     paging: Paging,
 ) -> ApiResult<axum::Json<List<FileJson>>> {
-    let list = with_revision(&app, caller, params, move |app, opened| {
+    let list = with_revision(&app, reader, params, move |app, opened| {
         let files = reads::files(opened, &paging)?;
         let ctx = super::context(app, opened);
         Ok(files.map(|f| render::file(&ctx, f)))
@@ -180,9 +206,9 @@ pub async fn list_files(
     Ok(axum::Json(list))
 }
 
-pub async fn get_file(caller: Caller, app: App, params: RouteIds) -> ApiResult<axum::Json<FileJson>> {
+pub async fn get_file(reader: Reader, app: App, params: RouteIds) -> ApiResult<axum::Json<FileJson>> {
     let json =
-        read_opened(&app, caller, params, move |_, app, opened, params| {
+        read_opened(&app, reader, params, move |_, app, opened, params| {
             let file_id = param(params, "fileId")?;
             let file =
                 opened.stored.tree.files.get(file_id).ok_or_else(|| {
@@ -229,14 +255,14 @@ fn page_json(
 /// it: a page answer is about 3 KB of JSON, a third of that compressed, so the cache holds every
 /// page of a 10,000-page space and a read rarely parses and renders a document again.
 pub async fn get_page(
-    caller: Caller,
+    reader: Reader,
     app: App,
     params: RouteIds,
     opts: ReadOptions,
     headers: axum::http::HeaderMap,
 ) -> ApiResult<axum::response::Response> {
     let gzip = crate::encoding::accepts_gzip(&headers);
-    let space = active_space(&app, &caller, &params).await?;
+    let space = active_space(&app, &reader, &params).await?;
     // The main revision's pages are the hottest reads there are: answered from memory when
     // both the space and the page's answer are, without a database connection.
     let page_id = param(&params, "pageId")?.to_string();
@@ -278,12 +304,12 @@ fn page_key(
 }
 
 pub async fn get_page_by_path(
-    caller: Caller,
+    reader: Reader,
     app: App,
     params: RouteIds,
     opts: ReadOptions,
 ) -> ApiResult<axum::Json<PageJson>> {
-    let json = read_opened(&app, caller, params, move |c, app, opened, params| {
+    let json = read_opened(&app, reader, params, move |c, app, opened, params| {
         let path = param(params, "pagePath")?;
         let id = opened
             .stored
@@ -297,26 +323,42 @@ pub async fn get_page_by_path(
     Ok(axum::Json(json))
 }
 
-pub async fn get_reusable(caller: Caller, app: App, params: RouteIds) -> ApiResult<axum::Json<ReusableJson>> {
-    let json = read_opened(&app, caller, params, move |_, _, opened, params| {
-        let id = param(params, "reusableContentId")?;
-        let r = opened.stored.tree.reusable.get(id).ok_or_else(|| {
-            ApiError::not_found(format!("reusable content {id:?} not found in this revision"))
-        })?;
+pub async fn get_reusable(reader: Reader, app: App, params: RouteIds) -> ApiResult<axum::Json<ReusableJson>> {
+    let json = read_opened(&app, reader, params, move |_, _, opened, params| {
+        let r = reusable_in(opened, param(params, "reusableContentId")?)?;
         Ok::<_, ApiError>(render::reusable(r))
     })
     .await?;
     Ok(axum::Json(json))
 }
 
+/// `GET /v1/spaces/{spaceId}/revisions/{revisionId}/reusable-contents/{reusableContentId}/document`.
+pub async fn get_reusable_document(
+    reader: Reader,
+    app: App,
+    params: RouteIds,
+) -> ApiResult<axum::Json<Document>> {
+    let document = read_opened(&app, reader, params, move |c, app, opened, params| {
+        let r = reusable_in(opened, param(params, "reusableContentId")?)?;
+        Ok::<_, ApiError>(match &r.document {
+            Some(hash) => store::load_document(c, &app.content, &opened.stored.meta.space_id, hash)?
+                .document
+                .clone(),
+            None => Document::default(),
+        })
+    })
+    .await?;
+    Ok(axum::Json(document))
+}
+
 /// `GET /v1/spaces/{spaceId}/revisions/{revisionId}/page/{pageId}/document`.
 pub async fn get_page_document(
-    caller: Caller,
+    reader: Reader,
     app: App,
     params: RouteIds,
     opts: ReadOptions,
 ) -> ApiResult<axum::Json<Document>> {
-    let document = read_opened(&app, caller, params, move |c, app, opened, params| {
+    let document = read_opened(&app, reader, params, move |c, app, opened, params| {
         let page = page_in(opened, param(params, "pageId")?)?;
         let opts = ReadOptions {
             format: Some(render::Format::Document),

@@ -376,7 +376,10 @@ pub fn with_body(
         evaluate_document(&mut document, &scope);
     }
     match format {
-        Format::Document => json.document = Some(document),
+        Format::Document => {
+            quire_content::with_heading_ids(&mut document);
+            json.document = Some(document);
+        }
         Format::Markdown { stable_refs } => {
             let index = stored.index();
             let current = index.file_path(&p.id).unwrap_or_else(|| "README.md".to_string());

@@ -16,7 +16,7 @@ use utoipa_axum::routes;
 
 use super::wire::{self, PublishedCustomizations, PublishedSiteJson, Render, StructureJson};
 use crate::api::spaces::wire::with_role;
-use crate::auth::Caller;
+use crate::auth::{Caller, Reader, SiteVisitor};
 use crate::encoding;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{Path, QueryOf};
@@ -53,12 +53,18 @@ struct PublishedQuery {
     security(("token" = ["site:metadata:read"]))
 )]
 async fn get_published(
-    caller: Caller,
+    reader: Reader,
     State(app): State<App>,
     Path(path): Path<SitePath>,
     QueryOf(query): QueryOf<PublishedQuery>,
     headers: HeaderMap,
 ) -> ApiResult<Response> {
+    let caller = match reader {
+        Reader::User(caller) => caller,
+        Reader::Visitor(visitor) => {
+            return published_to_visitor(&app, &visitor, &path, &headers).await;
+        }
+    };
     let site = app
         .store
         .published_sites
@@ -84,11 +90,36 @@ async fn get_published(
         },
     )?;
     let shown = published::shown(&site, &claims);
+    answer(&app, &site, shown, &headers)
+}
+
+/// The site as its visitor was admitted to it by a URL lookup (their `apiToken`): with the
+/// claims they were admitted with; any other site is absent to them.
+async fn published_to_visitor(
+    app: &App,
+    visitor: &SiteVisitor,
+    path: &SitePath,
+    headers: &HeaderMap,
+) -> ApiResult<Response> {
+    if visitor.organization != path.organization_id || visitor.site != path.site_id {
+        return Err(quire_store::sites::not_found(&path.site_id).into());
+    }
+    let site = app
+        .store
+        .published_sites
+        .load(&app.db, &path.organization_id, &path.site_id)
+        .await?;
+    let shown = published::shown(&site, &site.claims(&visitor.claims));
+    answer(app, &site, shown, headers)
+}
+
+/// The published site as `shown`, rendered once per load and kept (plain and compressed).
+fn answer(app: &App, site: &Published, shown: Shown, headers: &HeaderMap) -> ApiResult<Response> {
     let key = (site.generation, shown);
     let body = match app.published_bodies.get(&key) {
         Some(body) => body,
         None => {
-            let json = render(&app, &site, &key.1);
+            let json = render(app, site, &key.1);
             let plain = serde_json::to_vec(&json)
                 .map_err(|e| ApiError::internal(format!("cannot render a published site: {e}")))?;
             let gzip = encoding::gzip(&plain, encoding::Effort::Fast)
@@ -101,7 +132,7 @@ async fn get_published(
             body
         }
     };
-    Ok(if encoding::accepts_gzip(&headers) {
+    Ok(if encoding::accepts_gzip(headers) {
         encoding::json(body.gzip, true)
     } else {
         encoding::json(body.plain, false)

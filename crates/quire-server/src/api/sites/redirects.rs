@@ -12,7 +12,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::wire::reader_url;
-use crate::auth::Caller;
+use crate::auth::{Caller, Reader};
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{Json, Path, QueryOf};
 use crate::paths::{SitePath, SiteRedirectPath};
@@ -452,22 +452,43 @@ fn target_url(urls: &Urls, site: &Site, target: Target) -> String {
     security(("token" = ["site:metadata:read"]))
 )]
 async fn resolve_redirect(
-    caller: Caller,
+    reader: Reader,
     State(app): State<App>,
     Path(path): Path<SitePath>,
     QueryOf(query): QueryOf<ResolveQuery>,
 ) -> ApiResult<axum::Json<ResolvedJson>> {
     redirects::check_source("source", &query.source, false)?;
     let store = app.store.clone();
-    let (site, redirect, target) = app
-        .db
-        .read_as::<site::View, _>(caller.user_id.clone(), path.site(), move |c, site| {
-            let (redirect, target) = redirects::resolve(c, &store.content, &site, &query.source)?;
-            Ok::<_, quire_store::StoreError>((site, redirect, target))
-        })
-        .await?;
+    let (site, redirect, target) = match reader {
+        Reader::User(caller) => {
+            app.db
+                .read_as::<site::View, _>(caller.user_id.clone(), path.site(), move |c, site| {
+                    let (redirect, target) = redirects::resolve(c, &store.content, &site, &query.source)?;
+                    Ok::<_, quire_store::StoreError>((site.site.clone(), redirect, target))
+                })
+                .await?
+        }
+        // A visitor follows the redirects of the published site they were admitted to.
+        Reader::Visitor(visitor) => {
+            if visitor.organization != path.organization_id || visitor.site != path.site_id {
+                return Err(quire_store::sites::not_found(&path.site_id).into());
+            }
+            let published = app
+                .store
+                .published_sites
+                .load(&app.db, &path.organization_id, &path.site_id)
+                .await?;
+            app.db
+                .read(move |c| {
+                    let (redirect, target) =
+                        redirects::resolve_published(c, &store.content, &published, &query.source)?;
+                    Ok::<_, quire_store::StoreError>((published.site.clone(), redirect, target))
+                })
+                .await?
+        }
+    };
     Ok(axum::Json(ResolvedJson {
         redirect: redirect_json(&redirect),
-        target: target_url(&app.urls, &site.site, target),
+        target: target_url(&app.urls, &site, target),
     }))
 }

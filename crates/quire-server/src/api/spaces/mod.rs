@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::auth::Caller;
+use crate::auth::{Caller, Reader};
 use crate::error::ApiResult;
 use crate::extract::{Json, OrderQuery, Patch, Path, QueryOf};
 use crate::paths::{OrgMemberPath, OrgPath, SpacePath};
@@ -56,15 +56,20 @@ struct GetSpaceQuery {
     security(("token" = ["space:metadata:read"]))
 )]
 async fn get_space(
-    caller: Caller,
+    reader: Reader,
     State(app): State<App>,
     Path(SpacePath { space_id }): Path<SpacePath>,
     QueryOf(_): QueryOf<GetSpaceQuery>,
 ) -> ApiResult<axum::Json<SpaceJson>> {
-    let space = app
-        .spaces
-        .load_visible(&app.db, &space_id, &caller.user_id)
-        .await?;
+    let space = match &reader {
+        // A deleted space stays readable by its members until it is purged.
+        Reader::User(caller) => {
+            app.spaces
+                .load_visible(&app.db, &space_id, &caller.user_id)
+                .await?
+        }
+        Reader::Visitor(visitor) => visitor.space(&app, &space_id).await?,
+    };
     Ok(axum::Json(space_json(&app.urls, &space)))
 }
 
