@@ -165,15 +165,19 @@ fn render(app: &App, p: &Published, shown: &Shown) -> PublishedSiteJson {
         shows_link: &|l| links.get(l.id.as_str()).copied().unwrap_or(false),
         hide_empty_groups: true,
     };
-    // Complete, as GET .../customization answers them: each site space's own over the site's.
+    // Complete, as GET .../customization answers them: each shown site space's own over the
+    // site's, or the site's for one without its own (GitBook lists every site space, and its
+    // renderer warns of one it does not find).
     let site_space_customizations = p
-        .site_space_customizations
+        .tree
+        .site_spaces
         .iter()
-        .filter(|(id, _)| site_spaces.get(id.as_str()).copied().unwrap_or(false))
-        .map(|(id, own)| {
+        .filter(|ss| site_spaces.get(ss.id.as_str()).copied().unwrap_or(false))
+        .map(|ss| {
+            let own = p.site_space_customizations.get(&ss.id);
             (
-                id.clone(),
-                customization::effective(p.customization.as_ref(), Some(own)),
+                ss.id.clone(),
+                customization::effective(p.customization.as_ref(), own),
             )
         })
         .collect();
