@@ -569,6 +569,22 @@ async fn a_lookups_api_token_reads_what_the_site_shows_that_visitor() {
             .await
             .expect_error(403);
     }
+    // What the renderer probes and quire does not serve is a clean 404, never 405 or 500.
+    for (method, path) in [
+        (
+            "GET",
+            format!("/v1/spaces/{one}/revisions/{revision}/page/{page}/meta-links"),
+        ),
+        ("GET", format!("/v1/spaces/{one}/embed?url=https://example.com")),
+        ("POST", format!("/v1/spaces/{one}/content/computed/document")),
+        ("POST", format!("{base}/search")),
+        ("POST", format!("{base}/insights/events")),
+    ] {
+        let body = (method == "POST").then(|| json!({}));
+        app.request(method, Some(&plain), &path, body)
+            .await
+            .expect_error(404);
+    }
     // A token that is not quire's own, or was altered, is no token.
     let mut altered = plain.clone();
     let last = altered.pop().unwrap();
