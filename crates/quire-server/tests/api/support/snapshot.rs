@@ -49,11 +49,16 @@ impl Stable {
         match v {
             Value::String(s) => Value::String(self.text(s)),
             Value::Array(items) => Value::Array(items.iter().map(|i| self.apply(i)).collect()),
-            Value::Object(map) => Value::Object(
-                map.iter()
-                    .map(|(k, v)| (self.text(k), self.apply(v)))
-                    .collect::<Map<String, Value>>(),
-            ),
+            Value::Object(map) => {
+                let mut entries: Vec<(String, Value)> =
+                    map.iter().map(|(k, v)| (self.text(k), self.apply(v))).collect();
+                // An object keyed by ids (`customizations.siteSpaces`) has no order of its own:
+                // the ids are random, so it is kept in the order of their placeholders.
+                if map.keys().any(|k| self.text(k) != *k) {
+                    entries.sort_by(|a, b| a.0.cmp(&b.0));
+                }
+                Value::Object(entries.into_iter().collect::<Map<String, Value>>())
+            }
             other => other.clone(),
         }
     }
