@@ -101,6 +101,24 @@ impl SiteVisitor {
         })
     }
 
+    /// The published site this visitor was admitted to, when `organization` and `site` name
+    /// it; 404 for any other, as for a site that does not exist.
+    pub async fn own_site(
+        &self,
+        app: &App,
+        organization: &str,
+        site: &str,
+    ) -> Result<std::sync::Arc<quire_store::sites::published::Published>, ApiError> {
+        if self.organization != organization || self.site != site {
+            return Err(quire_store::sites::not_found(site).into());
+        }
+        Ok(app
+            .store
+            .published_sites
+            .load(&app.db, organization, site)
+            .await?)
+    }
+
     /// The space when the site shows it to this visitor, as a reader of it; 404 otherwise, as
     /// for a space that does not exist.
     pub async fn space(&self, app: &App, space_id: &str) -> Result<SpaceFor, ApiError> {

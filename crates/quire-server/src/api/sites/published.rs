@@ -101,13 +101,8 @@ async fn published_to_visitor(
     path: &SitePath,
     headers: &HeaderMap,
 ) -> ApiResult<Response> {
-    if visitor.organization != path.organization_id || visitor.site != path.site_id {
-        return Err(quire_store::sites::not_found(&path.site_id).into());
-    }
-    let site = app
-        .store
-        .published_sites
-        .load(&app.db, &path.organization_id, &path.site_id)
+    let site = visitor
+        .own_site(app, &path.organization_id, &path.site_id)
         .await?;
     let shown = published::shown(&site, &site.claims(&visitor.claims));
     answer(app, &site, shown, headers)

@@ -470,13 +470,8 @@ async fn resolve_redirect(
         }
         // A visitor follows the redirects of the published site they were admitted to.
         Reader::Visitor(visitor) => {
-            if visitor.organization != path.organization_id || visitor.site != path.site_id {
-                return Err(quire_store::sites::not_found(&path.site_id).into());
-            }
-            let published = app
-                .store
-                .published_sites
-                .load(&app.db, &path.organization_id, &path.site_id)
+            let published = visitor
+                .own_site(&app, &path.organization_id, &path.site_id)
                 .await?;
             app.db
                 .read(move |c| {
