@@ -6,9 +6,12 @@
 //! them) as well as every [`POLL`], so that an event is delivered well within a second of its
 //! commit.
 
+use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::sync::watch;
+use futures_util::FutureExt;
+use futures_util::stream::{FuturesUnordered, StreamExt};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
 
 use crate::db::DbError;
 use crate::error::StoreError;
@@ -24,7 +27,12 @@ const SETTLE: Duration = Duration::from_millis(20);
 
 /// Runs due jobs until `stop` turns true. A job that fails is retried with exponential backoff
 /// and dropped after [`MAX_ATTEMPTS`], with its error logged.
+///
+/// Claimed jobs run on their own tasks, each holding one of [`CONCURRENCY`] slots until it is
+/// recorded, while this loop goes on claiming into the free slots: a webhook that takes its
+/// whole timeout, or a long OpenAPI job, holds one slot, not the runner.
 pub async fn run(store: Store, mut stop: watch::Receiver<bool>) {
+    let slots = Arc::new(Semaphore::new(CONCURRENCY));
     loop {
         if *stop.borrow() {
             return;
@@ -36,15 +44,36 @@ pub async fn run(store: Store, mut stop: watch::Receiver<bool>) {
         if let Err(e) = crate::integrations::fanout::run(&store).await {
             tracing::warn!(error = %e, "fanning events out to integrations failed");
         }
-        match run_one(&store).await {
-            Ok(true) => continue,
-            Ok(false) => {}
-            Err(e) => tracing::warn!(error = %e, "job runner failed to claim work"),
+        let free = slots.available_permits();
+        if free > 0 {
+            match claim_due(&store, free).await {
+                Ok(jobs) if !jobs.is_empty() => {
+                    // This loop is the only one taking slots, so the free ones are still free.
+                    let claimed: Vec<Claimed> = jobs
+                        .into_iter()
+                        .map(|job| Claimed {
+                            job,
+                            _slot: slots.clone().try_acquire_owned().ok(),
+                        })
+                        .collect();
+                    let store = store.clone();
+                    tokio::spawn(async move {
+                        if let Err(e) = run_claimed(&store, claimed).await {
+                            tracing::warn!(error = %e, "recording jobs failed");
+                        }
+                    });
+                    continue;
+                }
+                Ok(_) => {}
+                Err(e) => tracing::warn!(error = %e, "job runner failed to claim work"),
+            }
         }
         let woken = tokio::select! {
             _ = stop.wait_for(|s| *s) => return,
             () = tokio::time::sleep(POLL) => false,
             () = &mut changed => true,
+            // Every slot taken: look again as soon as one is free.
+            _ = slots.acquire(), if free == 0 => false,
         };
         if woken {
             tokio::select! {
@@ -55,13 +84,31 @@ pub async fn run(store: Store, mut stop: watch::Receiver<bool>) {
     }
 }
 
-/// How many due jobs one runner claims and runs at once: deliveries are mostly waiting on
-/// another server, and one at a time could not keep up with a burst of events.
+/// How many jobs one runner runs at once: deliveries are mostly waiting on another server,
+/// and one at a time could not keep up with a burst of events.
 pub const CONCURRENCY: usize = 16;
 
-/// Claims up to [`CONCURRENCY`] due jobs in one transaction and runs them together; false when
-/// none was due.
+/// A claimed job, and the runner's slot it holds until it is recorded (none under
+/// [`run_one`]).
+struct Claimed {
+    job: Job,
+    _slot: Option<OwnedSemaphorePermit>,
+}
+
+/// Claims up to [`CONCURRENCY`] due jobs in one transaction and runs them to the end; false
+/// when none was due. Tests call it to run the jobs a request left.
 pub async fn run_one(store: &Store) -> Result<bool, StoreError> {
+    let jobs = claim_due(store, CONCURRENCY).await?;
+    if jobs.is_empty() {
+        return Ok(false);
+    }
+    let claimed = jobs.into_iter().map(|job| Claimed { job, _slot: None }).collect();
+    run_claimed(store, claimed).await?;
+    Ok(true)
+}
+
+/// Claims up to `n` due jobs in one transaction.
+async fn claim_due(store: &Store, n: usize) -> Result<Vec<Job>, StoreError> {
     let now = clock::now_ms();
     // A read first: most polls find nothing, and need not take the write lock to learn it.
     let due = store
@@ -74,14 +121,14 @@ pub async fn run_one(store: &Store) -> Result<bool, StoreError> {
         })
         .await?;
     if !due {
-        return Ok(false);
+        return Ok(Vec::new());
     }
-    let jobs = store
+    store
         .db
         .write(move |c| {
             let mut jobs = Vec::new();
             // A claimed row is leased, so the next claim in the transaction passes it over.
-            while jobs.len() < CONCURRENCY {
+            while jobs.len() < n {
                 match claim(c, now)? {
                     Some(job) => jobs.push(job),
                     None => break,
@@ -89,60 +136,65 @@ pub async fn run_one(store: &Store) -> Result<bool, StoreError> {
             }
             Ok::<_, StoreError>(jobs)
         })
-        .await?;
-    if jobs.is_empty() {
-        return Ok(false);
-    }
-    let (deliveries, others): (Vec<Job>, Vec<Job>) = jobs
-        .into_iter()
-        .partition(|job| job.kind == delivery::DELIVER_JOB && job.payload.is_ok());
-    let run_others = async {
-        let outcomes = futures_util::future::join_all(others.iter().map(|job| execute(store, job))).await;
-        for (job, outcome) in others.iter().zip(outcomes) {
-            let (id, lease, attempts) = (job.id.clone(), job.lease_until, job.attempts);
-            let kind = job.kind.clone();
-            let outcome = outcome.map_err(|e| e.to_string());
-            store
-                .db
-                .write(move |c| finish(c, (&id, &kind, lease, attempts), outcome.clone()))
-                .await?;
-        }
-        Ok::<_, StoreError>(())
-    };
-    let (delivered, others_done) = tokio::join!(deliver(store, deliveries), run_others);
-    delivered?;
-    others_done?;
-    Ok(true)
+        .await
 }
 
-/// Makes the attempts of a batch of deliveries together, then records them all, and ends or
-/// reschedules their jobs, in one transaction: a burst of events costs a few writes, not
-/// several per event.
-async fn deliver(store: &Store, jobs: Vec<Job>) -> Result<(), StoreError> {
-    if jobs.is_empty() {
-        return Ok(());
-    }
-    let attempted = futures_util::future::join_all(jobs.iter().map(|job| async move {
-        match &job.payload {
-            Ok(payload) => delivery::attempt(store, payload).await,
-            Err(e) => Err(StoreError::internal(e.clone())),
-        }
-    }))
-    .await;
-    let settings = store.settings.delivery;
-    store
-        .db
-        .write(move |c| {
-            for (job, attempt) in jobs.iter().zip(&attempted) {
-                let outcome = match attempt {
-                    Ok(attempt) => delivery::record(c, attempt, &settings).map_err(|e| e.to_string()),
-                    Err(e) => Err(e.to_string()),
-                };
-                finish(c, (&job.id, &job.kind, job.lease_until, job.attempts), outcome)?;
-            }
-            Ok::<_, StoreError>(())
+/// Runs claimed jobs together, each recorded (and its slot freed) as soon as it ends.
+async fn run_claimed(store: &Store, claimed: Vec<Claimed>) -> Result<(), StoreError> {
+    let (deliveries, others): (Vec<Claimed>, Vec<Claimed>) = claimed
+        .into_iter()
+        .partition(|c| c.job.kind == delivery::DELIVER_JOB);
+    let run_others = futures_util::future::join_all(others.into_iter().map(|claimed| async move {
+        let job = &claimed.job;
+        let outcome = execute(store, job).await.map_err(|e| e.to_string());
+        let (id, kind, lease, attempts) = (job.id.clone(), job.kind.clone(), job.lease_until, job.attempts);
+        store
+            .db
+            .write(move |c| finish(c, (&id, &kind, lease, attempts), outcome.clone()))
+            .await
+    }));
+    let (delivered, others_done) = tokio::join!(deliver(store, deliveries), run_others);
+    delivered?;
+    others_done.into_iter().collect()
+}
+
+/// Makes the attempts of a batch of deliveries together and records them as they end: those
+/// that ended together in one transaction (a burst of events costs a few writes, not several
+/// per event), and none waits for a slower endpoint than its own.
+async fn deliver(store: &Store, jobs: Vec<Claimed>) -> Result<(), StoreError> {
+    let mut attempts: FuturesUnordered<_> = jobs
+        .into_iter()
+        .map(|claimed| async move {
+            let attempted = match &claimed.job.payload {
+                Ok(payload) => delivery::attempt(store, payload).await,
+                Err(e) => Err(StoreError::internal(e.clone())),
+            };
+            (claimed, attempted)
         })
-        .await
+        .collect();
+    let settings = store.settings.delivery;
+    while let Some(first) = attempts.next().await {
+        let mut ended = vec![first];
+        while let Some(Some(more)) = attempts.next().now_or_never() {
+            ended.push(more);
+        }
+        // `ended` (with its slots) is dropped once the transaction is done.
+        store
+            .db
+            .write(move |c| {
+                for (claimed, attempt) in &ended {
+                    let job = &claimed.job;
+                    let outcome = match attempt {
+                        Ok(attempt) => delivery::record(c, attempt, &settings).map_err(|e| e.to_string()),
+                        Err(e) => Err(e.to_string()),
+                    };
+                    finish(c, (&job.id, &job.kind, job.lease_until, job.attempts), outcome)?;
+                }
+                Ok::<_, StoreError>(())
+            })
+            .await?;
+    }
+    Ok(())
 }
 
 /// Records how a job ended, in the transaction `c` is in: rescheduled, done, retried later, or
@@ -187,7 +239,8 @@ fn finish(
     Ok(())
 }
 
-/// Runs a job; Some(time) asks to run it again at that time (Unix ms).
+/// Runs a job other than a delivery (those are [`deliver`]'s); Some(time) asks to run it
+/// again at that time (Unix ms).
 async fn execute(store: &Store, job: &Job) -> Result<Option<i64>, StoreError> {
     let payload = job
         .payload
@@ -200,9 +253,6 @@ async fn execute(store: &Store, job: &Job) -> Result<Option<i64>, StoreError> {
         crate::files::COLLECT_JOB => crate::files::run_collect_job(store).await.map(Some),
         crate::openapi::process::PROCESS_JOB => crate::openapi::process::run(store, payload).await,
         crate::openapi::pages::PAGES_JOB => crate::openapi::pages::run(store, payload).await,
-        crate::integrations::delivery::DELIVER_JOB => {
-            crate::integrations::delivery::run(store, payload).await
-        }
         other => Err(StoreError::internal(format!("unknown job kind {other:?}"))),
     }
 }

@@ -174,13 +174,6 @@ pub enum Attempted {
     },
 }
 
-/// Runs one attempt of the job's event and records it; Some(time) asks to run again then.
-pub async fn run(store: &Store, payload: &Json) -> Result<Option<i64>, StoreError> {
-    let attempted = attempt(store, payload).await?;
-    let settings = store.settings.delivery;
-    store.db.write(move |c| record(c, &attempted, &settings)).await
-}
-
 /// Writes down what [`attempt`] did; Some(time) when another attempt is due then. The job
 /// runner records a batch of attempts in one transaction.
 pub fn record(
@@ -300,14 +293,21 @@ pub async fn attempt(store: &Store, payload: &Json) -> Result<Attempted, StoreEr
             true,
             format!("attempt {number}: {url} answered {} in {took} ms", posted.status),
         ),
-        Ok(posted) => (
-            false,
-            format!(
-                "attempt {number}: {url} answered {} in {took} ms: {}",
-                posted.status,
-                posted.body.chars().take(200).collect::<String>()
-            ),
-        ),
+        Ok(posted) => {
+            let said: String = posted.body.trim().chars().take(200).collect();
+            let said = if said.is_empty() {
+                String::new()
+            } else {
+                format!(": {said}")
+            };
+            (
+                false,
+                format!(
+                    "attempt {number}: {url} answered {} in {took} ms{said}",
+                    posted.status
+                ),
+            )
+        }
         Err(e) => (false, format!("attempt {number}: {e}")),
     };
     Ok(Attempted::Sent {
