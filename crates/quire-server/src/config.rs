@@ -217,6 +217,12 @@ pub struct ServeArgs {
     #[arg(long, env = "QUIRE_DELIVERY_DISABLE_AFTER", default_value = "24h", value_parser = parse_positive_duration)]
     pub delivery_disable_after: Duration,
 
+    /// How long events are kept once they have done their work: outbox rows fanned out to
+    /// integrations, and integration events delivered or given up, with their traces (e.g.
+    /// 30d, 12h; 0: forever). Pending ones are kept whatever their age.
+    #[arg(long, env = "QUIRE_EVENT_RETENTION", default_value = "30d", value_parser = parse_duration)]
+    pub event_retention: Duration,
+
     /// A request still running after this time is answered 503, and a write transaction it
     /// started is rolled back instead of committed (e.g. 30s, 2m).
     #[arg(long, env = "QUIRE_REQUEST_TIMEOUT", default_value = "30s", value_parser = parse_positive_duration)]

@@ -94,6 +94,7 @@ pub async fn start(args: &ServeArgs) -> Result<Running, String> {
             timeout: args.delivery_timeout,
             disable_after_ms: i64::try_from(args.delivery_disable_after.as_millis()).unwrap_or(i64::MAX),
         },
+        event_retention_ms: i64::try_from(args.event_retention.as_millis()).unwrap_or(i64::MAX),
     };
     let blobs = args.storage.blob_store()?;
     let outbound = crate::outbound::Outbound::new(args.outbound_allow.clone(), args.outbound_timeout);
@@ -125,6 +126,12 @@ pub async fn start(args: &ServeArgs) -> Result<Running, String> {
         .write(move |c| quire_store::files::schedule(c, first_collection))
         .await
         .map_err(|e| format!("cannot schedule file collection: {}", e.message))?;
+    let event_retention = scheduling.store.settings.event_retention_ms;
+    scheduling
+        .db
+        .write(move |c| quire_store::integrations::retention::schedule(c, event_retention))
+        .await
+        .map_err(|e| format!("cannot schedule the pruning of events: {}", e.message))?;
     let (stop, stopped) = watch::channel(false);
     let router = crate::router::router(app.clone());
     let limits = crate::connections::Limits::from_args(&args.connections);

@@ -111,6 +111,9 @@ pub struct Settings {
     pub secrets_key: integrations::secrets::SecretsKey,
     /// How integration events are delivered and retried.
     pub delivery: integrations::delivery::DeliverySettings,
+    /// How long dispatched outbox rows and settled integration events are kept (see
+    /// `integrations::retention`).
+    pub event_retention_ms: i64,
 }
 
 #[derive(Clone)]

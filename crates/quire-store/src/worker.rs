@@ -1,6 +1,6 @@
 //! The runner of the durable background jobs (`jobs`): claims due jobs, runs them (purging a
 //! deleted space, collecting unreferenced file bytes, processing OpenAPI specifications,
-//! delivering integration events), retries them with backoff. Before looking for jobs it fans
+//! delivering integration events, pruning old events), retries them with backoff. Before looking for jobs it fans
 //! the outbox out to integrations (`integrations::fanout`), which makes delivery jobs. Every
 //! process runs one; they share the job table. It wakes on writes (shortly after a burst of
 //! them) as well as every [`POLL`], so that an event is delivered well within a second of its
@@ -253,6 +253,7 @@ async fn execute(store: &Store, job: &Job) -> Result<Option<i64>, StoreError> {
         crate::files::COLLECT_JOB => crate::files::run_collect_job(store).await.map(Some),
         crate::openapi::process::PROCESS_JOB => crate::openapi::process::run(store, payload).await,
         crate::openapi::pages::PAGES_JOB => crate::openapi::pages::run(store, payload).await,
+        crate::integrations::retention::PRUNE_JOB => crate::integrations::retention::run(store).await,
         other => Err(StoreError::internal(format!("unknown job kind {other:?}"))),
     }
 }

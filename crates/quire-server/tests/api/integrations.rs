@@ -161,6 +161,23 @@ async fn install_on(app: &TestApp, admin: &TestUser, name: &str, org: &str, spac
     id
 }
 
+/// Sends integration `name`'s events to `url` (its dev tunnel).
+async fn tunnel(app: &TestApp, admin: &TestUser, name: &str, url: &str) {
+    app.put(
+        admin,
+        &format!("/v1/integrations/{name}/dev"),
+        json!({"tunnelUrl": url}),
+    )
+    .await
+    .expect(204);
+}
+
+/// A URL on a port nobody listens on: every attempt there is refused.
+fn closed_url() -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    format!("http://{}/hook", listener.local_addr().unwrap())
+}
+
 /// Changes main of `space` through a merged change request: a `space_content_updated`.
 async fn change_main(app: &TestApp, user: &TestUser, space: &str, title: &str) {
     let cr = app
@@ -319,13 +336,7 @@ async fn a_delivery_fails_twice_then_succeeds_signed_with_every_attempt_in_the_t
     let published = publish(&app, &ann, "notifier", &org, &["space:content:read"]).await;
     let secret = published["signingSecret"].as_str().unwrap().to_string();
     let receiver = Receiver::start(2).await;
-    app.put(
-        &ann,
-        "/v1/integrations/notifier/dev",
-        json!({"tunnelUrl": receiver.url}),
-    )
-    .await
-    .expect(204);
+    tunnel(&app, &ann, "notifier", &receiver.url).await;
     let docs = space(&app, &ann, &org, "Docs").await;
     install_on(&app, &ann, "notifier", &org, &docs).await;
     // The setup events are delivered first.
@@ -443,15 +454,8 @@ async fn an_endpoint_that_does_not_answer_holds_back_no_other_delivery() {
     publish(&app, &ann, "quick", &org, &["space:content:read"]).await;
     let held = Held::start().await;
     let quick = Receiver::start(0).await;
-    for (name, url) in [("slow", &held.url), ("quick", &quick.url)] {
-        app.put(
-            &ann,
-            &format!("/v1/integrations/{name}/dev"),
-            json!({"tunnelUrl": url}),
-        )
-        .await
-        .expect(204);
-    }
+    tunnel(&app, &ann, "slow", &held.url).await;
+    tunnel(&app, &ann, "quick", &quick.url).await;
     let docs = space(&app, &ann, &org, "Docs").await;
     install_on(&app, &ann, "slow", &org, &docs).await;
     let start = Instant::now();
@@ -499,13 +503,7 @@ async fn events_of_another_organization_reach_the_tunnel_only_with_all() {
     let theirs = app.org(&bea, "Customer").await;
     publish(&app, &ann, "notifier", &org, &["space:content:read"]).await;
     let receiver = Receiver::start(0).await;
-    app.put(
-        &ann,
-        "/v1/integrations/notifier/dev",
-        json!({"tunnelUrl": receiver.url}),
-    )
-    .await
-    .expect(204);
+    tunnel(&app, &ann, "notifier", &receiver.url).await;
     let space = space(&app, &bea, &theirs, "Their docs").await;
     let installation = install_on(&app, &bea, "notifier", &theirs, &space).await;
     change_main(&app, &bea, &space, "Page").await;
@@ -561,17 +559,7 @@ async fn an_event_waiting_for_its_next_attempt_survives_a_restart_and_is_deliver
     publish(&app, &ann, "notifier", &org, &["space:content:read"]).await;
     let receiver = Receiver::start(0).await;
     // The tunnel refuses connections at first: a port nobody listens on.
-    let closed = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        l.local_addr().unwrap()
-    };
-    app.put(
-        &ann,
-        "/v1/integrations/notifier/dev",
-        json!({"tunnelUrl": format!("http://{closed}/hook")}),
-    )
-    .await
-    .expect(204);
+    tunnel(&app, &ann, "notifier", &closed_url()).await;
     let docs = space(&app, &ann, &org, "Docs").await;
     install_on(&app, &ann, "notifier", &org, &docs).await;
     // The first attempts fail; then the process stops between attempts (its jobs stay in
@@ -594,13 +582,7 @@ async fn an_event_waiting_for_its_next_attempt_survives_a_restart_and_is_deliver
     let next = app
         .beside_with(&["--outbound-allow", "127.0.0.1", "--delivery-backoff", "1s"])
         .await;
-    next.put(
-        &ann,
-        "/v1/integrations/notifier/dev",
-        json!({"tunnelUrl": receiver.url}),
-    )
-    .await
-    .expect(204);
+    tunnel(&next, &ann, "notifier", &receiver.url).await;
     // Once every event is recorded delivered, none is sent again: each arrived once.
     let events = all_settled(&next, &ann, "notifier", "space_installation_setup").await;
     assert!(events.iter().all(|e| e["status"] == "success"), "{events:?}");
@@ -616,6 +598,97 @@ async fn an_event_waiting_for_its_next_attempt_survives_a_restart_and_is_deliver
         .collect();
     expected.sort();
     assert_eq!(ids, expected, "every event delivered exactly once");
+}
+
+#[tokio::test]
+async fn events_past_their_retention_are_pruned_once_settled() {
+    // The first attempt of each event is the only one this test waits for.
+    let app = TestApp::start_with(&["--outbound-allow", "127.0.0.1", "--delivery-backoff", "1h"]).await;
+    let ann = app.user("ann").await;
+    let org = app.org(&ann, "Acme").await;
+    publish(&app, &ann, "notifier", &org, &["space:content:read"]).await;
+    publish(&app, &ann, "stuck", &org, &["space:content:read"]).await;
+    let receiver = Receiver::start(0).await;
+    tunnel(&app, &ann, "notifier", &receiver.url).await;
+    tunnel(&app, &ann, "stuck", &closed_url()).await;
+    let docs = space(&app, &ann, &org, "Docs").await;
+    install_on(&app, &ann, "notifier", &org, &docs).await;
+    install_on(&app, &ann, "stuck", &org, &docs).await;
+    change_main(&app, &ann, &docs, "Guide").await;
+    let delivered = all_settled(&app, &ann, "notifier", "space_content_updated").await;
+    // The stuck integration's events failed once and wait an hour for their next attempt.
+    let start = Instant::now();
+    let stuck = loop {
+        let listed = app.get(&ann, "/v1/integrations/stuck/events").await.expect(200);
+        let items = listed["items"].as_array().unwrap().clone();
+        if items
+            .iter()
+            .any(|e| e["payload"]["type"] == "space_content_updated")
+            && items.iter().all(|e| e["attempts"] == 1)
+        {
+            break items;
+        }
+        assert!(start.elapsed() < Duration::from_secs(20), "{listed}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert!(stuck.iter().all(|e| e["status"] == "pending"));
+    // What happens after the cutoff is younger than it, whatever its state.
+    let cutoff = quire_store::clock::now_ms() + 1;
+    while quire_store::clock::now_ms() <= cutoff {
+        tokio::task::yield_now().await;
+    }
+    change_main(&app, &ann, &docs, "Later").await;
+    let younger = "SELECT count(*) FROM events WHERE created_at >= ?1";
+    let younger_before = app.scalar(younger, cutoff).await;
+    assert!(younger_before > 0);
+
+    // Everything settled before the cutoff goes; pending events and their traces stay.
+    let pruned = quire_store::integrations::retention::prune(app.server(), cutoff)
+        .await
+        .unwrap();
+    assert_eq!(pruned.events, delivered.len() as u64, "{pruned:?}");
+    assert!(pruned.outbox > 0, "{pruned:?}");
+    assert_eq!(app.scalar(younger, cutoff).await, younger_before);
+    assert_eq!(
+        app.scalar(
+            "SELECT count(*) FROM events WHERE dispatched_at IS NOT NULL AND created_at < ?1",
+            cutoff
+        )
+        .await,
+        0
+    );
+    let listed = app
+        .get(&ann, "/v1/integrations/notifier/events")
+        .await
+        .expect(200);
+    let ids: Vec<&Value> = listed["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| &e["id"])
+        .collect();
+    assert!(delivered.iter().all(|e| !ids.contains(&&e["id"])), "{listed}");
+    let gone = delivered[0]["id"].as_str().unwrap();
+    app.get(&ann, &format!("/v1/integrations/notifier/events/{gone}"))
+        .await
+        .expect(404);
+    for event in &stuck {
+        let id = event["id"].as_str().unwrap();
+        let detail = app
+            .get(&ann, &format!("/v1/integrations/stuck/events/{id}"))
+            .await
+            .expect(200);
+        assert!(!detail["trace"]["logs"].as_array().unwrap().is_empty());
+    }
+    assert_eq!(
+        app.scalar(
+            "SELECT count(*) FROM integration_event_logs WHERE event_id NOT IN (SELECT id FROM integration_events) AND event_id <> ?1",
+            ""
+        )
+        .await,
+        0,
+        "no trace outlives its event"
+    );
 }
 
 #[tokio::test]

@@ -383,11 +383,11 @@ impl TestApp {
     }
 
     /// One number read from the database: `sql` with `?1` bound to `arg`.
-    pub async fn scalar(&self, sql: &'static str, arg: &str) -> i64 {
+    pub async fn scalar(&self, sql: &'static str, arg: impl Into<quire_store::db::Value>) -> i64 {
         let db = self.db.clone();
-        let arg = arg.to_string();
+        let arg = arg.into();
         tokio::task::spawn_blocking(move || {
-            db.read_sync(|c| c.query_scalar::<i64>(sql, &[arg.as_str().into()]))
+            db.read_sync(|c| c.query_scalar::<i64>(sql, std::slice::from_ref(&arg)))
                 .unwrap()
                 .unwrap()
         })

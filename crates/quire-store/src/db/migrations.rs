@@ -138,6 +138,12 @@ const MIGRATIONS: &[Migration] = &[
         sqlite: include_str!("../../migrations/0021_integrations.sql"),
         postgres: include_str!("../../migrations/0021_integrations.sql"),
     },
+    Migration {
+        version: 22,
+        name: "retention of dispatched outbox rows and settled integration events",
+        sqlite: include_str!("../../migrations/0022_event_retention.sql"),
+        postgres: include_str!("../../migrations/0022_event_retention.sql"),
+    },
 ];
 
 /// An arbitrary constant that names quire's migration lock among PostgreSQL advisory locks.

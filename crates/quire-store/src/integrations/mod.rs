@@ -13,6 +13,7 @@ pub mod fanout;
 pub mod installations;
 pub mod model;
 pub mod publish;
+pub mod retention;
 pub mod secrets;
 pub mod tokens;
 
