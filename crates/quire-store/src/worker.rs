@@ -12,6 +12,7 @@ use std::time::Duration;
 use futures_util::FutureExt;
 use futures_util::stream::{FuturesUnordered, StreamExt};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
+use tokio::task::JoinSet;
 
 use crate::db::DbError;
 use crate::error::StoreError;
@@ -33,9 +34,12 @@ const SETTLE: Duration = Duration::from_millis(20);
 /// whole timeout, or a long OpenAPI job, holds one slot, not the runner.
 pub async fn run(store: Store, mut stop: watch::Receiver<bool>) {
     let slots = Arc::new(Semaphore::new(CONCURRENCY));
+    // Owned here: aborting the runner (a crash, in tests) aborts its jobs with it.
+    let mut running = JoinSet::new();
     loop {
+        while running.try_join_next().is_some() {}
         if *stop.borrow() {
-            return;
+            break;
         }
         let db = store.db.clone();
         let changed = db.changed();
@@ -57,7 +61,7 @@ pub async fn run(store: Store, mut stop: watch::Receiver<bool>) {
                         })
                         .collect();
                     let store = store.clone();
-                    tokio::spawn(async move {
+                    running.spawn(async move {
                         if let Err(e) = run_claimed(&store, claimed).await {
                             tracing::warn!(error = %e, "recording jobs failed");
                         }
@@ -69,7 +73,7 @@ pub async fn run(store: Store, mut stop: watch::Receiver<bool>) {
             }
         }
         let woken = tokio::select! {
-            _ = stop.wait_for(|s| *s) => return,
+            _ = stop.wait_for(|s| *s) => break,
             () = tokio::time::sleep(POLL) => false,
             () = &mut changed => true,
             // Every slot taken: look again as soon as one is free.
@@ -77,11 +81,14 @@ pub async fn run(store: Store, mut stop: watch::Receiver<bool>) {
         };
         if woken {
             tokio::select! {
-                _ = stop.wait_for(|s| *s) => return,
+                _ = stop.wait_for(|s| *s) => break,
                 () = tokio::time::sleep(SETTLE) => {}
             }
         }
     }
+    // Stopping: the jobs under way finish and are recorded, so their leases are released
+    // rather than left to expire (and a delivery made is not made again).
+    while running.join_next().await.is_some() {}
 }
 
 /// How many jobs one runner runs at once: deliveries are mostly waiting on another server,
