@@ -152,12 +152,11 @@ async fn run_claimed(store: &Store, claimed: Vec<Claimed>) -> Result<(), StoreEr
         .into_iter()
         .partition(|c| c.job.kind == delivery::DELIVER_JOB);
     let run_others = futures_util::future::join_all(others.into_iter().map(|claimed| async move {
-        let job = &claimed.job;
-        let outcome = execute(store, job).await.map_err(|e| e.to_string());
-        let (id, kind, lease, attempts) = (job.id.clone(), job.kind.clone(), job.lease_until, job.attempts);
+        let outcome = execute(store, &claimed.job).await.map_err(|e| e.to_string());
+        // `claimed` (with its slot) is dropped once the transaction is done.
         store
             .db
-            .write(move |c| finish(c, (&id, &kind, lease, attempts), outcome.clone()))
+            .write(move |c| finish(c, &claimed.job, outcome.clone()))
             .await
     }));
     let (delivered, others_done) = tokio::join!(deliver(store, deliveries), run_others);
@@ -190,12 +189,11 @@ async fn deliver(store: &Store, jobs: Vec<Claimed>) -> Result<(), StoreError> {
             .db
             .write(move |c| {
                 for (claimed, attempt) in &ended {
-                    let job = &claimed.job;
                     let outcome = match attempt {
                         Ok(attempt) => delivery::record(c, attempt, &settings).map_err(|e| e.to_string()),
                         Err(e) => Err(e.to_string()),
                     };
-                    finish(c, (&job.id, &job.kind, job.lease_until, job.attempts), outcome)?;
+                    finish(c, &claimed.job, outcome)?;
                 }
                 Ok::<_, StoreError>(())
             })
@@ -209,9 +207,10 @@ async fn deliver(store: &Store, jobs: Vec<Claimed>) -> Result<(), StoreError> {
 /// by another runner after its lease expired, is left alone.
 fn finish(
     c: &mut dyn crate::db::Conn,
-    (id, kind, lease, attempts): (&str, &str, i64, i64),
+    job: &Job,
     outcome: Result<Option<i64>, String>,
 ) -> Result<(), StoreError> {
+    let (id, kind, lease, attempts) = (&job.id, &job.kind, job.lease_until, job.attempts);
     match outcome {
         Ok(Some(next)) => {
             // A periodic job, or another attempt: the same row runs again later.

@@ -5,8 +5,8 @@
 use base64::Engine as _;
 use serde_json::{Value, json};
 
-use crate::support::TestApp;
-use crate::support::site::{SiteBuilder, handbook_pages, id, visitor_key, visitor_token};
+use crate::support::site::{BuiltSite, SiteBuilder, handbook_pages, id, visitor_key, visitor_token};
+use crate::support::{TestApp, TestUser};
 
 /// `GET /v1/urls/published?url=...` without a token, as GitBook's renderer calls it.
 async fn published(app: &TestApp, url: &str, extra: &str) -> crate::support::Resp {
@@ -18,6 +18,21 @@ async fn published(app: &TestApp, url: &str, extra: &str) -> crate::support::Res
 }
 
 /// The payload of a JWT, unchecked (as GitBook's renderer reads its `apiToken`).
+/// A published site "gated" with two sections, Open and Beta, and its published URL.
+async fn open_and_beta(app: &TestApp, owner: &TestUser) -> (BuiltSite, String) {
+    let built = SiteBuilder::new(app, owner)
+        .section("Open", "One")
+        .section("Beta", "Two")
+        .basename("gated")
+        .build()
+        .await;
+    let root = app.get(owner, &built.base).await.expect(200)["urls"]["published"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    (built, root)
+}
+
 fn jwt_payload(token: &str) -> Value {
     let payload = token.split('.').nth(1).expect("a JWT");
     let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
@@ -145,17 +160,8 @@ async fn a_published_url_resolves_to_what_serves_it() {
 async fn lookups_admit_visitors_as_the_reader_does() {
     let app = TestApp::start().await;
     let owner = app.user("Owner").await;
-    let built = SiteBuilder::new(&app, &owner)
-        .section("Open", "One")
-        .section("Beta", "Two")
-        .basename("gated")
-        .build()
-        .await;
+    let (built, root) = open_and_beta(&app, &owner).await;
     let base = built.base.clone();
-    let root = app.get(&owner, &base).await.expect(200)["urls"]["published"]
-        .as_str()
-        .unwrap()
-        .to_string();
     let beta = built.added[1].clone();
     let beta_url = format!("{root}/{}/", beta["path"].as_str().unwrap());
 
@@ -390,12 +396,7 @@ async fn a_url_of_quire_resolves_to_the_content_it_shows() {
 async fn a_lookups_api_token_reads_what_the_site_shows_that_visitor() {
     let app = TestApp::start().await;
     let owner = app.user("Owner").await;
-    let built = SiteBuilder::new(&app, &owner)
-        .section("Open", "One")
-        .section("Beta", "Two")
-        .basename("gated")
-        .build()
-        .await;
+    let (built, root) = open_and_beta(&app, &owner).await;
     let base = built.base.clone();
     let (one, two) = (built.spaces[0].clone(), built.spaces[1].clone());
     let merge_page = async |title: &str| {
@@ -416,10 +417,6 @@ async fn a_lookups_api_token_reads_what_the_site_shows_that_visitor() {
             .expect(200);
     };
     merge_page("Welcome").await;
-    let root = app.get(&owner, &base).await.expect(200)["urls"]["published"]
-        .as_str()
-        .unwrap()
-        .to_string();
     app.put(
         &owner,
         &format!("{base}/adaptive-schema"),

@@ -4,7 +4,7 @@
 //! fanned out and an event still pending are kept whatever their age: nothing is removed
 //! before it has done its work.
 
-use crate::db::Conn;
+use crate::db::{Args, Conn};
 use crate::error::StoreResult;
 use crate::{Store, clock, jobs, params};
 
@@ -59,17 +59,27 @@ fn prune_round(c: &mut dyn Conn, cutoff: i64) -> StoreResult<Pruned> {
              ORDER BY created_at LIMIT ?2)",
         params![cutoff, ROUND],
     )?;
-    // The same rows twice in one transaction: nothing settles with a past `completed_at`.
-    let settled = "SELECT id FROM integration_events
-                   WHERE completed_at IS NOT NULL AND completed_at < ?1 AND status <> 'pending'
-                   ORDER BY completed_at, id LIMIT ?2";
-    c.execute(
-        &format!("DELETE FROM integration_event_logs WHERE event_id IN ({settled})"),
+    let settled = c.query(
+        "SELECT id FROM integration_events
+         WHERE completed_at IS NOT NULL AND completed_at < ?1 AND status <> 'pending'
+         ORDER BY completed_at, id LIMIT ?2",
         params![cutoff, ROUND],
     )?;
+    let ids = settled
+        .iter()
+        .map(|row| row.get::<String>(0))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut args = Args::default();
+    let list = args.list(ids);
+    // The events read once, then their traces and themselves by id: one set, whatever
+    // settles meanwhile.
+    c.execute(
+        &format!("DELETE FROM integration_event_logs WHERE event_id IN ({list})"),
+        args.values(),
+    )?;
     let events = c.execute(
-        &format!("DELETE FROM integration_events WHERE id IN ({settled})"),
-        params![cutoff, ROUND],
+        &format!("DELETE FROM integration_events WHERE id IN ({list})"),
+        args.values(),
     )?;
     Ok(Pruned { outbox, events })
 }
