@@ -640,7 +640,7 @@ fn check_merge(document: &Document, edit_at: usize) -> Result<(), TestCaseError>
         let index = (edit_at / 2) % blocks;
         let edited = first_leaf(&mut change_doc.nodes[index]);
         match edited {
-            Some(leaf) if edit_at % 2 == 0 => leaf.text.push_str(" (edited)"),
+            Some(leaf) if edit_at.is_multiple_of(2) => leaf.text.push_str(" (edited)"),
             _ => {
                 change_doc.nodes.remove(index);
                 expected -= 1;

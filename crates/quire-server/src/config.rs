@@ -223,6 +223,23 @@ pub struct ServeArgs {
     #[arg(long, env = "QUIRE_EVENT_RETENTION", default_value = "30d", value_parser = parse_duration)]
     pub event_retention: Duration,
 
+    /// How long an integration script may run its own code in one call (its fetches and
+    /// timers' waits not counted); a script past it is stopped, and the trace says so.
+    #[arg(long, env = "QUIRE_SCRIPT_CPU", default_value = "500ms", value_parser = parse_positive_duration)]
+    pub script_cpu: Duration,
+
+    /// How long one call of an integration script may take in all, waits included.
+    #[arg(long, env = "QUIRE_SCRIPT_TIMEOUT", default_value = "30s", value_parser = parse_positive_duration)]
+    pub script_timeout: Duration,
+
+    /// The memory an integration script's JavaScript heap may hold in one call (e.g. 64MB).
+    #[arg(long, env = "QUIRE_SCRIPT_MEMORY", default_value = "64MB", value_parser = parse_size)]
+    pub script_memory: u64,
+
+    /// Integration script calls running at once in this process; more wait for a slot.
+    #[arg(long, env = "QUIRE_SCRIPT_CONCURRENCY", default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=256))]
+    pub script_concurrency: u32,
+
     /// A request still running after this time is answered 503, and a write transaction it
     /// started is rolled back instead of committed (e.g. 30s, 2m).
     #[arg(long, env = "QUIRE_REQUEST_TIMEOUT", default_value = "30s", value_parser = parse_positive_duration)]
@@ -268,6 +285,19 @@ pub struct ServeArgs {
 }
 
 impl ServeArgs {
+    /// How integration scripts run (`QUIRE_SCRIPT_*`).
+    pub fn script_settings(&self) -> crate::scripts::ScriptSettings {
+        crate::scripts::ScriptSettings {
+            limits: quire_runtime::Limits {
+                cpu: self.script_cpu,
+                wall: self.script_timeout,
+                memory: usize::try_from(self.script_memory).unwrap_or(usize::MAX),
+                ..quire_runtime::Limits::default()
+            },
+            concurrency: self.script_concurrency as usize,
+        }
+    }
+
     /// The same arguments with the data directory made absolute (see [`StorageArgs::absolute`]).
     pub fn absolute(mut self) -> Result<ServeArgs, String> {
         self.storage = self.storage.absolute()?;

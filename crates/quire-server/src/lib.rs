@@ -34,6 +34,7 @@ mod published_bodies;
 pub mod ratelimit;
 pub mod reader;
 pub mod router;
+pub mod scripts;
 pub mod server;
 mod service;
 pub mod signing;

@@ -150,6 +150,33 @@ impl Outbound {
         }
     }
 
+    /// The same policy, opening one more host (quire's own, for an integration script's calls
+    /// to the API it was given: `apiEndpoint`).
+    pub fn also_allowing(&self, host: &str) -> Outbound {
+        let mut allow = self.allow.clone();
+        allow.hosts.push(host.to_ascii_lowercase());
+        if let Ok(ip) = host.trim_matches(['[', ']']).parse::<IpAddr>() {
+            allow.networks.push((ip, if ip.is_ipv4() { 32 } else { 128 }));
+        }
+        Outbound::new(allow, self.timeout)
+    }
+
+    /// The shared client, for a URL the policy lets it reach: http or https, and an address
+    /// in the URL checked here (a name is checked by the client's resolver; an address is not
+    /// resolved).
+    async fn client_for(&self, url: &url::Url) -> Result<&reqwest::Client, FetchError> {
+        if !matches!(url.scheme(), "http" | "https") {
+            return Err(FetchError::new(
+                FetchErrorKind::Refused,
+                format!("only http and https URLs are reached, not {}", url.scheme()),
+            ));
+        }
+        if matches!(url.host(), Some(url::Host::Ipv4(_) | url::Host::Ipv6(_))) {
+            self.address(url).await?;
+        }
+        self.posting_client()
+    }
+
     fn posting_client(&self) -> Result<&reqwest::Client, FetchError> {
         if let Some(client) = self.posting.get() {
             return Ok(client);
@@ -294,39 +321,13 @@ impl Outbound {
     ) -> Result<Posted, FetchError> {
         let failed = |m: String| FetchError::new(FetchErrorKind::Failed, m);
         let url = url::Url::parse(raw).map_err(|e| failed(format!("invalid URL {raw:?}: {e}")))?;
-        if !matches!(url.scheme(), "http" | "https") {
-            return Err(FetchError::new(
-                FetchErrorKind::Refused,
-                format!("only http and https URLs are reached, not {}", url.scheme()),
-            ));
-        }
-        // A name is checked by the shared client's resolver; an address in the URL is not
-        // resolved, so it is checked here.
-        if matches!(url.host(), Some(url::Host::Ipv4(_) | url::Host::Ipv6(_))) {
-            self.address(&url).await?;
-        }
-        let client = self.posting_client()?;
+        let client = self.client_for(&url).await?;
         let mut request = client.post(url.clone()).timeout(timeout).body(body);
         for (name, value) in headers {
             request = request.header(name.as_str(), value.as_str());
         }
-        let response = request.send().await.map_err(|e| {
-            // The resolver's refusal is the source of the error: say it.
-            let mut message = transport(&url, &e).message;
-            let mut source = std::error::Error::source(&e);
-            while let Some(cause) = source {
-                message = format!("{message}: {cause}");
-                source = cause.source();
-            }
-            FetchError::new(
-                if e.is_timeout() {
-                    FetchErrorKind::Timeout
-                } else {
-                    FetchErrorKind::Failed
-                },
-                message,
-            )
-        })?;
+        // The resolver's refusal is the source of the error: say it.
+        let response = request.send().await.map_err(|e| sent_error(&url, &e))?;
         let status = response.status().as_u16();
         let mut kept = Vec::new();
         let mut stream = response.bytes_stream();
@@ -342,6 +343,133 @@ impl Outbound {
             body: String::from_utf8_lossy(&kept).into_owned(),
         })
     }
+}
+
+/// A request an integration script makes (`fetch`), and its answer.
+#[derive(Clone, Debug)]
+pub struct Exchange {
+    pub method: String,
+    pub url: String,
+    pub headers: Vec<(String, String)>,
+    pub body: bytes::Bytes,
+    pub follow: bool,
+    pub max_bytes: usize,
+}
+
+#[derive(Clone, Debug)]
+pub struct Exchanged {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: bytes::Bytes,
+    pub url: String,
+}
+
+impl Outbound {
+    /// Any method, within the policy, each redirect hop checked as the first (a 303, or a
+    /// 301/302 after a POST, becomes a GET without body, as browsers do); at most `max_bytes`
+    /// of the answer's body, and [`Outbound`]'s timeout for the whole exchange.
+    pub async fn exchange(&self, request: Exchange) -> Result<Exchanged, FetchError> {
+        let failed = |m: String| FetchError::new(FetchErrorKind::Failed, m);
+        let mut url = url::Url::parse(&request.url)
+            .map_err(|e| failed(format!("invalid URL {:?}: {e}", request.url)))?;
+        let mut method = reqwest::Method::from_bytes(request.method.as_bytes())
+            .map_err(|_| failed(format!("invalid method {:?}", request.method)))?;
+        let mut body = request.body;
+        let deadline = tokio::time::Instant::now() + self.timeout;
+        for _ in 0..=MAX_REDIRECTS {
+            let client = self.client_for(&url).await?;
+            let mut builder = client
+                .request(method.clone(), url.clone())
+                .timeout(deadline.saturating_duration_since(tokio::time::Instant::now()));
+            for (name, value) in &request.headers {
+                // The client sets these from the body and the URL.
+                if !matches!(
+                    name.to_ascii_lowercase().as_str(),
+                    "host" | "content-length" | "transfer-encoding"
+                ) {
+                    builder = builder.header(name.as_str(), value.as_str());
+                }
+            }
+            if !body.is_empty() {
+                builder = builder.body(body.clone());
+            }
+            let response = builder.send().await.map_err(|e| sent_error(&url, &e))?;
+            let status = response.status();
+            if request.follow && status.is_redirection() && status != reqwest::StatusCode::NOT_MODIFIED {
+                let location = response
+                    .headers()
+                    .get(header::LOCATION)
+                    .and_then(|l| l.to_str().ok())
+                    .ok_or_else(|| failed(format!("{url} redirects without a Location")))?;
+                url = url
+                    .join(location)
+                    .map_err(|e| failed(format!("{url} redirects to an invalid URL: {e}")))?;
+                if status == reqwest::StatusCode::SEE_OTHER
+                    || (matches!(status.as_u16(), 301 | 302) && method == reqwest::Method::POST)
+                {
+                    method = reqwest::Method::GET;
+                    body = bytes::Bytes::new();
+                }
+                continue;
+            }
+            let headers = response
+                .headers()
+                .iter()
+                .filter_map(|(k, v)| Some((k.as_str().to_string(), v.to_str().ok()?.to_string())))
+                .collect();
+            if response
+                .content_length()
+                .is_some_and(|n| n > request.max_bytes as u64)
+            {
+                return Err(FetchError::new(
+                    FetchErrorKind::TooLarge,
+                    format!("{url} is larger than {} bytes", request.max_bytes),
+                ));
+            }
+            let mut kept = Vec::new();
+            let mut stream = response.bytes_stream();
+            while let Some(chunk) = stream.next().await {
+                let chunk = chunk.map_err(|e| transport(&url, &e))?;
+                if kept.len() + chunk.len() > request.max_bytes {
+                    return Err(FetchError::new(
+                        FetchErrorKind::TooLarge,
+                        format!("{url} is larger than {} bytes", request.max_bytes),
+                    ));
+                }
+                kept.extend_from_slice(&chunk);
+            }
+            return Ok(Exchanged {
+                status: status.as_u16(),
+                headers,
+                body: kept.into(),
+                url: url.to_string(),
+            });
+        }
+        Err(failed(format!(
+            "{} redirects more than {MAX_REDIRECTS} times",
+            request.url
+        )))
+    }
+}
+
+/// A send's error with its causes, so that the resolver's refusal is said.
+fn sent_error(url: &url::Url, e: &reqwest::Error) -> FetchError {
+    let mut message = transport(url, e).message;
+    let mut source = std::error::Error::source(e);
+    while let Some(cause) = source {
+        message = format!("{message}: {cause}");
+        source = cause.source();
+    }
+    FetchError::new(
+        if e.is_timeout() {
+            FetchErrorKind::Timeout
+        } else if message.contains("quire does not reach") {
+            FetchErrorKind::Refused
+        } else {
+            FetchErrorKind::Failed
+        },
+        message,
+    )
 }
 
 fn transport(url: &url::Url, e: &reqwest::Error) -> FetchError {

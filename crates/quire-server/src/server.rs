@@ -97,14 +97,25 @@ pub async fn start(args: &ServeArgs) -> Result<Running, String> {
         event_retention_ms: i64::try_from(args.event_retention.as_millis()).unwrap_or(i64::MAX),
     };
     let blobs = args.storage.blob_store()?;
-    let outbound = crate::outbound::Outbound::new(args.outbound_allow.clone(), args.outbound_timeout);
+    let outbound = Arc::new(crate::outbound::Outbound::new(
+        args.outbound_allow.clone(),
+        args.outbound_timeout,
+    ));
+    let urls = Urls::new(&public_url);
+    let scripts = crate::scripts::ScriptRunner::new(
+        urls.clone(),
+        outbound.clone(),
+        blobs.clone(),
+        args.script_settings(),
+    );
     let store = Store::new(
         db.clone(),
         store_settings,
         Arc::new(blobs.clone()),
-        Arc::new(outbound),
+        outbound,
+        Arc::new(scripts),
     );
-    let app = App::new(store, Urls::new(&public_url), settings, signing_key, blobs);
+    let app = App::new(store, urls, settings, signing_key, blobs);
     // Spaces written before the search and link indexes existed are indexed before serving, so
     // that search never answers from a partial index.
     let indexing = app.clone();

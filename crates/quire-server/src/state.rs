@@ -52,6 +52,8 @@ pub struct AppInner {
     pub published_bodies: crate::published_bodies::Bodies,
     /// The reader site's caches (rendered pages, page trees).
     pub reader: crate::reader::state::ReaderState,
+    /// Integration components' renders that asked to be cached.
+    pub renders: crate::scripts::RenderCache,
 }
 
 impl AppInner {
@@ -62,6 +64,7 @@ impl AppInner {
         sizes.push(self.lists.size("lists", "bytes"));
         sizes.push(self.published_bodies.size());
         sizes.extend(self.reader.sizes());
+        sizes.push(self.renders.size());
         sizes
     }
 }
@@ -93,6 +96,7 @@ impl App {
             lists: quire_store::stamped::StampedCache::with_bytes(500, LISTS_BYTES),
             published_bodies: crate::published_bodies::Bodies::default(),
             reader: crate::reader::state::ReaderState::new(urls.base()),
+            renders: Default::default(),
             limiter,
             store,
             urls,

@@ -126,6 +126,8 @@ pub struct StoreInner {
     pub blobs: Arc<dyn Blobs>,
     /// How quire fetches from other servers (background jobs; requests pass theirs).
     pub fetch: Arc<dyn outbound::Fetch>,
+    /// How integration scripts run (the HTTP service's JavaScript runtime).
+    pub scripts: Arc<dyn integrations::scripts::Scripts>,
     /// Immutable content (revision trees, documents) kept in memory.
     pub content: ContentCache,
     /// Bearer tokens found valid recently.
@@ -162,12 +164,19 @@ impl Deref for Store {
 }
 
 impl Store {
-    pub fn new(db: Db, settings: Settings, blobs: Arc<dyn Blobs>, fetch: Arc<dyn outbound::Fetch>) -> Store {
+    pub fn new(
+        db: Db,
+        settings: Settings,
+        blobs: Arc<dyn Blobs>,
+        fetch: Arc<dyn outbound::Fetch>,
+        scripts: Arc<dyn integrations::scripts::Scripts>,
+    ) -> Store {
         Store(Arc::new(StoreInner {
             db,
             settings,
             blobs,
             fetch,
+            scripts,
             content: ContentCache::default(),
             tokens: TokenCache::default(),
             orgs: OrgCache::default(),

@@ -82,7 +82,7 @@ pub(super) fn cell(text: &str) -> String {
     for ch in line.chars() {
         // An odd run of backslashes already escapes the pipe; an even run escapes itself and
         // would leave the pipe bare.
-        if ch == '|' && backslashes % 2 == 0 {
+        if ch == '|' && backslashes.is_multiple_of(2) {
             out.push('\\');
         }
         backslashes = if ch == '\\' { backslashes + 1 } else { 0 };

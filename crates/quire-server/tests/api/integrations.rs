@@ -132,7 +132,7 @@ async fn publish(app: &TestApp, user: &TestUser, name: &str, org: &str, scopes: 
     .expect(200)
 }
 
-async fn space(app: &TestApp, user: &TestUser, org: &str, title: &str) -> String {
+pub(crate) async fn space(app: &TestApp, user: &TestUser, org: &str, title: &str) -> String {
     let space = app
         .post(user, &format!("/v1/orgs/{org}/spaces"), json!({"title": title}))
         .await
@@ -141,7 +141,13 @@ async fn space(app: &TestApp, user: &TestUser, org: &str, title: &str) -> String
 }
 
 /// Installs `name` in `org` and enables it on `space`.
-async fn install_on(app: &TestApp, admin: &TestUser, name: &str, org: &str, space: &str) -> String {
+pub(crate) async fn install_on(
+    app: &TestApp,
+    admin: &TestUser,
+    name: &str,
+    org: &str,
+    space: &str,
+) -> String {
     let installation = app
         .post(
             admin,
@@ -179,7 +185,7 @@ fn closed_url() -> String {
 }
 
 /// Changes main of `space` through a merged change request: a `space_content_updated`.
-async fn change_main(app: &TestApp, user: &TestUser, space: &str, title: &str) {
+pub(crate) async fn change_main(app: &TestApp, user: &TestUser, space: &str, title: &str) {
     let cr = app
         .post(
             user,
@@ -206,7 +212,7 @@ async fn change_main(app: &TestApp, user: &TestUser, space: &str, title: &str) {
 }
 
 /// Waits until the event is no longer pending, and answers it with its trace.
-async fn settled(app: &TestApp, user: &TestUser, name: &str, event: &str) -> Value {
+pub(crate) async fn settled(app: &TestApp, user: &TestUser, name: &str, event: &str) -> Value {
     let start = Instant::now();
     loop {
         let detail = app
@@ -424,7 +430,7 @@ impl Held {
 
 /// Waits until integration `name` has an event of type `kind` and every one of its events is
 /// settled, and answers them.
-async fn all_settled(app: &TestApp, user: &TestUser, name: &str, kind: &str) -> Vec<Value> {
+pub(crate) async fn all_settled(app: &TestApp, user: &TestUser, name: &str, kind: &str) -> Vec<Value> {
     let start = Instant::now();
     loop {
         let listed = app

@@ -15,6 +15,7 @@ mod fidelity;
 mod files;
 mod foundation;
 mod hostile;
+mod integration_scripts;
 mod integrations;
 mod limits;
 mod links;

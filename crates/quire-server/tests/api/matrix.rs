@@ -98,6 +98,13 @@ async fn world() -> World {
     .await
     .expect(201);
     let (integration, installation) = fresh_integration(&app, &owner, &org).await;
+    app.post(
+        &owner,
+        &format!("/v1/integrations/{integration}/installations/{installation}/spaces"),
+        json!({"space": space_id}),
+    )
+    .await
+    .expect(201);
     World {
         integration,
         installation,
@@ -114,13 +121,21 @@ async fn world() -> World {
     }
 }
 
+/// A script whose one component, `card`, renders a block.
+const CARD_SCRIPT: &str = r#"export default { async fetch(request) {
+  const event = JSON.parse((await request.formData()).get("event"));
+  if (event.type !== "ui_render") return new Response("OK");
+  return Response.json({ type: "element", state: {}, props: event.props,
+    element: { type: "block", children: [{ type: "markdown", content: "card" }] } });
+} };"#;
+
 /// A new private integration of `org` and its installation there.
 async fn fresh_integration(app: &TestApp, owner: &TestUser, org: &str) -> (String, String) {
     let name = format!("m-{}", quire_server::ids::random_base62(10).to_lowercase());
     app.post(
         owner,
         &format!("/v1/integrations/{name}"),
-        json!({"organization": org, "title": "Matrix app", "description": "", "script": "",
+        json!({"organization": org, "title": "Matrix app", "description": "", "script": CARD_SCRIPT,
                "scopes": ["space:content:read"]}),
     )
     .await
@@ -551,7 +566,13 @@ impl World {
             "POST /v1/integrations/{integrationName}" => {
                 let path = format!("/v1/integrations/{}", self.integration);
                 let body = json!({"organization": org, "title": "Matrix app", "description": "",
-                                  "script": "", "scopes": ["space:content:read"]});
+                                  "script": CARD_SCRIPT, "scopes": ["space:content:read"]});
+                self.call(caller, "POST", &path, Some(body)).await
+            }
+            "POST /v1/integrations/{integrationName}/render" => {
+                let path = format!("/v1/integrations/{}/render", self.integration);
+                let body = json!({"componentId": "card", "props": {},
+                                  "context": {"type": "document", "spaceId": self.space, "editable": false, "theme": "light"}});
                 self.call(caller, "POST", &path, Some(body)).await
             }
             "PUT /v1/integrations/{integrationName}/dev" => {
@@ -808,6 +829,12 @@ pub(crate) const MATRIX: &[(&str, [u16; 9])] = &[
     (
         "PUT /v1/integrations/{integrationName}/dev",
         [204, 403, 403, 403, 403, 403, 403, 404, 401],
+    ),
+    // Rendering: whoever sees the integration and the space of the context (a guest sees the
+    // integration but not the space).
+    (
+        "POST /v1/integrations/{integrationName}/render",
+        [200, 200, 200, 200, 200, 200, 404, 404, 401],
     ),
     (
         "GET /v1/integrations/{integrationName}/events",

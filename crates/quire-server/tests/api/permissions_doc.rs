@@ -104,7 +104,7 @@ fn spans(cell: &str) -> Result<Vec<(Vec<String>, String)>, String> {
     let mut pending: Vec<String> = Vec::new();
     let mut last: Vec<String> = Vec::new();
     let parts: Vec<&str> = cell.split('`').collect();
-    if parts.len() % 2 == 0 {
+    if parts.len().is_multiple_of(2) {
         return Err(format!("an unclosed code span in {cell:?}"));
     }
     for span in parts.iter().skip(1).step_by(2) {

@@ -103,6 +103,17 @@ fn not_found(on: On, id: &str) -> StoreError {
 
 /// One binding of the installation; 404 when it is not enabled there.
 pub fn get(c: &mut dyn Conn, found: &InstallationFor, on: On, target: &str) -> StoreResult<Binding> {
+    find(c, &found.installation.id, on, target)?.ok_or_else(|| not_found(on, target))
+}
+
+/// The installation's binding to a space or site, if it is enabled there (whoever asks: a
+/// script's environment).
+pub fn find(
+    c: &mut dyn Conn,
+    installation_id: &str,
+    on: On,
+    target: &str,
+) -> Result<Option<Binding>, DbError> {
     c.query_opt(
         &format!(
             "SELECT {} FROM {} b JOIN integration_installations i ON i.id = b.installation_id
@@ -111,11 +122,10 @@ pub fn get(c: &mut dyn Conn, found: &InstallationFor, on: On, target: &str) -> S
             on.table(),
             on.column()
         ),
-        params![found.installation.id.clone(), target],
+        params![installation_id, target],
     )?
     .map(|r| Binding::from_row(&r))
-    .transpose()?
-    .ok_or_else(|| not_found(on, target))
+    .transpose()
 }
 
 /// Enables the installation on a space or site of its organization: the caller has proved

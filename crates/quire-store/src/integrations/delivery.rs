@@ -79,6 +79,8 @@ pub fn schedule(c: &mut dyn Conn, event: &str, at: i64) -> Result<(), crate::db:
 enum Endpoint {
     Tunnel(String),
     Webhook(String),
+    /// The integration's own script, run by quire (`scripts`), with why not the tunnel.
+    Script(Vec<String>),
     Nowhere(String),
 }
 
@@ -105,7 +107,9 @@ fn endpoint(
             why.push("the webhook is disabled for failing for a day (publishing enables it again)".into())
         }
         Some(url) => return Endpoint::Webhook(url.clone()),
-        None => why.push("the integration has no webhook URL".into()),
+        // GitBook's way: the platform runs the script. A tunnel or a webhook, quire's, comes
+        // first: a developer's tunnel, or a team's own endpoint, asked for explicitly.
+        None => return Endpoint::Script(why),
     }
     Endpoint::Nowhere(why.join("; "))
 }
@@ -124,7 +128,7 @@ pub fn signature(secret: &str, timestamp: i64, body: &[u8]) -> String {
 
 /// A content security policy as a header value: a string as it is, an object as its
 /// directives joined.
-fn csp_header(csp: &Json) -> Option<String> {
+pub fn csp_header(csp: &Json) -> Option<String> {
     match csp {
         Json::String(s) if !s.is_empty() => Some(s.clone()),
         Json::Object(map) if !map.is_empty() => Some(
@@ -142,9 +146,12 @@ struct Attempt {
     event: events::Event,
     integration: Integration,
     secret: String,
+    /// Empty for the script.
     url: String,
-    /// `dev_tunnel` or `webhook`.
+    /// `dev_tunnel`, `webhook` or `script`.
     target: &'static str,
+    /// Why the event goes to the script and not the tunnel, said in the first attempt's trace.
+    notes: Vec<String>,
 }
 
 /// What the job does this time.
@@ -169,6 +176,8 @@ pub enum Attempted {
         integration_id: String,
         target: &'static str,
         ok: bool,
+        /// What the script logged first (none for a POST).
+        logs: Vec<(Level, String)>,
         line: String,
         number: i64,
     },
@@ -198,9 +207,15 @@ pub fn record(
             integration_id,
             target,
             ok,
+            logs,
             line,
             number,
-        } => record_attempt(c, event_id, integration_id, target, *ok, line, *number, settings),
+        } => {
+            for (level, text) in logs {
+                events::log(c, event_id, *level, text)?;
+            }
+            record_attempt(c, event_id, integration_id, target, *ok, line, *number, settings)
+        }
     }
 }
 
@@ -233,14 +248,15 @@ pub async fn attempt(store: &Store, payload: &Json) -> Result<Attempted, StoreEr
                 Some(row) => (row.get(0)?, row.get(1)?),
                 None => (None, None),
             };
-            let (url, target) = match endpoint(
+            let (url, target, notes) = match endpoint(
                 &integration,
                 dev_disabled,
                 webhook_disabled,
                 &event.organization_id,
             ) {
-                Endpoint::Tunnel(url) => (url, "dev_tunnel"),
-                Endpoint::Webhook(url) => (url, "webhook"),
+                Endpoint::Tunnel(url) => (url, "dev_tunnel", Vec::new()),
+                Endpoint::Webhook(url) => (url, "webhook", Vec::new()),
+                Endpoint::Script(notes) => (String::new(), "script", notes),
                 Endpoint::Nowhere(why) => return Ok(Step::Nowhere(why)),
             };
             let secret = super::signing_secret_of(c, &key, &integration.id)?;
@@ -250,6 +266,7 @@ pub async fn attempt(store: &Store, payload: &Json) -> Result<Attempted, StoreEr
                 event,
                 url,
                 target,
+                notes,
             })))
         })
         .await?;
@@ -263,6 +280,9 @@ pub async fn attempt(store: &Store, payload: &Json) -> Result<Attempted, StoreEr
         }
         Step::Send(attempt) => attempt,
     };
+    if attempt.target == "script" {
+        return run_script(store, event_id, &attempt).await;
+    }
     let (url, target) = (attempt.url.clone(), attempt.target);
     let settings = store.settings.delivery;
     let number = attempt.event.attempts + 1;
@@ -315,6 +335,82 @@ pub async fn attempt(store: &Store, payload: &Json) -> Result<Attempted, StoreEr
         integration_id: attempt.integration.id.clone(),
         target,
         ok,
+        logs: Vec::new(),
+        line,
+        number,
+    })
+}
+
+/// An attempt that runs the integration's script with the event.
+async fn run_script(store: &Store, event_id: String, attempt: &Attempt) -> Result<Attempted, StoreError> {
+    let number = attempt.event.attempts + 1;
+    let payload = &attempt.event.payload;
+    let field = |name: &str| payload.get(name).and_then(Json::as_str).map(str::to_string);
+    let call = super::scripts::ScriptCall {
+        integration_id: attempt.integration.id.clone(),
+        installation_id: field("installationId"),
+        space_id: field("spaceId"),
+        site_id: field("siteId"),
+        event: payload.clone(),
+        fetch_body: None,
+    };
+    let started = std::time::Instant::now();
+    let outcome = match store.scripts.call(store, call).await {
+        Ok(outcome) => outcome,
+        Err(e)
+            if matches!(
+                e.kind,
+                crate::error::ErrorKind::Invalid | crate::error::ErrorKind::NotFound
+            ) =>
+        {
+            return Ok(Attempted::Unsent {
+                event_id,
+                message: format!("not delivered: {}", e.message),
+            });
+        }
+        Err(e) => return Err(e),
+    };
+    let took = started.elapsed().as_millis();
+    let mut logs: Vec<(Level, String)> = Vec::new();
+    if number == 1 {
+        logs.extend(
+            attempt
+                .notes
+                .iter()
+                .map(|n| (Level::Info, format!("to the script: {n}"))),
+        );
+    }
+    logs.extend(outcome.logs);
+    let (ok, line) = match &outcome.answer {
+        Ok(answer) if (200..300).contains(&answer.status) => (
+            true,
+            format!(
+                "attempt {number}: the script answered {} in {took} ms ({} ms of CPU)",
+                answer.status, outcome.cpu_ms
+            ),
+        ),
+        Ok(answer) => {
+            let said: String = String::from_utf8_lossy(&answer.body)
+                .trim()
+                .chars()
+                .take(200)
+                .collect();
+            (
+                false,
+                format!(
+                    "attempt {number}: the script answered {} in {took} ms: {said}",
+                    answer.status
+                ),
+            )
+        }
+        Err(why) => (false, format!("attempt {number}: {why}")),
+    };
+    Ok(Attempted::Sent {
+        event_id,
+        integration_id: attempt.integration.id.clone(),
+        target: "script",
+        ok,
+        logs,
         line,
         number,
     })
@@ -345,22 +441,67 @@ fn record_attempt(
         "UPDATE integration_events SET attempts = ?2 WHERE id = ?1",
         params![event_id, number],
     )?;
-    // `target` is one of two literals: the columns of the endpoint that was tried.
-    let (failing, disabled) = match target {
-        "dev_tunnel" => ("dev_failing_since", "dev_disabled_at"),
-        _ => ("webhook_failing_since", "webhook_disabled_at"),
+    // `target` is one of three literals: the columns of the endpoint that was tried. A
+    // script is quire's own to run: it is never disabled, and each event gives up alone.
+    let columns = match target {
+        "dev_tunnel" => Some(("dev_failing_since", "dev_disabled_at")),
+        "webhook" => Some(("webhook_failing_since", "webhook_disabled_at")),
+        _ => None,
     };
     if ok {
         c.execute(
             "UPDATE integration_events SET status = 'success', completed_at = ?2 WHERE id = ?1",
             params![event_id, now],
         )?;
-        c.execute(
-            &format!("UPDATE integrations SET {failing} = NULL WHERE id = ?1"),
-            params![integration_id],
-        )?;
+        if let Some((failing, _)) = columns {
+            c.execute(
+                &format!("UPDATE integrations SET {failing} = NULL WHERE id = ?1"),
+                params![integration_id],
+            )?;
+        }
         return Ok(None);
     }
+    if let Some((failing, disabled)) = columns
+        && disabling(
+            c,
+            event_id,
+            integration_id,
+            target,
+            failing,
+            disabled,
+            now,
+            settings,
+        )?
+    {
+        return Ok(None);
+    }
+    if number >= settings.attempts {
+        fail(c, event_id, now, &format!("given up after {number} attempts"))?;
+        return Ok(None);
+    }
+    let next = now + settings.wait_after(number);
+    events::log(
+        c,
+        event_id,
+        Level::Debug,
+        &format!("attempt {} in {} ms", number + 1, next - now),
+    )?;
+    Ok(Some(next))
+}
+
+/// Notes that the endpoint fails, and disables it (ending the event) once it has failed
+/// longer than the settings allow; true when it did.
+#[allow(clippy::too_many_arguments)]
+fn disabling(
+    c: &mut dyn Conn,
+    event_id: &str,
+    integration_id: &str,
+    target: &str,
+    failing: &str,
+    disabled: &str,
+    now: i64,
+    settings: &DeliverySettings,
+) -> Result<bool, StoreError> {
     c.execute(
         &format!("UPDATE integrations SET {failing} = COALESCE({failing}, ?2) WHERE id = ?1"),
         params![integration_id, now],
@@ -390,20 +531,9 @@ fn record_attempt(
             ),
         )?;
         fail(c, event_id, now, "given up: the endpoint is disabled")?;
-        return Ok(None);
+        return Ok(true);
     }
-    if number >= settings.attempts {
-        fail(c, event_id, now, &format!("given up after {number} attempts"))?;
-        return Ok(None);
-    }
-    let next = now + settings.wait_after(number);
-    events::log(
-        c,
-        event_id,
-        Level::Debug,
-        &format!("attempt {} in {} ms", number + 1, next - now),
-    )?;
-    Ok(Some(next))
+    Ok(false)
 }
 
 fn fail(c: &mut dyn Conn, event_id: &str, now: i64, why: &str) -> Result<(), StoreError> {

@@ -14,6 +14,7 @@ pub mod installations;
 pub mod model;
 pub mod publish;
 pub mod retention;
+pub mod scripts;
 pub mod secrets;
 pub mod tokens;
 

@@ -13,7 +13,7 @@
 //! limited alike. A token also carries the integration's scopes that quire knows, and expires
 //! after [`TOKEN_TTL_MS`].
 
-use super::model::{Installation, InstallationFor, Selection};
+use super::model::{Installation, InstallationFor, Integration, Selection};
 use crate::db::Conn;
 use crate::error::StoreResult;
 use crate::permissions::{Authorized, installation};
@@ -92,7 +92,16 @@ pub fn issue(
     c: &mut dyn Conn,
     found: &Authorized<InstallationFor, installation::Token>,
 ) -> StoreResult<String> {
-    let integration = &found.integration.integration;
+    issue_for(c, &found.installation, &found.integration.integration)
+}
+
+/// A new token of the installation, for its own script's environment (the platform asks, not
+/// a caller: [`issue`] is the API's way).
+pub fn issue_for(
+    c: &mut dyn Conn,
+    installation: &Installation,
+    integration: &Integration,
+) -> StoreResult<String> {
     // Its scopes that quire's tokens know; none of them still limits it to reading metadata.
     let mut scopes: Vec<String> = integration
         .scopes
@@ -103,14 +112,14 @@ pub fn issue(
     if scopes.is_empty() {
         scopes.push("space:metadata:read".into());
     }
-    sync(c, &found.installation, &integration.title, &integration.scopes)?;
+    sync(c, installation, &integration.title, &integration.scopes)?;
     crate::auth::issue_token(
         c,
-        &bot_id(&found.installation.id),
+        &bot_id(&installation.id),
         &scopes,
         Some(&format!(
             "installation {} of {}",
-            found.installation.id, integration.name
+            installation.id, integration.name
         )),
         Some(clock::now_ms() + TOKEN_TTL_MS),
     )

@@ -4,6 +4,7 @@
 //! `docs/integrations.md`).
 
 mod installations;
+pub mod runtime;
 pub mod wire;
 
 use std::collections::HashMap;
@@ -44,6 +45,7 @@ pub fn routes() -> OpenApiRouter<App> {
         .routes(routes!(get_event))
         .routes(routes!(set_dev, clear_dev))
         .merge(installations::routes())
+        .merge(runtime::routes())
 }
 
 const TAG: &str = "Integrations";

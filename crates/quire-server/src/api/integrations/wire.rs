@@ -117,10 +117,10 @@ pub fn integration_json(urls: &Urls, found: &IntegrationFor, owner: OrgJson) -> 
             icon: i.icon.as_ref().map(|h| asset_url(urls, &i.name, h)),
             app: urls.app(&format!("/integrations/{}", i.name)),
             assets: urls.api(&format!("{}/assets", integration_path(&i.name))),
-            // Integrations run outside quire until the integration runtime: their public
-            // endpoint is their API location.
-            public_endpoint: location.clone(),
-            public_content_endpoint: location.clone(),
+            // quire serves an integration's pages from its own origin (GitBook has a second
+            // one): the content endpoint is the public endpoint.
+            public_endpoint: urls.api(&super::runtime::endpoint_path(&i.name, None, None)),
+            public_content_endpoint: urls.api(&super::runtime::endpoint_path(&i.name, None, None)),
             location,
         },
         permissions: IntegrationPermissions {
@@ -188,8 +188,8 @@ pub fn installation_json(urls: &Urls, name: &str, i: &Installation) -> Installat
         updated_at: i.updated_at,
         urls: InstallationUrls {
             app: urls.app(&format!("/integrations/{name}/installations/{}", i.id)),
-            public_endpoint: location.clone(),
-            public_content_endpoint: location.clone(),
+            public_endpoint: urls.api(&super::runtime::endpoint_path(name, Some(&i.id), None)),
+            public_content_endpoint: urls.api(&super::runtime::endpoint_path(name, Some(&i.id), None)),
             location,
         },
         external_ids: i.external_ids.clone(),
@@ -243,8 +243,16 @@ pub fn binding_json(urls: &Urls, name: &str, on: On, b: &Binding, target: Json) 
         configuration: b.configuration.clone(),
         external_ids: b.external_ids.clone(),
         urls: BindingUrls {
-            public_endpoint: location.clone(),
-            public_content_endpoint: location.clone(),
+            public_endpoint: urls.api(&super::runtime::endpoint_path(
+                name,
+                Some(&b.installation_id),
+                Some((on, &b.target)),
+            )),
+            public_content_endpoint: urls.api(&super::runtime::endpoint_path(
+                name,
+                Some(&b.installation_id),
+                Some((on, &b.target)),
+            )),
             location,
         },
         space: (on == On::Space).then(|| target.clone()),

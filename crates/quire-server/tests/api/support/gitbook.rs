@@ -121,6 +121,16 @@ fn read_empty_branches_as_typescript(schema: &mut Value) {
                 }
                 map.insert("anyOf".to_string(), Value::Array(branches));
             }
+            // A TypeScript index signature (`PlainObject` is `{[key: string]: PlainObject |
+            // string | ...}`) comes out with `additionalProperties` and no `type`: in JSON Schema
+            // a string would then match it too, and every `oneOf` of it with `string` fail.
+            if map.get("additionalProperties").is_some_and(Value::is_object)
+                && !["type", "oneOf", "anyOf", "allOf", "$ref"]
+                    .iter()
+                    .any(|k| map.contains_key(*k))
+            {
+                map.insert("type".to_string(), json!("object"));
+            }
             map.values_mut().for_each(read_empty_branches_as_typescript);
         }
         Value::Array(items) => items.iter_mut().for_each(read_empty_branches_as_typescript),
