@@ -72,6 +72,10 @@ pub enum Family {
     /// bench: every event delivered, and how long after the merge (see `crate::events`; run
     /// with the driver's `merge` workers, by its own code).
     Events,
+    /// Components of an integration rendered by its script in quire: a cached render, uncached
+    /// renders, and the server's memory while 100 renders arrive at once (see
+    /// `crate::scripts`; not run by the driver's workers).
+    Scripts,
     /// Merges of a page at the content limits, with get-space and a small write measured
     /// alongside (see `crate::pathological`; not run by the driver's workers).
     Pathological,
@@ -96,13 +100,15 @@ impl Family {
     pub const WRITES: [Family; 3] = [Family::CreateComment, Family::ContentBatch, Family::Merge];
     /// Phases after the writes, run by their own code, in this order: `sites`, `writers`,
     /// `openapi` (it adds a space of generated reference pages to the first organization),
-    /// `events` (it publishes an integration, and unpublishes it when done), then
-    /// `pathological` (last: it adds a page of about 20 MB of JSON to the big space).
-    pub const SPECIAL: [Family; 5] = [
+    /// `events` (it publishes an integration, and unpublishes it when done), `scripts` (the
+    /// same with an integration whose script renders components), then `pathological` (last:
+    /// it adds a page of about 20 MB of JSON to the big space).
+    pub const SPECIAL: [Family; 6] = [
         Family::Sites,
         Family::Writers,
         Family::OpenApi,
         Family::Events,
+        Family::Scripts,
         Family::Pathological,
     ];
     /// The first and a deep page of each list, compared by a budget: measured together, in
@@ -135,6 +141,7 @@ impl Family {
             Family::Writers => "writers",
             Family::OpenApi => "openapi",
             Family::Events => "events",
+            Family::Scripts => "scripts",
             Family::Pathological => "pathological",
             Family::Reference => "reference",
         }
@@ -448,6 +455,7 @@ impl Driver {
                 "GitBook's OpenAPI description processed, its reference pages generated and read".into()
             }
             Family::Events => "merges without and with an installed integration, its events' delivery".into(),
+            Family::Scripts => "an integration's component rendered by its script, cached and not".into(),
             Family::Pathological => "merges of a page at the content limits".into(),
             Family::Reference => "precomputed JSON body".into(),
         }
@@ -824,6 +832,7 @@ impl Worker {
             Family::Writers => setup_failed("the writers phase runs on its own (crate::writers)"),
             Family::OpenApi => setup_failed("the openapi phase runs on its own (crate::openapi)"),
             Family::Events => setup_failed("the events phase runs on its own (crate::events)"),
+            Family::Scripts => setup_failed("the scripts phase runs on its own (crate::scripts)"),
             Family::Sites => setup_failed("the sites phase runs on its own (crate::sites)"),
             Family::SitePublished | Family::SitePublishedPlain => {
                 let Some(sites) = &d.sites else {
@@ -1085,16 +1094,18 @@ mod tests {
     #[test]
     fn plans_and_names() {
         let p = plan("default", 64, 4).unwrap();
-        assert_eq!(p.len(), 19);
+        assert_eq!(p.len(), 20);
         assert_eq!(p[0], (Family::GetSpace, 64));
         assert_eq!(p[13], (Family::Merge, 4));
         assert_eq!(p[14], (Family::Sites, 64), "after the writes");
         assert_eq!(p[15].0, Family::Writers);
         assert_eq!(p[16].0, Family::OpenApi);
         assert_eq!(p[17].0, Family::Events, "after openapi");
-        assert_eq!(p[18].0, Family::Pathological, "last");
+        assert_eq!(p[18].0, Family::Scripts, "after events");
+        assert_eq!(p[19].0, Family::Pathological, "last");
         assert_eq!(plan("openapi", 64, 4).unwrap(), vec![(Family::OpenApi, 64)]);
         assert_eq!(plan("events", 64, 4).unwrap(), vec![(Family::Events, 64)]);
+        assert_eq!(plan("scripts", 64, 4).unwrap(), vec![(Family::Scripts, 64)]);
         assert_eq!(plan("writers", 64, 4).unwrap(), vec![(Family::Writers, 64)]);
         assert_eq!(plan("sites", 64, 4).unwrap(), vec![(Family::Sites, 64)]);
         // The sites' families need the sites the phase makes: not a mix of their own.
@@ -1122,7 +1133,7 @@ mod tests {
         let p = phases(&plan("default", 64, 4).unwrap());
         assert_eq!(p[1], (vec![Family::ListSpacesP1, Family::ListSpacesDeep], 64));
         assert_eq!(p[2], (vec![Family::ListCommentsP1, Family::ListCommentsP50], 64));
-        assert_eq!(p.len(), 17);
+        assert_eq!(p.len(), 18);
         // A deep page without its first page runs alone.
         assert_eq!(
             phases(&plan("list-spaces-deep", 8, 2).unwrap()),

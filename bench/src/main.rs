@@ -15,6 +15,7 @@ mod pathological;
 mod reference;
 mod report;
 mod run;
+mod scripts;
 mod sites;
 mod text;
 mod writers;
@@ -82,9 +83,10 @@ enum Command {
         /// Connections of the write phases (create-comment, content-batch, merge).
         #[arg(long, default_value_t = 4)]
         write_connections: usize,
-        /// `default` (every family: reads, writes, then `sites`, `writers`, `openapi`, `events`
-        /// and `pathological`), `reads`, `writes`, or families separated by commas (`sites`,
-        /// `writers`, `openapi`, `events` or `pathological` alone runs only that phase).
+        /// `default` (every family: reads, writes, then `sites`, `writers`, `openapi`, `events`,
+        /// `scripts` and `pathological`), `reads`, `writes`, or families separated by commas
+        /// (`sites`, `writers`, `openapi`, `events`, `scripts` or `pathological` alone runs only
+        /// that phase).
         #[arg(long, default_value = "default")]
         mix: String,
         /// Also write the results as JSON here (they are always printed on stdout).
@@ -95,6 +97,10 @@ enum Command {
         /// the `events` phase, whose receiver is there too.
         #[arg(long, default_value = openapi::DEFAULT_DESCRIPTION)]
         openapi_description: PathBuf,
+        /// The server's process id (on this machine), for the `scripts` phase's memory step:
+        /// without it, that step measures only the renders' latencies.
+        #[arg(long)]
+        server_pid: Option<u32>,
     },
     /// A bare axum server answering any GET with a precomputed JSON body.
     Reference {
@@ -115,8 +121,8 @@ enum Command {
         #[arg(long, value_enum, default_value = "full")]
         scale: Scale,
         /// Phases to run, as `load --mix`: `default` (all), `reads`, `writes`, or families
-        /// separated by commas, e.g. `sites`, `writers`, `openapi`, `events` or `pathological`
-        /// for that phase alone.
+        /// separated by commas, e.g. `sites`, `writers`, `openapi`, `events`, `scripts` or
+        /// `pathological` for that phase alone.
         #[arg(long, default_value = "default")]
         mix: String,
         #[arg(long, default_value = "20s", value_parser = run::parse_duration)]
@@ -216,6 +222,7 @@ async fn dispatch(command: Command) -> Result<(), String> {
             mix,
             out,
             openapi_description,
+            server_pid,
         } => {
             let data = dataset::Dataset::read(&dataset)?;
             let plan = load::plan(&mix, connections, write_connections)?;
@@ -224,6 +231,7 @@ async fn dispatch(command: Command) -> Result<(), String> {
             let mut pathological = None;
             let mut openapi = None;
             let mut events = None;
+            let mut scripts = None;
             let mut writers = None;
             let mut sites = None;
             if plan.iter().any(|(f, _)| *f != load::Family::Reference) {
@@ -260,6 +268,14 @@ async fn dispatch(command: Command) -> Result<(), String> {
                         events = Some(r);
                         continue;
                     }
+                    if families == [load::Family::Scripts] {
+                        eprintln!("phase: scripts");
+                        let r =
+                            scripts::run(&driver, server_pid, conns, warmup, duration, Duration::ZERO).await;
+                        eprint!("{}", scripts::table(&r));
+                        scripts = Some(r);
+                        continue;
+                    }
                     if families == [load::Family::Pathological] {
                         eprintln!("phase: pathological");
                         let r = pathological::run(addr, driver.dataset(), warmup, duration).await;
@@ -279,13 +295,14 @@ async fn dispatch(command: Command) -> Result<(), String> {
                 }
             }
             eprintln!("\n{}", load::table(&results));
-            // With the sites, writers, openapi, events or pathological phase, their figures go
-            // beside the families'.
+            // With the sites, writers, openapi, events, scripts or pathological phase, their
+            // figures go beside the families'.
             let json = if pathological.is_none()
                 && writers.is_none()
                 && sites.is_none()
                 && openapi.is_none()
                 && events.is_none()
+                && scripts.is_none()
             {
                 serde_json::to_string_pretty(&results)
             } else {
@@ -295,6 +312,7 @@ async fn dispatch(command: Command) -> Result<(), String> {
                     "writers": writers,
                     "openapi": openapi,
                     "events": events,
+                    "scripts": scripts,
                     "pathological": pathological
                 }))
             }

@@ -8,6 +8,7 @@ use crate::load::{Family, FamilyResult};
 use crate::openapi::{self as oa, OpenApiResult};
 use crate::pathological::{self as patho, PathologicalResult};
 use crate::run::{EngineReport, RunReport};
+use crate::scripts::{self as sc, ScriptsResult};
 use crate::sites::{self as si, ReaderResult, SitesResult};
 use crate::writers::{self as wr, WritersResult};
 
@@ -547,6 +548,155 @@ pub fn events_budgets(e: &EngineReport) -> [Budget; 3] {
         },
     };
     [delivered, latency, merge]
+}
+
+/// The `scripts` phase: p99 of the cached render, p99 of uncached renders (a fresh context
+/// each), and the server's peak resident set while 100 renders arrive at once over its idle
+/// figure just before.
+pub fn scripts_budgets(e: &EngineReport) -> [Budget; 3] {
+    let cached_name = "component render, cached";
+    let cached_target = format!("p99 < {} ms", sc::CACHED_P99_BUDGET_MS);
+    let uncached_name = "component render, uncached (context creation included)";
+    let uncached_target = format!("p99 < {} ms", sc::UNCACHED_P99_BUDGET_MS);
+    let memory_name = "memory: 100 concurrent renders";
+    let memory_target = format!(
+        "peak RSS within {} MB of its idle figure",
+        sc::MEMORY_DELTA_BUDGET_MB
+    );
+    let all = |measured: &str, verdict: Verdict| {
+        [
+            (cached_name, cached_target.clone()),
+            (uncached_name, uncached_target.clone()),
+            (memory_name, memory_target.clone()),
+        ]
+        .map(|(name, target)| Budget {
+            name: name.into(),
+            target,
+            measured: measured.into(),
+            unloaded: String::new(),
+            verdict: verdict.clone(),
+        })
+    };
+    let Some(x) = &e.scripts else {
+        return all("-", Verdict::NotRun);
+    };
+    if x.endpoint_missing {
+        return all("-", Verdict::Missing);
+    }
+    let failure = x
+        .failure
+        .as_ref()
+        .map(|f| format!("; failed: {}", f.replace('|', "/")))
+        .unwrap_or_default();
+    let unloaded = |r: &Option<FamilyResult>| {
+        r.as_ref()
+            .filter(|r| r.requests > 0)
+            .map(|r| format!("{} at 1 conn", ms(r.p99_ms)))
+            .unwrap_or_default()
+    };
+    let latency = |name: &str,
+                   target: String,
+                   r: &Option<FamilyResult>,
+                   single: &Option<FamilyResult>,
+                   limit: f64,
+                   extra: String| match r {
+        Some(r) if r.requests > 0 => Budget {
+            name: name.into(),
+            target,
+            measured: format!(
+                "p99 {} at {} conns (p50 {}, max {}, {:.0} renders/s{}){extra}",
+                ms(r.p99_ms),
+                r.connections,
+                ms(r.p50_ms),
+                ms(r.max_ms),
+                r.rps,
+                errors_note(&[r])
+            ),
+            unloaded: unloaded(single),
+            verdict: if r.p99_ms < limit && r.errors == 0 {
+                Verdict::Pass
+            } else {
+                Verdict::Fail
+            },
+        },
+        Some(r) => Budget {
+            name: name.into(),
+            target,
+            measured: format!("no successful render ({} errors){failure}", r.errors),
+            unloaded: unloaded(single),
+            verdict: Verdict::Fail,
+        },
+        None => Budget {
+            name: name.into(),
+            target,
+            measured: format!("not measured{failure}"),
+            unloaded: String::new(),
+            verdict: Verdict::Fail,
+        },
+    };
+    let cached = latency(
+        cached_name,
+        cached_target.clone(),
+        &x.cached,
+        &x.cached_single,
+        sc::CACHED_P99_BUDGET_MS,
+        String::new(),
+    );
+    let uncached = latency(
+        uncached_name,
+        uncached_target.clone(),
+        &x.uncached,
+        &x.uncached_single,
+        sc::UNCACHED_P99_BUDGET_MS,
+        x.first_render_ms
+            .map(|f| format!("; the first render {}", ms(f)))
+            .unwrap_or_default(),
+    );
+    let memory = match (&x.concurrent, x.rss_idle_mb, x.rss_peak_mb) {
+        (Some(r), Some(idle), Some(peak)) => {
+            let delta = peak - idle;
+            Budget {
+                name: memory_name.into(),
+                target: memory_target,
+                measured: format!(
+                    "{delta:+.1} MB (idle {idle:.1} MB, peak {peak:.1} MB, read {} times); {} renders, \
+                     {} at once: p50 {}, p99 {}{}",
+                    x.rss_samples,
+                    r.requests,
+                    r.connections,
+                    ms(r.p50_ms),
+                    ms(r.p99_ms),
+                    errors_note(&[r])
+                ),
+                unloaded: String::new(),
+                // Renders that failed may not have used the memory they would have.
+                verdict: if delta < sc::MEMORY_DELTA_BUDGET_MB && r.errors == 0 && r.requests > 0 {
+                    Verdict::Pass
+                } else {
+                    Verdict::Fail
+                },
+            }
+        }
+        (Some(r), _, _) => Budget {
+            name: memory_name.into(),
+            target: memory_target,
+            measured: format!(
+                "the server's resident set was not read; {} renders{}",
+                r.requests,
+                errors_note(&[r])
+            ),
+            unloaded: String::new(),
+            verdict: Verdict::Fail,
+        },
+        (None, _, _) => Budget {
+            name: memory_name.into(),
+            target: memory_target,
+            measured: format!("not measured{failure}"),
+            unloaded: String::new(),
+            verdict: Verdict::Fail,
+        },
+    };
+    [cached, uncached, memory]
 }
 
 /// A successful figure of the `writers` phase, or why there is none.
@@ -1163,6 +1313,7 @@ pub fn budgets(e: &EngineReport) -> Vec<Budget> {
     out.extend(writers_budgets(e));
     out.extend(openapi_budgets(e));
     out.extend(events_budgets(e));
+    out.extend(scripts_budgets(e));
     out.extend(pathological_budgets(e));
     let m = &e.memory;
     out.push(Budget {
@@ -1374,6 +1525,9 @@ fn engine(s: &mut String, e: &EngineReport) {
     }
     if let Some(x) = &e.events {
         events(s, x);
+    }
+    if let Some(x) = &e.scripts {
+        scripts(s, x);
     }
     if let Some(p) = &e.pathological {
         pathological(s, p);
@@ -1971,6 +2125,110 @@ fn events(s: &mut String, x: &EventsResult) {
     }
 }
 
+fn scripts(s: &mut String, x: &ScriptsResult) {
+    let _ = writeln!(s, "### Integration scripts (`scripts`)\n");
+    if x.endpoint_missing {
+        let _ = writeln!(
+            s,
+            "n/a (endpoint missing): the server has no integration or render routes.\n"
+        );
+        return;
+    }
+    let mb = |v: Option<f64>| v.map_or_else(|| "-".into(), |v| format!("{v:.1} MB"));
+    let _ = writeln!(
+        s,
+        "Integration `{name}`, published in organization `{org}` with a script written by hand in \
+         `@gitbook/runtime`'s protocol, installed there and enabled on the big space `{space}`; its \
+         component `{component}` answers a block with one short markdown element (with a random \
+         UUID, so that only a kept answer repeats) and `Cache-Control: max-age={age}` when its props \
+         ask to be cached. Rendered with `POST /v1/integrations/{{name}}/render` by {callers}; an \
+         answer is {bytes} bytes. The first render (the script read from the object store, the \
+         installation token made) took {first}; the cached request's first render (a miss) {miss}, \
+         the same request again (a hit) {hit}. Every cached answer must be the kept one's bytes, \
+         every uncached one must carry its request's nonce: anything else is an error. The server \
+         runs at most {slots} scripts at once (`QUIRE_SCRIPT_CONCURRENCY`); the others wait for a \
+         slot. Server peak RSS during the phase: {rss:.1} MB.\n",
+        name = x.integration,
+        org = x.org,
+        space = x.space,
+        component = sc::COMPONENT,
+        age = sc::MAX_AGE_S,
+        callers = if x.callers.is_empty() { "-" } else { &x.callers },
+        bytes = x.answer_bytes,
+        first = x.first_render_ms.map_or_else(|| "-".into(), ms),
+        miss = x.cache_miss_ms.map_or_else(|| "-".into(), ms),
+        hit = x.cache_hit_ms.map_or_else(|| "-".into(), ms),
+        slots = sc::SCRIPT_SLOTS,
+        rss = x.peak_rss_mb
+    );
+    if let Some(f) = &x.failure {
+        let _ = writeln!(s, "**The phase failed:** `{}`\n", f.replace('`', "'"));
+    }
+    let _ = writeln!(
+        s,
+        "| renders | conns | renders/s | p50 | p90 | p99 | max | errors | what |"
+    );
+    let _ = writeln!(s, "|---|--:|--:|--:|--:|--:|--:|--:|---|");
+    let mut errors = Vec::new();
+    for r in [
+        &x.cached,
+        &x.uncached,
+        &x.concurrent,
+        &x.cached_single,
+        &x.uncached_single,
+    ]
+    .into_iter()
+    .flatten()
+    {
+        let _ = writeln!(
+            s,
+            "| {} | {} | {:.0} | {} | {} | {} | {} | {} | {} |",
+            r.family,
+            r.connections,
+            r.rps,
+            ms(r.p50_ms),
+            ms(r.p90_ms),
+            ms(r.p99_ms),
+            ms(r.max_ms),
+            r.errors,
+            r.detail
+        );
+        errors.extend(r.error_samples.iter().map(|e| {
+            format!(
+                "- {} ({} conns): `{}`",
+                r.family,
+                r.connections,
+                e.replace('`', "'")
+            )
+        }));
+    }
+    let _ = writeln!(s);
+    if !errors.is_empty() {
+        let _ = writeln!(s, "Errors:\n\n{}\n", errors.join("\n"));
+    }
+    let _ = writeln!(
+        s,
+        "Memory: {} at the phase's start; idle before the {} renders at once {}; their peak {} \
+         (read every {} ms, {} times), {} over idle; {} a second after them.\n",
+        mb(x.rss_start_mb),
+        sc::MEMORY_CONNECTIONS,
+        mb(x.rss_idle_mb),
+        mb(x.rss_peak_mb),
+        sc::RSS_POLL.as_millis(),
+        x.rss_samples,
+        x.rss_delta_mb()
+            .map_or_else(|| "-".into(), |d| format!("{d:+.1} MB")),
+        mb(x.rss_after_mb)
+    );
+    if let Some(c) = &x.cleanup {
+        let _ = writeln!(
+            s,
+            "Unpublishing the integration failed: `{}`\n",
+            c.replace('`', "'")
+        );
+    }
+}
+
 fn pathological(s: &mut String, p: &PathologicalResult) {
     let _ = writeln!(s, "### Pathological input (`pathological`)\n");
     let _ = writeln!(
@@ -2469,6 +2727,122 @@ mod tests {
                 .iter()
                 .filter(|b| b.name.contains("integration"))
                 .count(),
+            3
+        );
+    }
+
+    #[test]
+    fn scripts_budgets_pass_fail_missing_and_not_run() {
+        let mut e = EngineReport {
+            engine: "SQLite".into(),
+            ..EngineReport::default()
+        };
+        let verdicts = |e: &EngineReport| {
+            let [a, b, c] = scripts_budgets(e);
+            (a.verdict, b.verdict, c.verdict)
+        };
+        assert_eq!(verdicts(&e), (Verdict::NotRun, Verdict::NotRun, Verdict::NotRun));
+        let render = |family: &str, conns: usize, p50: f64, p99: f64| FamilyResult {
+            family: family.into(),
+            connections: conns,
+            requests: 300,
+            rps: 1000.0,
+            p50_ms: p50,
+            p99_ms: p99,
+            max_ms: p99 * 2.0,
+            ..FamilyResult::default()
+        };
+        let mut x = ScriptsResult {
+            org: "org".into(),
+            space: "space".into(),
+            integration: "quire-bench-scripts-1".into(),
+            callers: "members".into(),
+            first_render_ms: Some(30.0),
+            cached: Some(render(sc::CACHED, 64, 2.0, 8.0)),
+            cached_single: Some(render(sc::CACHED, 1, 0.3, 0.6)),
+            uncached: Some(render(sc::UNCACHED, 4, 12.0, 30.0)),
+            concurrent: Some(render(sc::CONCURRENT, 100, 200.0, 400.0)),
+            rss_idle_mb: Some(150.0),
+            rss_peak_mb: Some(190.0),
+            rss_samples: 120,
+            ..ScriptsResult::default()
+        };
+        e.scripts = Some(x.clone());
+        assert_eq!(verdicts(&e), (Verdict::Pass, Verdict::Pass, Verdict::Pass));
+        let [a, b, c] = scripts_budgets(&e);
+        assert!(
+            a.measured.starts_with("p99 8.00 ms at 64 conns (p50 2.00 ms"),
+            "{}",
+            a.measured
+        );
+        assert_eq!(a.unloaded, "0.60 ms at 1 conn");
+        assert!(
+            b.measured.ends_with("; the first render 30.0 ms"),
+            "{}",
+            b.measured
+        );
+        assert!(
+            c.measured.starts_with(
+                "+40.0 MB (idle 150.0 MB, peak 190.0 MB, read 120 times); 300 renders, 100 at once"
+            ),
+            "{}",
+            c.measured
+        );
+        // Each budget on its own.
+        x.cached = Some(render(sc::CACHED, 64, 2.0, 25.0));
+        e.scripts = Some(x.clone());
+        assert_eq!(verdicts(&e), (Verdict::Fail, Verdict::Pass, Verdict::Pass));
+        x.cached = Some(FamilyResult {
+            errors: 3,
+            ..render(sc::CACHED, 64, 2.0, 8.0)
+        });
+        e.scripts = Some(x.clone());
+        assert_eq!(verdicts(&e), (Verdict::Fail, Verdict::Pass, Verdict::Pass));
+        x.cached = Some(render(sc::CACHED, 64, 2.0, 8.0));
+        x.uncached = Some(render(sc::UNCACHED, 4, 12.0, 55.0));
+        e.scripts = Some(x.clone());
+        assert_eq!(verdicts(&e), (Verdict::Pass, Verdict::Fail, Verdict::Pass));
+        x.uncached = Some(render(sc::UNCACHED, 4, 12.0, 30.0));
+        x.rss_peak_mb = Some(251.0);
+        e.scripts = Some(x.clone());
+        assert_eq!(verdicts(&e), (Verdict::Pass, Verdict::Pass, Verdict::Fail));
+        // Renders that failed, or a resident set not read, fail the memory budget.
+        x.rss_peak_mb = Some(190.0);
+        x.concurrent = Some(FamilyResult {
+            errors: 1,
+            ..render(sc::CONCURRENT, 100, 200.0, 400.0)
+        });
+        e.scripts = Some(x.clone());
+        assert_eq!(verdicts(&e), (Verdict::Pass, Verdict::Pass, Verdict::Fail));
+        x.concurrent = Some(render(sc::CONCURRENT, 100, 200.0, 400.0));
+        x.rss_idle_mb = None;
+        e.scripts = Some(x.clone());
+        assert_eq!(verdicts(&e), (Verdict::Pass, Verdict::Pass, Verdict::Fail));
+        x.rss_idle_mb = Some(150.0);
+        e.scripts = Some(x.clone());
+        let text = markdown(&RunReport {
+            engines: vec![e.clone()],
+            ..RunReport::default()
+        });
+        assert!(text.contains("### Integration scripts (`scripts`)"), "{text}");
+        assert!(text.contains("| render-cached | 64 | 1000 | 2.00 ms |"), "{text}");
+        assert!(text.contains("+40.0 MB over idle"), "{text}");
+        // Stopped before anything was measured.
+        e.scripts = Some(ScriptsResult {
+            failure: Some("POST /v1/integrations/x/render: 502".into()),
+            ..ScriptsResult::default()
+        });
+        assert_eq!(verdicts(&e), (Verdict::Fail, Verdict::Fail, Verdict::Fail));
+        e.scripts = Some(ScriptsResult {
+            endpoint_missing: true,
+            ..ScriptsResult::default()
+        });
+        assert_eq!(
+            verdicts(&e),
+            (Verdict::Missing, Verdict::Missing, Verdict::Missing)
+        );
+        assert_eq!(
+            budgets(&e).iter().filter(|b| b.name.contains("render")).count(),
             3
         );
     }

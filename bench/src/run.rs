@@ -20,6 +20,7 @@ use crate::load::{Driver, Family, FamilyResult};
 use crate::openapi::OpenApiResult;
 use crate::pathological::PathologicalResult;
 use crate::report;
+use crate::scripts::ScriptsResult;
 use crate::sites::SitesResult;
 use crate::writers::WritersResult;
 
@@ -106,6 +107,9 @@ pub struct EngineReport {
     /// The `events` phase, when it ran.
     #[serde(default)]
     pub events: Option<EventsResult>,
+    /// The `scripts` phase, when it ran.
+    #[serde(default)]
+    pub scripts: Option<ScriptsResult>,
     /// The `pathological` phase, when it ran.
     #[serde(default)]
     pub pathological: Option<PathologicalResult>,
@@ -329,7 +333,8 @@ impl Drop for RssSampler {
     }
 }
 
-fn rss_kb(pid: u32) -> Option<u64> {
+/// A process's resident set, kB (`VmRSS` of /proc/{pid}/status).
+pub fn rss_kb(pid: u32) -> Option<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     status
         .lines()
@@ -541,6 +546,7 @@ async fn measure_engine(
     let writers = plan.iter().any(|(f, _)| *f == Family::Writers);
     let openapi = plan.iter().any(|(f, _)| *f == Family::OpenApi);
     let events = plan.iter().any(|(f, _)| *f == Family::Events);
+    let scripts = plan.iter().find(|(f, _)| *f == Family::Scripts).map(|(_, c)| *c);
     let sites = plan.iter().find(|(f, _)| *f == Family::Sites).map(|(_, c)| *c);
     plan.retain(|(f, _)| !Family::SPECIAL.contains(f));
     let (reads, writes): (Vec<_>, Vec<_>) = plan.into_iter().partition(|(f, _)| !f.is_write());
@@ -692,6 +698,38 @@ async fn measure_engine(
         eprint!("{}", crate::events::table(&r));
         report.events = Some(r);
         eprint!("{}", report::budget_lines(&report::events_budgets(&report)));
+    }
+    if let Some(conns) = scripts {
+        // Renders, as readers of a page with an integration's block make them: its peak (the
+        // 100 renders at once included) counts in the memory budget of the ordinary load.
+        eprintln!(
+            "phase: scripts (an integration's component rendered: cached at {conns} connections, \
+             uncached at {}, {} at once)",
+            crate::scripts::UNCACHED_CONNECTIONS,
+            crate::scripts::MEMORY_CONNECTIONS
+        );
+        sampler.take_peak_mb();
+        let mut r = crate::scripts::run(
+            &driver,
+            Some(pid),
+            conns,
+            args.warmup,
+            args.duration,
+            args.latency_duration,
+        )
+        .await;
+        // The phase's own reads (every 5 ms while 100 renders run) may catch a higher peak.
+        r.peak_rss_mb = sampler.take_peak_mb().max(r.rss_peak_mb.unwrap_or(0.0));
+        peak = peak.max(r.peak_rss_mb);
+        if !r.endpoint_missing {
+            report
+                .memory
+                .per_phase_mb
+                .push(("scripts".to_string(), r.peak_rss_mb));
+        }
+        eprint!("{}", crate::scripts::table(&r));
+        report.scripts = Some(r);
+        eprint!("{}", report::budget_lines(&report::scripts_budgets(&report)));
     }
     if pathological {
         // Last: it adds a page of about 20 MB of JSON to the big space. Its memory peak is

@@ -55,6 +55,8 @@ pub struct ScriptRunner {
     scripts: quick_cache::sync::Cache<String, Arc<str>, ScriptWeight>,
     /// Installation tokens handed to scripts, reused until near their expiry.
     tokens: Mutex<HashMap<String, (String, i64)>>,
+    /// Held while a token is made, so that a burst of calls makes one, not one each.
+    minting: tokio::sync::Mutex<()>,
 }
 
 #[derive(Clone)]
@@ -87,6 +89,7 @@ impl ScriptRunner {
             slots,
             scripts: quick_cache::sync::Cache::with_weighter(1024, SCRIPT_CACHE_BYTES, ScriptWeight),
             tokens: Mutex::default(),
+            minting: tokio::sync::Mutex::new(()),
         }
     }
 
@@ -112,11 +115,17 @@ impl ScriptRunner {
             return Ok(None);
         };
         let now = quire_store::clock::now_ms();
-        if let Ok(tokens) = self.tokens.lock()
-            && let Some((token, expires)) = tokens.get(&installation.id)
-            && *expires > now + 5 * 60 * 1000
-        {
-            return Ok(Some(token.clone()));
+        let kept = || {
+            let tokens = self.tokens.lock().ok()?;
+            let (token, expires) = tokens.get(&installation.id)?;
+            (*expires > now + 5 * 60 * 1000).then(|| token.clone())
+        };
+        if let Some(token) = kept() {
+            return Ok(Some(token));
+        }
+        let _minting = self.minting.lock().await;
+        if let Some(token) = kept() {
+            return Ok(Some(token));
         }
         let integration = context.integration.clone();
         let id = installation.id.clone();
