@@ -263,42 +263,18 @@ impl Outbound {
                 .await
                 .map_err(|e| transport(&url, &e))?;
             if response.status().is_redirection() {
-                let location = response
-                    .headers()
-                    .get(header::LOCATION)
-                    .and_then(|l| l.to_str().ok())
-                    .ok_or_else(|| failed(format!("{url} redirects without a Location")))?;
-                url = url
-                    .join(location)
-                    .map_err(|e| failed(format!("{url} redirects to an invalid URL: {e}")))?;
+                url = next_hop(&url, &response)?;
                 continue;
             }
             if !response.status().is_success() {
                 return Err(failed(format!("{url} answered {}", response.status())));
-            }
-            let too_large = || {
-                FetchError::new(
-                    FetchErrorKind::TooLarge,
-                    format!("{url} is larger than {max_bytes} bytes"),
-                )
-            };
-            if response.content_length().is_some_and(|n| n > max_bytes as u64) {
-                return Err(too_large());
             }
             let content_type = response
                 .headers()
                 .get(header::CONTENT_TYPE)
                 .and_then(|v| v.to_str().ok())
                 .map(|v| v.split(';').next().unwrap_or(v).trim().to_string());
-            let mut body = Vec::new();
-            let mut stream = response.bytes_stream();
-            while let Some(chunk) = stream.next().await {
-                let chunk = chunk.map_err(|e| transport(&url, &e))?;
-                if body.len() + chunk.len() > max_bytes {
-                    return Err(too_large());
-                }
-                body.extend_from_slice(&chunk);
-            }
+            let body = read_bounded(response, &url, max_bytes).await?;
             return Ok(Fetched {
                 bytes: body.into(),
                 content_type,
@@ -396,14 +372,7 @@ impl Outbound {
             let response = builder.send().await.map_err(|e| sent_error(&url, &e))?;
             let status = response.status();
             if request.follow && status.is_redirection() && status != reqwest::StatusCode::NOT_MODIFIED {
-                let location = response
-                    .headers()
-                    .get(header::LOCATION)
-                    .and_then(|l| l.to_str().ok())
-                    .ok_or_else(|| failed(format!("{url} redirects without a Location")))?;
-                url = url
-                    .join(location)
-                    .map_err(|e| failed(format!("{url} redirects to an invalid URL: {e}")))?;
+                url = next_hop(&url, &response)?;
                 if status == reqwest::StatusCode::SEE_OTHER
                     || (matches!(status.as_u16(), 301 | 302) && method == reqwest::Method::POST)
                 {
@@ -417,27 +386,7 @@ impl Outbound {
                 .iter()
                 .filter_map(|(k, v)| Some((k.as_str().to_string(), v.to_str().ok()?.to_string())))
                 .collect();
-            if response
-                .content_length()
-                .is_some_and(|n| n > request.max_bytes as u64)
-            {
-                return Err(FetchError::new(
-                    FetchErrorKind::TooLarge,
-                    format!("{url} is larger than {} bytes", request.max_bytes),
-                ));
-            }
-            let mut kept = Vec::new();
-            let mut stream = response.bytes_stream();
-            while let Some(chunk) = stream.next().await {
-                let chunk = chunk.map_err(|e| transport(&url, &e))?;
-                if kept.len() + chunk.len() > request.max_bytes {
-                    return Err(FetchError::new(
-                        FetchErrorKind::TooLarge,
-                        format!("{url} is larger than {} bytes", request.max_bytes),
-                    ));
-                }
-                kept.extend_from_slice(&chunk);
-            }
+            let kept = read_bounded(response, &url, request.max_bytes).await?;
             return Ok(Exchanged {
                 status: status.as_u16(),
                 headers,
@@ -450,6 +399,46 @@ impl Outbound {
             request.url
         )))
     }
+}
+
+/// Where a redirect answer sends the request next.
+fn next_hop(url: &url::Url, response: &reqwest::Response) -> Result<url::Url, FetchError> {
+    let failed = |m: String| FetchError::new(FetchErrorKind::Failed, m);
+    let location = response
+        .headers()
+        .get(header::LOCATION)
+        .and_then(|l| l.to_str().ok())
+        .ok_or_else(|| failed(format!("{url} redirects without a Location")))?;
+    url.join(location)
+        .map_err(|e| failed(format!("{url} redirects to an invalid URL: {e}")))
+}
+
+/// The answer's body, refused past `max_bytes` (by its length when it says one, else as it
+/// streams in).
+async fn read_bounded(
+    response: reqwest::Response,
+    url: &url::Url,
+    max_bytes: usize,
+) -> Result<Vec<u8>, FetchError> {
+    let too_large = || {
+        FetchError::new(
+            FetchErrorKind::TooLarge,
+            format!("{url} is larger than {max_bytes} bytes"),
+        )
+    };
+    if response.content_length().is_some_and(|n| n > max_bytes as u64) {
+        return Err(too_large());
+    }
+    let mut body = Vec::new();
+    let mut stream = response.bytes_stream();
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(|e| transport(url, &e))?;
+        if body.len() + chunk.len() > max_bytes {
+            return Err(too_large());
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
 }
 
 /// A send's error with its causes, so that the resolver's refusal is said.
