@@ -141,6 +141,8 @@ pub struct StoreInner {
     pub published_sites: crate::sites::published::PublishedCache,
     /// Which published site a reader request names, likewise.
     pub reader_sites: crate::reader::ReaderCache,
+    /// Where integrations' components render for their callers, likewise.
+    pub render_targets: integrations::scripts::RenderTargets,
 }
 
 impl StoreInner {
@@ -151,6 +153,7 @@ impl StoreInner {
             self.spaces.entries.size("spaces", "entries"),
             self.published_sites.entries.size("published_sites", "entries"),
             self.reader_sites.sites.size("reader_sites", "entries"),
+            self.render_targets.entries.size("render_targets", "entries"),
         ]
     }
 }
@@ -183,6 +186,7 @@ impl Store {
             spaces: SpaceCache::default(),
             published_sites: Default::default(),
             reader_sites: Default::default(),
+            render_targets: Default::default(),
         }))
     }
 }

@@ -100,7 +100,7 @@ async fn components_render_through_the_script_and_cached_ones_are_kept() {
     publish_script(&app, &ann, "cards", &org, json!({"API_KEY": "k-123456"})).await;
     let docs = space(&app, &ann, &org, "Docs").await;
     let other = space(&app, &ann, &org, "Other").await;
-    install_on(&app, &ann, "cards", &org, &docs).await;
+    let installation = install_on(&app, &ann, "cards", &org, &docs).await;
 
     let path = "/v1/integrations/cards/render";
     let first = app
@@ -141,6 +141,28 @@ async fn components_render_through_the_script_and_cached_ones_are_kept() {
         .await;
     assert_eq!(kept.headers["cache-control"], "max-age=60");
     assert_eq!(kept.expect(200), cached, "answered from the cache");
+    // The caller's access is checked again on every render, a kept one too: once the
+    // integration is no longer enabled on the space, the kept render is not answered.
+    app.delete(
+        &ann,
+        &format!("/v1/integrations/cards/installations/{installation}/spaces/{docs}"),
+    )
+    .await
+    .expect(204);
+    app.post(
+        &ann,
+        path,
+        render_body(&docs, json!({"text": "Hi", "cache": true})),
+    )
+    .await
+    .expect(404);
+    app.post(
+        &ann,
+        &format!("/v1/integrations/cards/installations/{installation}/spaces"),
+        json!({"space": docs}),
+    )
+    .await
+    .expect(201);
 
     // An unknown component, a space it is not enabled on, a caller who cannot see the space.
     let mut unknown = render_body(&docs, json!({}));

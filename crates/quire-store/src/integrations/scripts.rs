@@ -138,37 +138,98 @@ pub struct RenderTarget {
     pub site_id: Option<String>,
 }
 
-/// Checks that the caller may render the integration's components in `context` (GitBook's
-/// `ContentKitContext`): they see the integration and the space, site or organization the
-/// context names, and the integration is installed there (enabled on that space or site, or
-/// on all of them). 404 for what the caller cannot see, 400 for a context that names nothing.
+/// What a ContentKit context renders in: its space, else its site, else its organization.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum RenderScope {
+    Space(String),
+    Site(String),
+    Organization(String),
+}
+
+impl RenderScope {
+    /// The scope `context` (GitBook's `ContentKitContext`) names; 400 when it names none.
+    pub fn of(context: &Json) -> crate::error::StoreResult<RenderScope> {
+        let text = |key: &str| context.get(key).and_then(Json::as_str).map(str::to_string);
+        if let Some(id) = text("spaceId") {
+            Ok(RenderScope::Space(id))
+        } else if let Some(id) = text("siteId") {
+            Ok(RenderScope::Site(id))
+        } else if let Some(id) = text("organizationId") {
+            Ok(RenderScope::Organization(id))
+        } else {
+            Err(StoreError::invalid(
+                "`context` names no space (`spaceId`), site (`siteId`) or organization (`organizationId`)",
+            ))
+        }
+    }
+}
+
+/// Render targets with their callers, kept while the database has not changed (`stamped`):
+/// a cached render is answered from memory, and without this the authorization before it was
+/// most of its cost (bench/ANALYSIS.md, the `scripts` phase).
+pub struct RenderTargets {
+    /// By (user id, integration name, scope).
+    pub(crate) entries: crate::stamped::StampedCache<(String, String, RenderScope), RenderTarget>,
+}
+
+impl Default for RenderTargets {
+    fn default() -> Self {
+        RenderTargets {
+            entries: crate::stamped::StampedCache::new(10_000),
+        }
+    }
+}
+
+impl RenderTargets {
+    /// As [`render_target`].
+    pub async fn resolve(
+        &self,
+        db: &crate::db::Db,
+        user_id: &str,
+        name: &str,
+        scope: RenderScope,
+    ) -> crate::error::StoreResult<RenderTarget> {
+        let key = (user_id.to_string(), name.to_string(), scope);
+        let (user_id, name, scope) = key.clone();
+        let found = self
+            .entries
+            .get_or_read(db, key, move |c| {
+                render_target(c, &user_id, &name, &scope).map(Some)
+            })
+            .await?;
+        found.ok_or_else(|| StoreError::internal("a render target read found nothing"))
+    }
+}
+
+/// Checks that the caller may render the integration's components in `scope`: they see the
+/// integration and the space, site or organization, and the integration is installed there
+/// (enabled on that space or site, or on all of them). 404 for what the caller cannot see.
 pub fn render_target(
     c: &mut dyn crate::db::Conn,
     user_id: &str,
     name: &str,
-    context: &Json,
+    scope: &RenderScope,
 ) -> crate::error::StoreResult<RenderTarget> {
     let found = super::model::load_visible(c, name, user_id)?;
     let integration = &found.integration;
-    let text = |key: &str| context.get(key).and_then(Json::as_str).map(str::to_string);
-    let (org_id, space_id, site_id) = if let Some(space_id) = text("spaceId") {
-        let space = crate::spaces::model::load_visible(c, &space_id, user_id)?;
-        (space.space.org_id, Some(space_id), None)
-    } else if let Some(site_id) = text("siteId") {
-        let org: Option<String> = c.query_scalar(
-            "SELECT organization_id FROM sites WHERE id = ?1",
-            crate::params![site_id.clone()],
-        )?;
-        let org = org.ok_or_else(|| crate::sites::model::not_found(&site_id))?;
-        crate::sites::model::load_visible(c, &org, &site_id, user_id)?;
-        (org, None, Some(site_id))
-    } else if let Some(org_id) = text("organizationId") {
-        crate::orgs::load_visible(c, &org_id, user_id)?;
-        (org_id, None, None)
-    } else {
-        return Err(StoreError::invalid(
-            "`context` names no space (`spaceId`), site (`siteId`) or organization (`organizationId`)",
-        ));
+    let (org_id, space_id, site_id) = match scope {
+        RenderScope::Space(space_id) => {
+            let space = crate::spaces::model::load_visible(c, space_id, user_id)?;
+            (space.space.org_id, Some(space_id.clone()), None)
+        }
+        RenderScope::Site(site_id) => {
+            let org: Option<String> = c.query_scalar(
+                "SELECT organization_id FROM sites WHERE id = ?1",
+                crate::params![site_id.clone()],
+            )?;
+            let org = org.ok_or_else(|| crate::sites::model::not_found(site_id))?;
+            crate::sites::model::load_visible(c, &org, site_id, user_id)?;
+            (org, None, Some(site_id.clone()))
+        }
+        RenderScope::Organization(org_id) => {
+            crate::orgs::load_visible(c, org_id, user_id)?;
+            (org_id.clone(), None, None)
+        }
     };
     let (selection, table, column, target) = match (&space_id, &site_id) {
         (Some(space), _) => (

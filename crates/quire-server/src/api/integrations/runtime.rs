@@ -122,14 +122,11 @@ async fn render(
             return Err(ApiError::bad_request(format!("`{field}` must be an object")));
         }
     }
-    let (user, name, context) = (
-        caller.user_id.clone(),
-        path.integration_name.clone(),
-        body.context.clone(),
-    );
+    let scope = scripts::RenderScope::of(&body.context)?;
     let target = app
-        .db
-        .read(move |c| scripts::render_target(c, &user, &name, &context))
+        .store
+        .render_targets
+        .resolve(&app.db, &caller.user_id, &path.integration_name, scope)
         .await?;
     let asked = json!({
         "componentId": body.component_id,
