@@ -617,10 +617,10 @@ async fn import_pages(
                 .as_str()
                 .and_then(|r| r.strip_prefix('p'))
                 .and_then(|r| r.parse::<usize>().ok());
-            if let (Some(index), Some(id)) = (index, change["page"]["id"].as_str()) {
-                if let Some(slot) = ids.get_mut(index) {
-                    *slot = Some(id.to_string());
-                }
+            if let (Some(index), Some(id)) = (index, change["page"]["id"].as_str())
+                && let Some(slot) = ids.get_mut(index)
+            {
+                *slot = Some(id.to_string());
             }
         }
         if start % 1000 == 0 && start > 0 {
@@ -776,10 +776,10 @@ async fn comments(
     let mut commented = BTreeSet::new();
     for i in 0..plan.big_comments {
         let page = rng.pick(pages).cloned();
-        if let Some(p) = &page {
-            if commented.len() < 1000 {
-                commented.insert(p.clone());
-            }
+        if let Some(p) = &page
+            && commented.len() < 1000
+        {
+            commented.insert(p.clone());
         }
         let writer = writers[i % writers.len()].clone();
         targets.push((big_space.to_string(), page, writer, text::comment(&mut rng)));

@@ -286,11 +286,11 @@ pub fn phases(plan: &[(Family, usize)]) -> Vec<(Vec<Family>, usize)> {
             .iter()
             .find(|pair| pair[1] == *family)
             .map(|pair| pair[0]);
-        if let Some(first) = partner {
-            if let Some(phase) = out.iter_mut().find(|(f, c)| f == &[first] && c == conns) {
-                phase.0.push(*family);
-                continue;
-            }
+        if let Some(first) = partner
+            && let Some(phase) = out.iter_mut().find(|(f, c)| f == &[first] && c == conns)
+        {
+            phase.0.push(*family);
+            continue;
         }
         out.push((vec![*family], *conns));
     }

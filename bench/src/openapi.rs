@@ -566,14 +566,14 @@ async fn read_page(conn: &mut Conn, space: &str, id: &str, token: &str) -> (f64,
 pub fn documents(pages: &Value) -> Vec<(String, String, String)> {
     let mut out = Vec::new();
     for p in pages.as_array().map_or(&[][..], Vec::as_slice) {
-        if p["type"] == "document" {
-            if let Some(id) = p["id"].as_str() {
-                out.push((
-                    id.to_string(),
-                    p["title"].as_str().unwrap_or_default().to_string(),
-                    p["path"].as_str().unwrap_or_default().to_string(),
-                ));
-            }
+        if p["type"] == "document"
+            && let Some(id) = p["id"].as_str()
+        {
+            out.push((
+                id.to_string(),
+                p["title"].as_str().unwrap_or_default().to_string(),
+                p["path"].as_str().unwrap_or_default().to_string(),
+            ));
         }
         out.extend(documents(&p["pages"]));
     }

@@ -362,12 +362,11 @@ async fn wait_ready(addr: SocketAddr, path: &str, child: &mut Child, what: &str)
         if let Ok(Some(status)) = child.try_wait() {
             return Err(format!("{what} exited early ({status})"));
         }
-        if let Ok(mut c) = crate::conn::Conn::new(addr) {
-            if let Ok(a) = c.get(path, "-").await {
-                if a.status == 200 {
-                    return Ok(());
-                }
-            }
+        if let Ok(mut c) = crate::conn::Conn::new(addr)
+            && let Ok(a) = c.get(path, "-").await
+            && a.status == 200
+        {
+            return Ok(());
         }
         if Instant::now() > deadline {
             return Err(format!("{what} did not answer on {addr} within 120 s"));
@@ -458,11 +457,9 @@ async fn measure_engine(
     std::thread::spawn(move || {
         let mut sent = false;
         for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if !sent {
-                if let Some(t) = line.trim().strip_prefix("API token") {
-                    let _ = token_tx.send(t.trim().to_string());
-                    sent = true;
-                }
+            if !sent && let Some(t) = line.trim().strip_prefix("API token") {
+                let _ = token_tx.send(t.trim().to_string());
+                sent = true;
             }
         }
     });

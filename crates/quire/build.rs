@@ -37,10 +37,10 @@ fn git_commit() -> Option<String> {
             watch(&path);
         }
     }
-    if let Some(reference) = git(&["symbolic-ref", "-q", "HEAD"]) {
-        if let Some(path) = git(&["rev-parse", "--git-path", &reference]) {
-            watch(&path);
-        }
+    if let Some(reference) = git(&["symbolic-ref", "-q", "HEAD"])
+        && let Some(path) = git(&["rev-parse", "--git-path", &reference])
+    {
+        watch(&path);
     }
     Some(commit)
 }

@@ -181,11 +181,11 @@ pub fn store(tree: &Tree, base: Option<(&Tree, &Root)>) -> (Root, Vec<(String, V
     let mut buckets = Vec::with_capacity(count);
     let mut writes = Vec::new();
     for (i, g) in groups.iter().enumerate() {
-        if let Some((dirty, root)) = &base {
-            if !dirty[i] {
-                buckets.push(root.buckets[i].clone());
-                continue;
-            }
+        if let Some((dirty, root)) = &base
+            && !dirty[i]
+        {
+            buckets.push(root.buckets[i].clone());
+            continue;
         }
         if g.is_empty() {
             buckets.push(String::new());

@@ -890,10 +890,10 @@ pub fn resolve_target(
         return tree.files.contains_key(rest).then(|| ContentRef::file(rest));
     }
     let bare = path_part.trim_start_matches("./");
-    if let Some(id) = page_refs.get(bare.trim_end_matches(".md")) {
-        if bare.ends_with(".md") || !file_refs.contains_key(bare) {
-            return Some(page_ref(id));
-        }
+    if let Some(id) = page_refs.get(bare.trim_end_matches(".md"))
+        && (bare.ends_with(".md") || !file_refs.contains_key(bare))
+    {
+        return Some(page_ref(id));
     }
     if let Some(id) = file_refs.get(bare) {
         return Some(ContentRef::file(id));

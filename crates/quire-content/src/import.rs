@@ -826,17 +826,17 @@ impl<'c, 'a> Importer<'c, 'a> {
         }
         top.extend(group);
         let shown_summary = self.shown(summary);
-        if let Some(readme) = self.readme.clone() {
-            if !listed.contains(&readme) {
-                let shown = self.shown(&readme);
-                self.warn(format!(
-                    "{shown} is not listed in {shown_summary}; imported as the first page"
-                ));
-                let source = self.find(&readme);
-                let item = self.page_item(readme.clone(), source, None);
-                listed.insert(readme);
-                top.insert(0, item);
-            }
+        if let Some(readme) = self.readme.clone()
+            && !listed.contains(&readme)
+        {
+            let shown = self.shown(&readme);
+            self.warn(format!(
+                "{shown} is not listed in {shown_summary}; imported as the first page"
+            ));
+            let source = self.find(&readme);
+            let item = self.page_item(readme.clone(), source, None);
+            listed.insert(readme);
+            top.insert(0, item);
         }
         let unlisted: Vec<String> = self
             .sources
@@ -1044,12 +1044,11 @@ impl<'c, 'a> Importer<'c, 'a> {
             .collect();
         let mut folder_page: HashMap<usize, (&str, &Folder)> = HashMap::new();
         for (name, entry) in &entries {
-            if let Entry::Folder(n, f) = entry {
-                if f.readme.is_none() {
-                    if let Some(&i) = page_names.get(name.as_str()) {
-                        folder_page.entry(i).or_insert((n, f));
-                    }
-                }
+            if let Entry::Folder(n, f) = entry
+                && f.readme.is_none()
+                && let Some(&i) = page_names.get(name.as_str())
+            {
+                folder_page.entry(i).or_insert((n, f));
             }
         }
         let adopted: HashSet<&str> = folder_page.values().map(|(name, _)| *name).collect();

@@ -670,10 +670,10 @@ impl Merger<'_> {
                     Some(_) => outlines.next().flatten(),
                 };
                 let outlines = [outline(hashes[0]), outline(hashes[1]), outline(hashes[2])];
-                if let [Some(base), Some(main), Some(change)] = outlines {
-                    if let Some(merged) = merge_raw([base, main, change], self.blocks) {
-                        return merged;
-                    }
+                if let [Some(base), Some(main), Some(change)] = outlines
+                    && let Some(merged) = merge_raw([base, main, change], self.blocks)
+                {
+                    return merged;
                 }
                 let mut loaded = (self.load)(&asked).into_iter();
                 let mut version = |hash: Option<&str>| match hash {
@@ -772,10 +772,10 @@ impl Merger<'_> {
     fn orphans(&self) -> BTreeMap<String, String> {
         let mut orphans = BTreeMap::new();
         let mut check = |page: &PageEntry| {
-            if let Some(parent) = &page.parent {
-                if !self.pages.contains_key(parent) {
-                    orphans.insert(page.id.clone(), parent.clone());
-                }
+            if let Some(parent) = &page.parent
+                && !self.pages.contains_key(parent)
+            {
+                orphans.insert(page.id.clone(), parent.clone());
             }
         };
         for id in &self.touched {
@@ -1434,10 +1434,10 @@ fn unique_keys_in(nodes: &mut [Node], seen: &mut HashSet<String>, new_key: &mut 
 }
 
 fn claim_key(key: &mut Option<String>, seen: &mut HashSet<String>, new_key: &mut dyn FnMut() -> String) {
-    if let Some(k) = key {
-        if seen.insert(k.clone()) {
-            return;
-        }
+    if let Some(k) = key
+        && seen.insert(k.clone())
+    {
+        return;
     }
     // The generator is meant to give fresh keys; a few tries guard against a clash anyway.
     let mut fresh = new_key();

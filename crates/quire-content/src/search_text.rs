@@ -110,10 +110,10 @@ pub fn find_word(haystack: &str, word: &str) -> Option<usize> {
     for (i, c) in haystack.char_indices() {
         if c.is_alphanumeric() {
             start.get_or_insert(i);
-        } else if let Some(s) = start.take() {
-            if matches(s, i) {
-                return Some(s);
-            }
+        } else if let Some(s) = start.take()
+            && matches(s, i)
+        {
+            return Some(s);
         }
     }
     start.filter(|s| matches(*s, haystack.len()))

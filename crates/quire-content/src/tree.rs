@@ -469,13 +469,13 @@ impl Tree {
             None => page.parent.clone(),
             Some(p) => p.map(str::to_string),
         };
-        if let Some(target) = &new_parent {
-            if self.descendants(id).contains(target) {
-                return Err(TreeError::Cycle {
-                    page: id.to_string(),
-                    target: target.clone(),
-                });
-            }
+        if let Some(target) = &new_parent
+            && self.descendants(id).contains(target)
+        {
+            return Err(TreeError::Cycle {
+                page: id.to_string(),
+                target: target.clone(),
+            });
         }
         let parent_changed = new_parent != page.parent;
         if !parent_changed && at.is_none() {
@@ -561,12 +561,12 @@ impl Tree {
         }
         let mut seen: HashMap<(Option<&str>, &str), &str> = HashMap::new();
         for page in self.pages.values().filter(|p| p.kind.has_path()) {
-            if let Some(other) = seen.insert((page.parent.as_deref(), page.slug.as_str()), &page.id) {
-                if other != page.id {
-                    return Err(TreeError::SlugTaken {
-                        slug: page.slug.clone(),
-                    });
-                }
+            if let Some(other) = seen.insert((page.parent.as_deref(), page.slug.as_str()), &page.id)
+                && other != page.id
+            {
+                return Err(TreeError::SlugTaken {
+                    slug: page.slug.clone(),
+                });
             }
         }
         Ok(())

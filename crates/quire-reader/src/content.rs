@@ -461,12 +461,12 @@ impl Renderer<'_> {
         if let Some(dark) = dark {
             self.img(&dark, alt, width, " class=\"only-dark\"");
         }
-        if let Some(caption) = image.fragment("caption") {
-            if !plain_text_of_nodes(&caption.nodes).trim().is_empty() {
-                self.push("<figcaption>");
-                self.blocks_tight(&caption.nodes);
-                self.push("</figcaption>");
-            }
+        if let Some(caption) = image.fragment("caption")
+            && !plain_text_of_nodes(&caption.nodes).trim().is_empty()
+        {
+            self.push("<figcaption>");
+            self.blocks_tight(&caption.nodes);
+            self.push("</figcaption>");
         }
         self.push("</figure>");
     }
@@ -516,12 +516,12 @@ impl Renderer<'_> {
     }
 
     fn caption(&mut self, node: &Node) {
-        if let Some(caption) = node.fragment("caption") {
-            if !plain_text_of_nodes(&caption.nodes).trim().is_empty() {
-                self.push("<figcaption>");
-                self.blocks_tight(&caption.nodes);
-                self.push("</figcaption>");
-            }
+        if let Some(caption) = node.fragment("caption")
+            && !plain_text_of_nodes(&caption.nodes).trim().is_empty()
+        {
+            self.push("<figcaption>");
+            self.blocks_tight(&caption.nodes);
+            self.push("</figcaption>");
         }
     }
 
@@ -1006,17 +1006,17 @@ impl Renderer<'_> {
             "link" => {
                 let target = node.data_value("ref").and_then(ContentRef::from_value);
                 // An empty link to an anchor marks that place (`<a name="x"></a>` imported).
-                if let Some(ContentRef::Anchor { anchor, .. }) = &target {
-                    if plain_text_of_nodes(node.children()).is_empty() {
-                        if self.used_ids.insert(anchor.clone()) {
-                            let _ = write!(
-                                self.out,
-                                "<span class=\"anchor-alias\" id=\"{}\"></span>",
-                                esc(anchor)
-                            );
-                        }
-                        return;
+                if let Some(ContentRef::Anchor { anchor, .. }) = &target
+                    && plain_text_of_nodes(node.children()).is_empty()
+                {
+                    if self.used_ids.insert(anchor.clone()) {
+                        let _ = write!(
+                            self.out,
+                            "<span class=\"anchor-alias\" id=\"{}\"></span>",
+                            esc(anchor)
+                        );
                     }
+                    return;
                 }
                 match target.as_ref().and_then(|target| self.href(target)) {
                     Some(url) if !self.in_link => {
@@ -1181,7 +1181,7 @@ fn color_token(mark: &Mark, key: &str) -> Option<&'static str> {
 }
 
 /// A length in pixels (`300`, `"300"`, `"300px"`); percentages and other units give none.
-fn length(value: &Value) -> Option<u32> {
+pub fn length(value: &Value) -> Option<u32> {
     match value {
         Value::Number(number) => number.as_f64().map(|n| n.round() as u32),
         Value::String(text) => text
@@ -1195,7 +1195,8 @@ fn length(value: &Value) -> Option<u32> {
     .filter(|width| *width > 0 && *width < 10_000)
 }
 
-fn scalar_text(value: &Value) -> String {
+/// A table value as text.
+pub fn scalar_text(value: &Value) -> String {
     match value {
         Value::String(text) => text.clone(),
         Value::Null => String::new(),
@@ -1204,7 +1205,7 @@ fn scalar_text(value: &Value) -> String {
 }
 
 /// `March 1, 2025` for a date or timestamp starting `2025-03-01`; anything else as it is.
-fn long_date(date: &str) -> String {
+pub fn long_date(date: &str) -> String {
     let format = time::macros::format_description!("[year]-[month]-[day]");
     date.get(..10)
         .and_then(|day| time::Date::parse(day, format).ok())
@@ -1218,7 +1219,7 @@ fn long_date(date: &str) -> String {
 }
 
 /// `1.2 MB`, `340 KB`, `12 bytes`.
-pub(crate) fn human_size(bytes: u64) -> String {
+pub fn human_size(bytes: u64) -> String {
     const UNITS: &[&str] = &["KB", "MB", "GB", "TB"];
     if bytes < 1000 {
         return format!("{bytes} bytes");

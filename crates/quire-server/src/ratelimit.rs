@@ -176,15 +176,16 @@ impl RateLimiter {
             return;
         };
         decision.write_headers(response.headers_mut());
-        if let Some(digest) = new_token {
-            if response.status() != StatusCode::UNAUTHORIZED && tokens.is_known(&hex(digest)) {
-                let key = Key::Token(token_key(digest));
-                let mut shard = self.shard(key).write().unwrap_or_else(PoisonError::into_inner);
-                if shard.len() < MAX_KEYS_PER_SHARD {
-                    shard
-                        .entry(key)
-                        .or_insert_with(|| AtomicU64::new(pack(*window, 1)));
-                }
+        if let Some(digest) = new_token
+            && response.status() != StatusCode::UNAUTHORIZED
+            && tokens.is_known(&hex(digest))
+        {
+            let key = Key::Token(token_key(digest));
+            let mut shard = self.shard(key).write().unwrap_or_else(PoisonError::into_inner);
+            if shard.len() < MAX_KEYS_PER_SHARD {
+                shard
+                    .entry(key)
+                    .or_insert_with(|| AtomicU64::new(pack(*window, 1)));
             }
         }
     }

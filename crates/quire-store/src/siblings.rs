@@ -163,11 +163,11 @@ pub fn place(
         .and_then(|i| list.get(i))
         .map(|s| s.key.clone());
     let next = list.get(index).map(|s| s.key.clone());
-    if let (Some(p), Some(n)) = (&prev, &next) {
-        if p >= n {
-            renumber(c, &mut list)?;
-            return place(c, org_id, parent, item, position);
-        }
+    if let (Some(p), Some(n)) = (&prev, &next)
+        && p >= n
+    {
+        renumber(c, &mut list)?;
+        return place(c, org_id, parent, item, position);
     }
     let key = order::key_between(prev.as_deref(), next.as_deref());
     set_key(c, item.0, item.1, &key)

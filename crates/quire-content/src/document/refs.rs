@@ -183,10 +183,10 @@ mod tests {
     fn mutable_visit_rewrites_only_changed_references() {
         let mut document = document();
         for_each_ref_mut(&mut document, &mut |content_ref| {
-            if let ContentRef::Url { url } = content_ref {
-                if url == "a.md" {
-                    *content_ref = ContentRef::page("pa");
-                }
+            if let ContentRef::Url { url } = content_ref
+                && url == "a.md"
+            {
+                *content_ref = ContentRef::page("pa");
             }
             if let ContentRef::File { file, .. } = content_ref {
                 file.push('!');

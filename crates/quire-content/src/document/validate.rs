@@ -156,10 +156,10 @@ fn check_node(value: &Value, path: &str, depth: usize) -> Result<bool, Validatio
         Some(_) => return Err(error(&format!("{path}/type"), "must be a non-empty string")),
         None => return Err(error(path, &format!("missing \"type\" on {object}"))),
     };
-    if let Some(is_void) = map.get("isVoid") {
-        if !is_void.is_boolean() {
-            return Err(error(&format!("{path}/isVoid"), "must be a boolean"));
-        }
+    if let Some(is_void) = map.get("isVoid")
+        && !is_void.is_boolean()
+    {
+        return Err(error(&format!("{path}/isVoid"), "must be a boolean"));
     }
     if let Some(data) = map.get("data") {
         expect_object(data, &format!("{path}/data"))?;

@@ -170,10 +170,10 @@ fn block(element: ElementRef<'_>, depth: usize) -> Converted<Vec<Node>> {
             }
             let mut data = JsonMap::new();
             let list_type = if name == "ol" {
-                if let Some(start) = element.attr("start").and_then(|s| s.parse::<u64>().ok()) {
-                    if start != 1 {
-                        data.insert("start".into(), Value::from(start));
-                    }
+                if let Some(start) = element.attr("start").and_then(|s| s.parse::<u64>().ok())
+                    && start != 1
+                {
+                    data.insert("start".into(), Value::from(start));
                 }
                 "list-ordered"
             } else {
@@ -296,10 +296,10 @@ fn figure(element: ElementRef<'_>) -> Converted<Node> {
         match part.value().name() {
             "img" if !data.contains_key("ref") => data.extend(image_data(part).ok_or(Unsupported)?),
             "source" if part.attr("media").is_some_and(|media| media.contains("dark")) => {
-                if let Some(srcset) = part.attr("srcset").and_then(|set| set.split_whitespace().next()) {
-                    if let Some(dark) = ref_data(srcset).remove("ref") {
-                        data.insert("refDark".into(), dark);
-                    }
+                if let Some(srcset) = part.attr("srcset").and_then(|set| set.split_whitespace().next())
+                    && let Some(dark) = ref_data(srcset).remove("ref")
+                {
+                    data.insert("refDark".into(), dark);
                 }
             }
             "figcaption" => caption = text_of(part).trim().to_owned(),

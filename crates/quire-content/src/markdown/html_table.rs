@@ -105,10 +105,11 @@ pub(crate) fn from_html(table: ElementRef<'_>, depth: usize) -> Result<Node, Uns
         if attr("data-card-target").is_some() {
             view.insert("targetDefinition".into(), Value::String(id.clone()));
         }
-        if let Some(width) = attr("width").and_then(|w| w.trim_end_matches("px").parse::<f64>().ok()) {
-            if width.is_finite() && width > 0.0 {
-                widths.insert(id.clone(), json!(width));
-            }
+        if let Some(width) = attr("width").and_then(|w| w.trim_end_matches("px").parse::<f64>().ok())
+            && width.is_finite()
+            && width > 0.0
+        {
+            widths.insert(id.clone(), json!(width));
         }
         types.push(column_type);
     }
@@ -370,11 +371,12 @@ fn scalar(value: &Value) -> String {
 
 /// A cell's blocks: one paragraph is written as its inline content, more as HTML blocks.
 fn cell_blocks(out: &mut String, blocks: &[Node], renderer: &Renderer<'_>) {
-    if let [paragraph] = blocks {
-        if paragraph.node_type() == "paragraph" && paragraph.data.as_ref().is_none_or(JsonMap::is_empty) {
-            inlines(out, paragraph.children(), renderer);
-            return;
-        }
+    if let [paragraph] = blocks
+        && paragraph.node_type() == "paragraph"
+        && paragraph.data.as_ref().is_none_or(JsonMap::is_empty)
+    {
+        inlines(out, paragraph.children(), renderer);
+        return;
     }
     for block in blocks {
         html_block(out, block, renderer);

@@ -70,14 +70,14 @@ pub fn normalize_link_target(current_file: &str, target: &str) -> Option<LinkTar
         }
     }
     let mut is_page = path.ends_with('/');
-    if let Some(last) = segments.last_mut() {
-        if let Some(stem) = strip_suffix_ignore_case(last, ".md") {
-            is_page = true;
-            if stem.eq_ignore_ascii_case("readme") {
-                segments.pop();
-            } else {
-                *last = stem.to_owned();
-            }
+    if let Some(last) = segments.last_mut()
+        && let Some(stem) = strip_suffix_ignore_case(last, ".md")
+    {
+        is_page = true;
+        if stem.eq_ignore_ascii_case("readme") {
+            segments.pop();
+        } else {
+            *last = stem.to_owned();
         }
     }
     Some(LinkTarget::Path {
@@ -141,10 +141,10 @@ fn percent_decode(text: &str) -> String {
 /// page, file or anchor found from the raw target); other references are left alone.
 pub fn resolve_links(document: &mut Document, resolve: &dyn Fn(&str) -> Option<ContentRef>) {
     for_each_ref_mut(document, &mut |content_ref| {
-        if let ContentRef::Url { url } = content_ref {
-            if let Some(resolved) = resolve(url) {
-                *content_ref = resolved;
-            }
+        if let ContentRef::Url { url } = content_ref
+            && let Some(resolved) = resolve(url)
+        {
+            *content_ref = resolved;
         }
     });
 }

@@ -182,10 +182,10 @@ impl<'a> BlockBuilder<'a, '_> {
         open.push(closer.clone());
         let blocks = self.blocks(open);
         open.pop();
-        if let Some(Item::Directive(index)) = self.items.get(self.position) {
-            if self.closer(*index).as_ref() == Some(&closer) {
-                self.position += 1;
-            }
+        if let Some(Item::Directive(index)) = self.items.get(self.position)
+            && self.closer(*index).as_ref() == Some(&closer)
+        {
+            self.position += 1;
         }
         blocks
     }
@@ -265,12 +265,12 @@ impl<'a> BlockBuilder<'a, '_> {
         match name {
             "code" => {
                 let mut children = self.nested(closer, open);
-                if let [code] = children.as_mut_slice() {
-                    if code.node_type() == "code" {
-                        code.data
-                            .get_or_insert_with(JsonMap::new)
-                            .extend(attributes_data(attrs));
-                    }
+                if let [code] = children.as_mut_slice()
+                    && code.node_type() == "code"
+                {
+                    code.data
+                        .get_or_insert_with(JsonMap::new)
+                        .extend(attributes_data(attrs));
                 }
                 children
             }
@@ -282,12 +282,12 @@ impl<'a> BlockBuilder<'a, '_> {
                 };
                 // `{% file src %}` holds a reference; other attributes are plain data.
                 let mut data = attributes_data(attrs);
-                if name == "file" {
-                    if let Some(Value::String(src)) = data.shift_remove("src") {
-                        let mut with_ref = ref_data(&src);
-                        with_ref.extend(data);
-                        data = with_ref;
-                    }
+                if name == "file"
+                    && let Some(Value::String(src)) = data.shift_remove("src")
+                {
+                    let mut with_ref = ref_data(&src);
+                    with_ref.extend(data);
+                    data = with_ref;
                 }
                 let mut block = Node::void_block(name, data);
                 if !caption.is_empty() {

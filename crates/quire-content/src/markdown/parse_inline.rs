@@ -302,14 +302,16 @@ impl<'d> Builder<'d> {
                 return;
             }
         }
-        if tag.name == "img" && !tag.closing && !self.in_link {
-            if let Some(mut data) = super::html_dom::image_data_of(|name| tag.attr(name)) {
-                if tag.attr("data-size") == Some("line") {
-                    data.insert("size".into(), Value::String("line".into()));
-                }
-                self.items.push(Node::void_inline("inline-image", data));
-                return;
+        if tag.name == "img"
+            && !tag.closing
+            && !self.in_link
+            && let Some(mut data) = super::html_dom::image_data_of(|name| tag.attr(name))
+        {
+            if tag.attr("data-size") == Some("line") {
+                data.insert("size".into(), Value::String("line".into()));
             }
+            self.items.push(Node::void_inline("inline-image", data));
+            return;
         }
         let Some(mark_type) = mark_for_tag(&tag.name) else {
             // Text-level tags without a meaning of their own (`<span>`, `<u>`, `<font>`, GitBook's

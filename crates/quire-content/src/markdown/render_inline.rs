@@ -414,11 +414,10 @@ fn merge_pieces(pieces: Vec<Piece<'_>>) -> Vec<Piece<'_>> {
                 marks: next_marks,
             },
         ) = (merged.last_mut(), &piece)
+            && marks == next_marks
         {
-            if marks == next_marks {
-                text.push_str(next);
-                continue;
-            }
+            text.push_str(next);
+            continue;
         }
         merged.push(piece);
     }
@@ -495,10 +494,10 @@ fn tokens(pieces: &[Piece<'_>], renderer: &Renderer<'_>) -> (Vec<Token>, Vec<Spa
 }
 
 fn span_text(span: &Span, open: bool) -> String {
-    if !span.as_html {
-        if let Some(delimiter) = delimiter(&span.mark.mark_type) {
-            return delimiter.to_owned();
-        }
+    if !span.as_html
+        && let Some(delimiter) = delimiter(&span.mark.mark_type)
+    {
+        return delimiter.to_owned();
     }
     let tag = tag_for_mark(&span.mark.mark_type).unwrap_or("span");
     match (open, span.mark.mark_type.as_str()) {

@@ -268,10 +268,10 @@ pub fn render_site(fixture: &Fixture) -> BTreeMap<String, Vec<u8>> {
                 quire_reader::markdown_url(&url),
                 quire_reader::page_markdown(&context, page, document).into_bytes(),
             );
-            if let Some(fragment) = quire_reader::render_navigation_fragment(&context, &node.id) {
-                if !node.children.is_empty() {
-                    out.insert(format!("{base}_quire/nav/{}", node.id), fragment.into_bytes());
-                }
+            if let Some(fragment) = quire_reader::render_navigation_fragment(&context, &node.id)
+                && !node.children.is_empty()
+            {
+                out.insert(format!("{base}_quire/nav/{}", node.id), fragment.into_bytes());
             }
         }
         sitemap.extend(quire_reader::sitemap_entries(&site, &nav));

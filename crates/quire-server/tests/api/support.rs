@@ -126,27 +126,27 @@ impl TestApp {
             "--no-bootstrap".into(),
         ];
         let mut pg = None;
-        if let Ok(url) = std::env::var("QUIRE_TEST_DATABASE_URL") {
-            if !url.is_empty() {
-                let schema = format!("t_{}", quire_server::ids::random_base62(16).to_lowercase());
-                let admin_url = url.clone();
-                let create = format!("CREATE SCHEMA {schema}");
-                std::thread::spawn(move || {
-                    quire_server::db::postgres_execute_batch(&admin_url, &create)
-                        .expect("create a test schema in PostgreSQL");
-                })
-                .join()
-                .expect("schema thread");
-                let sep = if url.contains('?') { '&' } else { '?' };
-                argv.push("--database-url".into());
-                argv.push(format!("{url}{sep}options=-csearch_path%3D{schema}"));
-                argv.push("--database-max-connections".into());
-                argv.push("4".into());
-                pg = Some(PgSchema {
-                    admin_url: url,
-                    schema,
-                });
-            }
+        if let Ok(url) = std::env::var("QUIRE_TEST_DATABASE_URL")
+            && !url.is_empty()
+        {
+            let schema = format!("t_{}", quire_server::ids::random_base62(16).to_lowercase());
+            let admin_url = url.clone();
+            let create = format!("CREATE SCHEMA {schema}");
+            std::thread::spawn(move || {
+                quire_server::db::postgres_execute_batch(&admin_url, &create)
+                    .expect("create a test schema in PostgreSQL");
+            })
+            .join()
+            .expect("schema thread");
+            let sep = if url.contains('?') { '&' } else { '?' };
+            argv.push("--database-url".into());
+            argv.push(format!("{url}{sep}options=-csearch_path%3D{schema}"));
+            argv.push("--database-max-connections".into());
+            argv.push("4".into());
+            pg = Some(PgSchema {
+                admin_url: url,
+                schema,
+            });
         }
         let own_store = flags.contains(&"--object-store-url");
         if let Some(bucket) = std::env::var("QUIRE_TEST_OBJECT_STORE_URL")

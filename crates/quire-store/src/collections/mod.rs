@@ -136,12 +136,12 @@ pub fn move_to(
         Patch::Null => None,
         Patch::Value(p) => Some(p),
     };
-    if let Some(p) = &parent {
-        if subtree(c, id)?.contains(p) {
-            return Err(StoreError::invalid(
-                "a collection cannot move into itself or a collection inside it",
-            ));
-        }
+    if let Some(p) = &parent
+        && subtree(c, id)?.contains(p)
+    {
+        return Err(StoreError::invalid(
+            "a collection cannot move into itself or a collection inside it",
+        ));
     }
     if parent != col.collection.parent {
         require_create_in(c, org_id, parent.as_deref(), caller)?;

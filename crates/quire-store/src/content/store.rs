@@ -334,10 +334,10 @@ pub fn load_tree(
     space_id: &str,
     revision_id: &str,
 ) -> StoreResult<Arc<StoredTree>> {
-    if let Some(tree) = cache.trees.get(revision_id) {
-        if tree.meta.space_id == space_id {
-            return Ok(tree);
-        }
+    if let Some(tree) = cache.trees.get(revision_id)
+        && tree.meta.space_id == space_id
+    {
+        return Ok(tree);
     }
     static SQL: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
         format!(

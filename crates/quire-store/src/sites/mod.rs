@@ -183,17 +183,17 @@ pub fn update(
             }
         }
     }
-    if !changes.hostname.is_absent() {
-        if let Some(h) = &next.hostname {
-            let taken = c.exists(
-                "SELECT 1 FROM sites WHERE hostname = ?1 AND id <> ?2",
-                params![h.clone(), next.id.clone()],
-            )?;
-            if taken {
-                return Err(StoreError::conflict(format!(
-                    "`hostname` {h:?} is already used by another site"
-                )));
-            }
+    if !changes.hostname.is_absent()
+        && let Some(h) = &next.hostname
+    {
+        let taken = c.exists(
+            "SELECT 1 FROM sites WHERE hostname = ?1 AND id <> ?2",
+            params![h.clone(), next.id.clone()],
+        )?;
+        if taken {
+            return Err(StoreError::conflict(format!(
+                "`hostname` {h:?} is already used by another site"
+            )));
         }
     }
     c.execute(

@@ -86,10 +86,10 @@ impl Storage {
 
 impl Drop for Storage {
     fn drop(&mut self) {
-        if let Some((url, schema)) = &self.pg {
-            if let Ok(mut c) = postgres::Client::connect(url, postgres::NoTls) {
-                let _ = c.batch_execute(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"));
-            }
+        if let Some((url, schema)) = &self.pg
+            && let Ok(mut c) = postgres::Client::connect(url, postgres::NoTls)
+        {
+            let _ = c.batch_execute(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"));
         }
     }
 }

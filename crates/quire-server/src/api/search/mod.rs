@@ -331,10 +331,10 @@ pub(crate) fn excerpt(body: &str, words: &[String]) -> String {
         .rev()
         .nth(lead.saturating_sub(1))
         .map_or(0, |(i, _)| i);
-    if from > 0 {
-        if let Some(space) = body[from..start].find(char::is_whitespace) {
-            from += space + 1;
-        }
+    if from > 0
+        && let Some(space) = body[from..start].find(char::is_whitespace)
+    {
+        from += space + 1;
     }
     let rest = &body[from..];
     let end = rest
