@@ -800,10 +800,13 @@ impl<'a> Writer<'a> {
                 anchor,
                 page,
                 space: None,
-            } => {
+            } if self.anchors.contains_key(page.as_deref().unwrap_or(self.page)) => {
                 let page = page.as_deref().unwrap_or(self.page);
-                let anchors = self.anchors.get(page)?;
-                Some(if anchors.contains(anchor) {
+                let known = self
+                    .anchors
+                    .get(page)
+                    .is_some_and(|anchors| anchors.contains(anchor));
+                Some(if known {
                     format!("label({})", lit(&anchor_label(page, anchor)))
                 } else {
                     format!("label({})", lit(&page_label(page)))

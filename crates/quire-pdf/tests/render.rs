@@ -115,6 +115,10 @@ fn a_book_is_typeset_with_its_pages_in_order_and_every_script_readable() {
             {"object": "inline", "type": "link", "data": {"ref": {"kind": "anchor", "anchor": "install", "page": "intro"}}, "nodes": [
                 {"object": "text", "leaves": [{"object": "leaf", "text": "install section", "marks": []}]}
             ]},
+            {"object": "text", "leaves": [{"object": "leaf", "text": ", ", "marks": []}]},
+            {"object": "inline", "type": "link", "data": {"ref": {"kind": "anchor", "anchor": "setup", "page": "elsewhere"}}, "nodes": [
+                {"object": "text", "leaves": [{"object": "leaf", "text": "a section outside it", "marks": []}]}
+            ]},
             {"object": "text", "leaves": [{"object": "leaf", "text": ", or ", "marks": []}]},
             {"object": "inline", "type": "link", "data": {"ref": {"kind": "page", "page": "elsewhere"}}, "nodes": [
                 {"object": "text", "leaves": [{"object": "leaf", "text": "a page outside the book", "marks": []}]}
