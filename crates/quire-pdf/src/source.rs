@@ -16,7 +16,7 @@ use std::fmt::Write as _;
 
 use quire_content::document::TableView;
 use quire_content::{ContentRef, Document, Mark, Node, plain_text_of_nodes};
-use quire_reader::content::{length, scalar_text};
+use quire_reader::content::{color_token, length, scalar_text, select_labels};
 use quire_reader::resolve::{FileTarget, MAX_INCLUDE_DEPTH, Resolver, safe_url};
 use serde_json::Value;
 use typst::foundations::Bytes;
@@ -738,6 +738,13 @@ impl<'a> Writer<'a> {
             (_, Value::Bool(checked)) => {
                 let _ = write!(self.out, "#checkbox({checked})");
             }
+            (Some("select"), Value::Array(values)) => {
+                let _ = write!(
+                    self.out,
+                    "#{}",
+                    lit(&select_labels(view, column, values).join(", "))
+                );
+            }
             (_, Value::Object(_)) => {
                 let reference = value.get("ref").unwrap_or(value);
                 if let Some(target) = ContentRef::from_value(reference) {
@@ -991,34 +998,24 @@ fn absolute(url: &str) -> Option<&str> {
 
 /// GitBook's color tokens as colors: the text's, the background's.
 fn color(mark: &Mark) -> Option<(Option<&'static str>, Option<&'static str>)> {
-    let token = |key: &str| -> Option<&'static str> {
-        let value = mark.data.as_ref()?.get(key)?.as_str()?;
-        Some(match value.strip_prefix('$').unwrap_or(value) {
-            "green" | "success" => "#15803d",
-            "blue" | "info" | "primary" => "#1d4ed8",
-            "red" | "danger" => "#b91c1c",
-            "orange" | "warning" => "#c2410c",
-            "yellow" => "#a16207",
-            "purple" | "violet" => "#7e22ce",
-            "pink" => "#be185d",
-            "cyan" => "#0e7490",
-            _ => return None,
-        })
-    };
-    let background = |key: &str| -> Option<&'static str> {
-        let value = mark.data.as_ref()?.get(key)?.as_str()?;
-        Some(match value.strip_prefix('$').unwrap_or(value) {
-            "green" | "success" => "#dcfce7",
-            "blue" | "info" | "primary" => "#dbeafe",
-            "red" | "danger" => "#fee2e2",
-            "orange" | "warning" => "#ffedd5",
-            "yellow" => "#fef9c3",
-            "purple" | "violet" => "#f3e8ff",
-            "pink" => "#fce7f3",
-            "cyan" => "#cffafe",
-            _ => return None,
-        })
-    };
-    let (text, back) = (token("text"), background("background"));
-    (text.is_some() || back.is_some()).then_some((text, back))
+    let text = color_token(mark, "text").and_then(palette).map(|(text, _)| text);
+    let background = color_token(mark, "background")
+        .and_then(palette)
+        .map(|(_, background)| background);
+    (text.is_some() || background.is_some()).then_some((text, background))
+}
+
+/// A token's color as text and as a background (the reader's stylesheet has its own).
+fn palette(token: &str) -> Option<(&'static str, &'static str)> {
+    Some(match token {
+        "green" | "success" => ("#15803d", "#dcfce7"),
+        "blue" | "info" | "primary" => ("#1d4ed8", "#dbeafe"),
+        "red" | "danger" => ("#b91c1c", "#fee2e2"),
+        "orange" | "warning" => ("#c2410c", "#ffedd5"),
+        "yellow" => ("#a16207", "#fef9c3"),
+        "purple" | "violet" => ("#7e22ce", "#f3e8ff"),
+        "pink" => ("#be185d", "#fce7f3"),
+        "cyan" => ("#0e7490", "#cffafe"),
+        _ => return None,
+    })
 }

@@ -107,7 +107,11 @@ fn a_book_is_typeset_with_its_pages_in_order_and_every_script_readable() {
     );
     let links = Document::from_json(json!({"object": "document", "nodes": [
         {"object": "block", "type": "paragraph", "nodes": [
-            {"object": "text", "leaves": [{"object": "leaf", "text": "Go to ", "marks": []}]},
+            {"object": "text", "leaves": [
+                {"object": "leaf", "text": "Red ", "marks": [{"object": "mark", "type": "color", "data": {"text": "red"}}]},
+                {"object": "leaf", "text": "on yellow. ", "marks": [{"object": "mark", "type": "color", "data": {"background": "$yellow"}}, {"object": "mark", "type": "bold"}]},
+                {"object": "leaf", "text": "Go to ", "marks": []}
+            ]},
             {"object": "inline", "type": "link", "data": {"ref": {"kind": "page", "page": "intro"}}, "nodes": [
                 {"object": "text", "leaves": [{"object": "leaf", "text": "the introduction", "marks": []}]}
             ]},
@@ -173,7 +177,7 @@ fn a_book_is_typeset_with_its_pages_in_order_and_every_script_readable() {
         "中文段落：快速的棕色狐狸跳过了懒狗。",
         "съешь же ещё этих мягких французских булок",
         "Links and images",
-        "Go to the introduction",
+        "Red on yellow. Go to the introduction",
         "image left out: it does not decode",
         "A block of type \"mystery-widget\" is not shown in PDF.",
     ];

@@ -765,22 +765,11 @@ impl Renderer<'_> {
                 });
             }
             (Some("select"), Value::Array(values)) => {
-                let options = view.column_field(column, "options").and_then(Value::as_array);
-                let labels: Vec<String> = values
-                    .iter()
-                    .map(|value| {
-                        options
-                            .and_then(|options| {
-                                options.iter().find(|option| {
-                                    option.get("value") == Some(value) || option.get("id") == Some(value)
-                                })
-                            })
-                            .and_then(|option| option.get("label"))
-                            .and_then(Value::as_str)
-                            .map_or_else(|| scalar_text(value), str::to_owned)
-                    })
-                    .collect();
-                let _ = write!(self.out, "{}", esc(&labels.join(", ")));
+                let _ = write!(
+                    self.out,
+                    "{}",
+                    esc(&select_labels(view, column, values).join(", "))
+                );
             }
             (_, Value::Object(_)) => {
                 let reference = value.get("ref").unwrap_or(value);
@@ -1170,7 +1159,7 @@ fn same_mark(a: &Mark, b: &Mark) -> bool {
 
 /// GitBook's color tokens (`red`, `$primary`); anything else is ignored, so content never
 /// writes CSS.
-fn color_token(mark: &Mark, key: &str) -> Option<&'static str> {
+pub fn color_token(mark: &Mark, key: &str) -> Option<&'static str> {
     const TOKENS: &[&str] = &[
         "green", "blue", "red", "orange", "yellow", "purple", "pink", "violet", "cyan", "primary", "info",
         "success", "warning", "danger", "tint",
@@ -1193,6 +1182,25 @@ pub fn length(value: &Value) -> Option<u32> {
         _ => None,
     }
     .filter(|width| *width > 0 && *width < 10_000)
+}
+
+/// The labels of the options a `select` cell holds (a value without an option as itself).
+pub fn select_labels(view: &TableView<'_>, column: &str, values: &[Value]) -> Vec<String> {
+    let options = view.column_field(column, "options").and_then(Value::as_array);
+    values
+        .iter()
+        .map(|value| {
+            options
+                .and_then(|options| {
+                    options
+                        .iter()
+                        .find(|option| option.get("value") == Some(value) || option.get("id") == Some(value))
+                })
+                .and_then(|option| option.get("label"))
+                .and_then(Value::as_str)
+                .map_or_else(|| scalar_text(value), str::to_owned)
+        })
+        .collect()
 }
 
 /// A table value as text.
