@@ -9,8 +9,6 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures_util::FutureExt;
-use futures_util::stream::{FuturesUnordered, StreamExt};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
 use tokio::task::JoinSet;
 
@@ -167,22 +165,37 @@ async fn run_claimed(store: &Store, claimed: Vec<Claimed>) -> Result<(), StoreEr
 /// Makes the attempts of a batch of deliveries together and records them as they end: those
 /// that ended together in one transaction (a burst of events costs a few writes, not several
 /// per event), and none waits for a slower endpoint than its own.
+///
+/// Each attempt is a task of its own: an attempt holds one of the database's permits while it
+/// reads, and one left unpolled while this function awaits its write would keep it. With every
+/// permit kept that way the write waited for a permit forever, and so did every request
+/// (PostgreSQL with 4 connections, the retention test, 2026-11-29).
 async fn deliver(store: &Store, jobs: Vec<Claimed>) -> Result<(), StoreError> {
-    let mut attempts: FuturesUnordered<_> = jobs
-        .into_iter()
-        .map(|claimed| async move {
+    let mut attempts = JoinSet::new();
+    for claimed in jobs {
+        let store = store.clone();
+        attempts.spawn(async move {
             let attempted = match &claimed.job.payload {
-                Ok(payload) => delivery::attempt(store, payload).await,
+                Ok(payload) => delivery::attempt(&store, payload).await,
                 Err(e) => Err(StoreError::internal(e.clone())),
             };
             (claimed, attempted)
-        })
-        .collect();
+        });
+    }
     let settings = store.settings.delivery;
-    while let Some(first) = attempts.next().await {
-        let mut ended = vec![first];
-        while let Some(Some(more)) = attempts.next().now_or_never() {
-            ended.push(more);
+    while let Some(first) = attempts.join_next().await {
+        let mut ended = Vec::new();
+        let mut joined = Some(first);
+        while let Some(next) = joined {
+            match next {
+                Ok(attempt) => ended.push(attempt),
+                // Its job keeps its lease and runs again when the lease ends.
+                Err(e) => tracing::error!(error = %e, "a delivery attempt's task failed"),
+            }
+            joined = attempts.try_join_next();
+        }
+        if ended.is_empty() {
+            continue;
         }
         // `ended` (with its slots) is dropped once the transaction is done.
         store
