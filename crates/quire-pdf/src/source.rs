@@ -645,7 +645,7 @@ impl<'a> Writer<'a> {
             }
             return;
         };
-        let title = title.unwrap_or_else(|| link.trim_matches('"').to_string());
+        let title = title.unwrap_or_else(|| self.link_text(&target));
         let _ = write!(self.out, "#panel(none, link({link}, {}))\n\n", lit(&title));
     }
 
@@ -827,6 +827,15 @@ impl<'a> Writer<'a> {
         }
     }
 
+    /// What a link without a title of its own reads: its URL, else what the reference names
+    /// (`page#anchor`). Never the Typst code of the link.
+    fn link_text(&self, target: &ContentRef) -> String {
+        self.resolver
+            .href(target)
+            .filter(|href| absolute(href).is_some())
+            .unwrap_or_else(|| target.fallback_target())
+    }
+
     /// A link to a reference titled with what it leads to.
     fn reference_link(&mut self, target: &ContentRef) {
         let title = match target {
@@ -837,7 +846,7 @@ impl<'a> Writer<'a> {
         };
         match self.link_target(target) {
             Some(link) if !self.in_link => {
-                let title = title.unwrap_or_else(|| link.trim_matches('"').to_string());
+                let title = title.unwrap_or_else(|| self.link_text(target));
                 let _ = write!(self.out, "#link({link}, {})", lit(&title));
             }
             _ => {

@@ -128,6 +128,7 @@ fn a_book_is_typeset_with_its_pages_in_order_and_every_script_readable() {
                 {"object": "text", "leaves": [{"object": "leaf", "text": "a page outside the book", "marks": []}]}
             ]},
         ]},
+        {"object": "block", "type": "content-ref", "data": {"ref": {"kind": "anchor", "anchor": "install", "page": "intro"}}, "nodes": []},
         image_block("logo"),
         image_block("broken"),
         {"object": "block", "type": "mystery-widget", "nodes": []},
@@ -178,6 +179,7 @@ fn a_book_is_typeset_with_its_pages_in_order_and_every_script_readable() {
         "съешь же ещё этих мягких французских булок",
         "Links and images",
         "Red on yellow. Go to the introduction",
+        "intro#install",
         "image left out: it does not decode",
         "A block of type \"mystery-widget\" is not shown in PDF.",
     ];
@@ -188,6 +190,7 @@ fn a_book_is_typeset_with_its_pages_in_order_and_every_script_readable() {
             .unwrap_or_else(|| panic!("{wanted:?} after byte {from} of:\n{text}"));
         from += found + wanted.len();
     }
+    assert!(!text.contains("label("), "Typst code as text:\n{text}");
     // Arabic is extracted in logical or visual order depending on poppler: its words are there.
     assert!(text.contains("العربية") || text.contains("ﺔﻴﺑﺮﻌﻟا"), "{text}");
 }
