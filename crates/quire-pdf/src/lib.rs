@@ -1,9 +1,10 @@
 //! Spaces typeset as PDF: a [`Book`] (its pages in tree order, each with its document) written
 //! as Typst source ([`source`]), compiled in memory with the fonts bundled into the binary
-//! ([`world`]), and exported by `typst-pdf`. A cover with the title, emoji and date; a table of
-//! contents with page numbers; a running header with each page's title and page numbers; the
+//! ([`world`]) a chunk of pages at a time ([`chunks`]), each chunk exported by `typst-pdf`, and
+//! the chunks joined into one PDF ([`join`]). A cover with the title, emoji and date; a table
+//! of contents with page numbers; a running header with each page's title and page numbers; the
 //! PDF's bookmarks following the page tree; links between pages of the book that jump inside
-//! the PDF, and external links that open.
+//! the PDF ([`links`]), and external links that open.
 //!
 //! No I/O: the caller gives the documents and the bytes of the images they show
 //! ([`images_used`] says which), and stores the bytes this answers. Content that cannot be
@@ -13,10 +14,14 @@
 use quire_content::Document;
 use quire_reader::resolve::Resolver;
 
+mod chunks;
 mod images;
+mod join;
+mod links;
 mod source;
 mod world;
 
+pub use chunks::CHUNK_SOURCE_BYTES;
 pub use images::images_used;
 
 /// Pages in one PDF at most.
@@ -79,11 +84,24 @@ pub enum PdfError {
 /// PDF has no base to resolve relative ones against).
 ///
 /// CPU-bound, seconds for hundreds of pages: call it on a blocking thread. One runs at a time
-/// in a process (the rest wait), which bounds the memory it takes.
+/// in a process (the rest wait), and it holds one chunk of [`CHUNK_SOURCE_BYTES`] of source
+/// laid out at a time, which bound the memory it takes.
 pub fn render(
     book: &Book<'_>,
     resolver: &dyn Resolver,
     images: &[(String, Vec<u8>)],
+) -> Result<Pdf, PdfError> {
+    render_in_chunks(book, resolver, images, CHUNK_SOURCE_BYTES)
+}
+
+/// [`render`] with chunks of at most `chunk_source_bytes` of source (each page at least a
+/// chunk of its own), so that tests can cut a small book into many chunks.
+#[doc(hidden)]
+pub fn render_in_chunks(
+    book: &Book<'_>,
+    resolver: &dyn Resolver,
+    images: &[(String, Vec<u8>)],
+    chunk_source_bytes: usize,
 ) -> Result<Pdf, PdfError> {
     if book.pages.len() > MAX_PAGES {
         return Err(PdfError::TooManyPages(book.pages.len()));
@@ -92,6 +110,36 @@ pub fn render(
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     let checked = images::check(images);
-    let written = source::write(book, resolver, &checked);
-    world::compile(written)
+    let source::Written {
+        segments,
+        images,
+        mut targets,
+    } = source::write(book, resolver, &checked);
+    let mut joined = join::Join::new()?;
+    let mut positions = links::Positions::new();
+    let mut body_pages = 0;
+    for chunk in chunks::cut(&segments, chunk_source_bytes) {
+        let source = source::body_chunk(&segments[chunk], body_pages + 1);
+        let typeset = chunks::body(source, &images, body_pages, &mut positions)?;
+        body_pages += typeset.pages;
+        joined.body(&typeset.pdf)?;
+    }
+    drop(segments);
+    // Last, when every page of the body has its number.
+    let front_matter = source::front_matter(book, &positions, &mut targets);
+    let front_matter = chunks::front_matter(front_matter, &images)?;
+    let bookmarks: Vec<join::Bookmark> = book
+        .pages
+        .iter()
+        .map(|page| join::Bookmark {
+            title: source::titled(page),
+            depth: page.depth,
+            label: links::page_label(&page.id),
+        })
+        .collect();
+    let bytes = joined.finish(&front_matter.pdf, &bookmarks, &positions, &targets, &book.title)?;
+    Ok(Pdf {
+        bytes,
+        pages: front_matter.pages + body_pages,
+    })
 }

@@ -1,4 +1,6 @@
-//! A book written as Typst source.
+//! A book written as Typst source: the body as one segment per page of the book, cut into
+//! compiles by [`crate::chunks`], and the front matter (cover and contents), written last, when
+//! the body's page numbers are known.
 //!
 //! Text from content never reaches Typst's markup: every string is a string literal (`#"..."`),
 //! whose only escapes are `\\`, `\"` and control characters, so no markup rule (emphasis,
@@ -7,9 +9,9 @@
 //! followed by `#`, `]` or a line break, where Typst's parser ends it. Content blocks
 //! (`[...]`) and blank lines between blocks are the only markup used.
 //!
-//! Links inside the book go to labels (`p-{page}` on each page's title, `a-{page}-{anchor}` on
-//! its top-level headings), written only for targets that exist: Typst refuses a document with
-//! a link to a missing label.
+//! Each page's title carries the label `p-{page}` and its top-level headings `a-{page}-{anchor}`
+//! ([`crate::links`]). Links inside the book lead to those labels through marker URLs, written
+//! only for targets that exist, and made jumps inside the PDF when the compiles are joined.
 
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
@@ -22,16 +24,20 @@ use serde_json::Value;
 use typst::foundations::Bytes;
 
 use crate::images::Checked;
+use crate::links::{Positions, Targets, anchor_label, page_label};
 use crate::world::image_path;
-use crate::{Book, MAX_CONTAINER_DEPTH, MAX_HIGHLIGHTED_LINES};
+use crate::{Book, BookPage, MAX_CONTAINER_DEPTH, MAX_HIGHLIGHTED_LINES};
 
-/// The source and the images it shows, by index.
+/// The body of a book and the images it shows, by index.
 pub(crate) struct Written {
-    pub source: String,
+    /// One a page of the book with content (the last may hold only group titles), in order.
+    pub segments: Vec<String>,
     pub images: Vec<Bytes>,
+    /// What the marker URLs of the links written lead to.
+    pub targets: Targets,
 }
 
-/// The settings and helpers every book starts with.
+/// The settings and helpers every compile starts with.
 const PREAMBLE: &str = r##"#set text(font: ("Noto Sans", "Noto Sans Arabic", "Droid Sans Fallback", "Noto Color Emoji", "DejaVu Sans Mono"), size: 10pt)
 #set par(leading: 0.62em, spacing: 1.05em)
 #show raw: set text(font: ("DejaVu Sans Mono", "Droid Sans Fallback", "Noto Color Emoji"), size: 8.5pt)
@@ -40,7 +46,6 @@ const PREAMBLE: &str = r##"#set text(font: ("Noto Sans", "Noto Sans Arabic", "Dr
 #show heading.where(outlined: true): set text(size: 19pt)
 #show heading.where(outlined: true): set block(above: 0pt, below: 1.1em)
 #show link: set text(fill: rgb("#1d4ed8"))
-#show outline.entry.where(level: 1): set text(weight: "bold")
 #set page(paper: "a4", margin: (x: 2.2cm, top: 2.6cm, bottom: 2.4cm), footer: context align(center, text(size: 8pt, fill: luma(110), counter(page).display())))
 #set table(stroke: 0.5pt + luma(200), inset: 6pt)
 #set list(spacing: 0.7em)
@@ -55,7 +60,20 @@ const PREAMBLE: &str = r##"#set text(font: ("Noto Sans", "Noto Sans Arabic", "Dr
 #let caption(body) = align(center, text(size: 8.5pt, fill: luma(90), body))
 "##;
 
-/// Writes `book` with the images `checked` found.
+/// What the front matter adds: its pages numbered in roman (the cover has no footer), links
+/// in the text's color, and an entry of the contents (`target` a marker URL and `number` the
+/// body page, or both none when the page was not typeset).
+const FRONT_MATTER: &str = r##"#show link: set text(fill: luma(0))
+#let entry(depth, target, title, number) = {
+  let line = if number == none { title } else { title + [ ] + box(width: 1fr, repeat(gap: 2.5pt)[.]) + [ ] + number }
+  // One block in the link, one annotation (a link around the line would make one a piece).
+  let line = block(width: 100%, text(weight: if depth == 0 { "bold" } else { "regular" }, line))
+  let line = if target == none { line } else { link(target, line) }
+  block(above: 0.62em, below: 0.62em, pad(left: depth * 1.4em, line))
+}
+"##;
+
+/// Writes the body of `book` with the images `checked` found.
 pub(crate) fn write(book: &Book<'_>, resolver: &dyn Resolver, checked: &HashMap<String, Checked>) -> Written {
     let mut anchors: HashMap<&str, HashSet<String>> = HashMap::new();
     for page in &book.pages {
@@ -77,7 +95,9 @@ pub(crate) fn write(book: &Book<'_>, resolver: &dyn Resolver, checked: &HashMap<
         }
     }
     let mut writer = Writer {
-        out: String::with_capacity(64 * 1024),
+        out: String::new(),
+        segments: Vec::with_capacity(book.pages.len()),
+        targets: Targets::default(),
         resolver,
         checked,
         image_index,
@@ -88,15 +108,79 @@ pub(crate) fn write(book: &Book<'_>, resolver: &dyn Resolver, checked: &HashMap<
         includes: 0,
         in_link: false,
     };
-    writer.book(book);
+    writer.body(book);
     Written {
-        source: writer.out,
+        segments: writer.segments,
         images,
+        targets: writer.targets,
+    }
+}
+
+/// The source of one compile of the body: `segments`, the first numbered `first_page` (the
+/// footers count the body's pages across compiles).
+pub(crate) fn body_chunk(segments: &[String], first_page: usize) -> String {
+    let length: usize = segments.iter().map(String::len).sum();
+    let mut out = String::with_capacity(PREAMBLE.len() + 40 + length);
+    out.push_str(PREAMBLE);
+    let _ = writeln!(out, "#counter(page).update({first_page})");
+    for segment in segments {
+        out.push_str(segment);
+    }
+    out
+}
+
+/// The source of the front matter: the cover, then the contents, an entry a page of the book
+/// with the body page where `positions` says its title landed.
+pub(crate) fn front_matter(book: &Book<'_>, positions: &Positions, targets: &mut Targets) -> String {
+    let mut out = String::with_capacity(PREAMBLE.len() + FRONT_MATTER.len() + 1024 + 160 * book.pages.len());
+    out.push_str(PREAMBLE);
+    out.push_str(FRONT_MATTER);
+    out.push_str("#page(footer: none)[\n#v(28%)\n");
+    if let Some(emoji) = &book.emoji {
+        let _ = writeln!(out, "#align(center, text(size: 40pt, {}))\n", lit(emoji));
+    }
+    let _ = writeln!(
+        out,
+        "#align(center, text(size: 28pt, weight: \"bold\", {}))\n\n#v(1em)\n#align(center, text(size: 11pt, fill: luma(100), {}))\n]",
+        lit(&book.title),
+        lit(&book.date)
+    );
+    out.push_str("#set page(footer: context align(center, text(size: 8pt, fill: luma(110), counter(page).display(\"i\"))))\n");
+    out.push_str("#block(below: 1.4em, text(size: 19pt, weight: \"bold\", \"Contents\"))\n");
+    for page in &book.pages {
+        let depth = page.depth.min(6);
+        let label = page_label(&page.id);
+        let title = lit(&titled(page));
+        match positions.get(&label) {
+            Some(position) => {
+                let _ = writeln!(
+                    out,
+                    "#entry({depth}, {}, {title}, \"{}\")",
+                    lit(&targets.marker(label)),
+                    position.body_page + 1
+                );
+            }
+            None => {
+                let _ = writeln!(out, "#entry({depth}, none, {title}, none)");
+            }
+        }
+    }
+    out
+}
+
+/// A page's title as its heading, the contents and the bookmarks show it.
+pub(crate) fn titled(page: &BookPage<'_>) -> String {
+    match &page.emoji {
+        Some(emoji) => format!("{emoji} {}", page.title),
+        None => page.title.clone(),
     }
 }
 
 struct Writer<'a> {
+    /// The segment being written.
     out: String,
+    segments: Vec<String>,
+    targets: Targets,
     resolver: &'a dyn Resolver,
     checked: &'a HashMap<String, Checked>,
     image_index: HashMap<&'a str, usize>,
@@ -134,47 +218,22 @@ fn lit(text: &str) -> String {
     out
 }
 
-fn page_label(page: &str) -> String {
-    format!("p-{page}")
-}
-
-fn anchor_label(page: &str, anchor: &str) -> String {
-    format!("a-{page}-{anchor}")
-}
-
 impl<'a> Writer<'a> {
     fn push(&mut self, text: &str) {
         self.out.push_str(text);
     }
 
-    fn book(&mut self, book: &'a Book<'a>) {
-        self.push(PREAMBLE);
-        let _ = writeln!(self.out, "#set document(title: {})", lit(&book.title));
-        // The cover, then the contents, then the pages numbered from 1.
-        self.push("#page(footer: none)[\n#v(28%)\n");
-        if let Some(emoji) = &book.emoji {
-            let _ = writeln!(self.out, "#align(center, text(size: 40pt, {}))\n", lit(emoji));
-        }
-        let _ = writeln!(
-            self.out,
-            "#align(center, text(size: 28pt, weight: \"bold\", {}))\n\n#v(1em)\n#align(center, text(size: 11pt, fill: luma(100), {}))\n]",
-            lit(&book.title),
-            lit(&book.date)
-        );
-        self.push("#page(footer: none)[#outline(title: \"Contents\", depth: 4, target: heading.where(outlined: true))]\n");
-        self.push("#counter(page).update(1)\n");
+    /// The pages, each closing a segment. The bookmarks and the contents are made elsewhere
+    /// (the titles of other compiles are not known to one), so no heading is bookmarked.
+    fn body(&mut self, book: &'a Book<'a>) {
         // A group has no content of its own: its title opens the next page's.
         let mut pending = String::new();
         for page in &book.pages {
             let level = (page.depth + 1).min(6);
-            let title = match &page.emoji {
-                Some(emoji) => format!("{emoji} {}", page.title),
-                None => page.title.clone(),
-            };
             let _ = write!(
                 pending,
-                "#heading(level: {level}, outlined: true, bookmarked: true, {})#label({})\n\n",
-                lit(&title),
+                "#heading(level: {level}, outlined: true, bookmarked: false, {})#label({})\n\n",
+                lit(&titled(page)),
                 lit(&page_label(&page.id))
             );
             let Some(document) = page.document else {
@@ -193,11 +252,13 @@ impl<'a> Writer<'a> {
             }
             self.top_blocks(document);
             self.push("]\n");
+            self.segments.push(std::mem::take(&mut self.out));
         }
         if !pending.is_empty() {
             self.push("#page[\n");
             self.push(&pending);
             self.push("]\n");
+            self.segments.push(std::mem::take(&mut self.out));
         }
     }
 
@@ -796,12 +857,12 @@ impl<'a> Writer<'a> {
         }
     }
 
-    /// Where a reference leads in the PDF: a label of the book (as Typst code), or an
-    /// absolute URL (a string literal); None when it leads nowhere a reader of the PDF can go.
-    fn link_target(&self, target: &ContentRef) -> Option<String> {
-        match target {
+    /// Where a reference leads in the PDF, as a string literal: the marker URL of a label of
+    /// the book, or an absolute URL; None when it leads nowhere a reader of the PDF can go.
+    fn link_target(&mut self, target: &ContentRef) -> Option<String> {
+        let label = match target {
             ContentRef::Page { page, space: None } if self.anchors.contains_key(page.as_str()) => {
-                Some(format!("label({})", lit(&page_label(page))))
+                page_label(page)
             }
             ContentRef::Anchor {
                 anchor,
@@ -813,18 +874,19 @@ impl<'a> Writer<'a> {
                     .anchors
                     .get(page)
                     .is_some_and(|anchors| anchors.contains(anchor));
-                Some(if known {
-                    format!("label({})", lit(&anchor_label(page, anchor)))
+                if known {
+                    anchor_label(page, anchor)
                 } else {
-                    format!("label({})", lit(&page_label(page)))
-                })
+                    page_label(page)
+                }
             }
-            ContentRef::Url { url } if quire_content::is_unresolved_path(url) => None,
+            ContentRef::Url { url } if quire_content::is_unresolved_path(url) => return None,
             other => {
                 let href = self.resolver.href(other)?;
-                absolute(&href).map(lit)
+                return absolute(&href).map(lit);
             }
-        }
+        };
+        Some(lit(&self.targets.marker(label)))
     }
 
     /// What a link without a title of its own reads: its URL, else what the reference names

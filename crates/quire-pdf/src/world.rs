@@ -1,5 +1,6 @@
-//! The in-memory [`World`] Typst compiles in: one source (`/main.typ`), the images at
-//! `/img/{n}`, the fonts bundled into the binary, nothing from the file system or the network.
+//! The in-memory [`World`] Typst compiles in: one source (`/main.typ`, a chunk of the book),
+//! the images at `/img/{n}`, the fonts bundled into the binary, nothing from the file system or
+//! the network.
 //!
 //! Typst interns file ids for the life of the process (at most 2^16 of them), so the paths are
 //! a fixed set reused by every export: `/main.typ` and `/img/0` up to `/img/{MAX_IMAGES - 1}`.
@@ -14,8 +15,7 @@ use typst::utils::LazyHash;
 use typst::{Library, LibraryExt, World};
 use typst_layout::PagedDocument;
 
-use crate::source::Written;
-use crate::{Pdf, PdfError};
+use crate::PdfError;
 
 /// Held while a PDF is typeset: one at a time per process.
 pub(crate) static EXCLUSIVE: Mutex<()> = Mutex::new(());
@@ -65,13 +65,13 @@ pub(crate) fn image_path(index: usize) -> String {
     format!("/img/{index}")
 }
 
-struct BookWorld {
+struct BookWorld<'a> {
     main: FileId,
     source: Source,
-    images: Vec<Bytes>,
+    images: &'a [Bytes],
 }
 
-impl World for BookWorld {
+impl World for BookWorld<'_> {
     fn library(&self) -> &LazyHash<Library> {
         &LIBRARY
     }
@@ -119,27 +119,37 @@ fn not_found(id: FileId) -> FileError {
     FileError::NotFound(id.vpath().get_without_slash().into())
 }
 
-/// Compiles `written` and exports it. Typst's memoized work is dropped afterwards, so that the
-/// memory one export took does not stay with the process.
-pub(crate) fn compile(written: Written) -> Result<Pdf, PdfError> {
+/// Compiles `source` showing `images`, and answers what `then` takes from the document. Typst's
+/// memoized work is dropped afterwards, with the document, so that the memory one compile took
+/// does not stay for the next one nor with the process.
+pub(crate) fn typeset<T>(
+    source: String,
+    images: &[Bytes],
+    then: impl FnOnce(&PagedDocument) -> Result<T, PdfError>,
+) -> Result<T, PdfError> {
     let main = (*MAIN).ok_or_else(|| PdfError::Typeset("the main file has no path".into()))?;
     let world = BookWorld {
         main,
-        source: Source::new(main, written.source),
-        images: written.images,
+        source: Source::new(main, source),
+        images,
     };
-    let result = typst::compile::<PagedDocument>(&world)
-        .output
-        .and_then(|document| {
-            let bytes = typst_pdf::pdf(&document, &typst_pdf::PdfOptions::default())?;
-            Ok(Pdf {
-                bytes,
-                pages: document.pages().len(),
-            })
-        });
+    let result = match typst::compile::<PagedDocument>(&world).output {
+        Ok(document) => then(&document),
+        Err(diagnostics) => Err(PdfError::Typeset(describe(&diagnostics))),
+    };
     drop(world);
     typst::comemo::evict(0);
-    result.map_err(|diagnostics| PdfError::Typeset(describe(&diagnostics)))
+    result
+}
+
+/// Exports `document` to PDF. Untagged: the chunks' structure trees could not be joined into
+/// one, and tagging made the PDF four times larger (docs/research/pdf-typst.md, section 8).
+pub(crate) fn export(document: &PagedDocument) -> Result<Vec<u8>, PdfError> {
+    let options = typst_pdf::PdfOptions {
+        tagged: false,
+        ..typst_pdf::PdfOptions::default()
+    };
+    typst_pdf::pdf(document, &options).map_err(|diagnostics| PdfError::Typeset(describe(&diagnostics)))
 }
 
 fn describe(diagnostics: &[SourceDiagnostic]) -> String {

@@ -240,6 +240,11 @@ pub struct ServeArgs {
     #[arg(long, env = "QUIRE_SCRIPT_CONCURRENCY", default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=256))]
     pub script_concurrency: u32,
 
+    /// How long a request to a PDF link waits for a PDF being typeset before answering 202
+    /// with `Retry-After` (0s: answer at once). Keep it well under the request timeout.
+    #[arg(long, env = "QUIRE_PDF_WAIT", default_value = "8s", value_parser = parse_duration)]
+    pub pdf_wait: Duration,
+
     /// A request still running after this time is answered 503, and a write transaction it
     /// started is rolled back instead of committed (e.g. 30s, 2m).
     #[arg(long, env = "QUIRE_REQUEST_TIMEOUT", default_value = "30s", value_parser = parse_positive_duration)]

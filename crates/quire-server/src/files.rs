@@ -82,14 +82,25 @@ fn signed_url(
         key,
         &download_message(space_id, hash, name, content_type, expires),
     );
-    let encode = |s: &str| url::form_urlencoded::byte_serialize(s.as_bytes()).collect::<String>();
     let expiry = expires.map_or_else(String::new, |e| format!("&e={e}"));
     format!(
         "{}/blobs/{space_id}/{hash}/{}?ct={}{expiry}&s={signature}",
         urls.base(),
-        encode(name).replace('+', "%20"),
-        encode(content_type)
+        path_segment(name),
+        url::form_urlencoded::byte_serialize(content_type.as_bytes()).collect::<String>()
     )
+}
+
+/// A file name as one segment of a URL's path.
+pub fn path_segment(name: &str) -> String {
+    url::form_urlencoded::byte_serialize(name.as_bytes())
+        .collect::<String>()
+        .replace('+', "%20")
+}
+
+/// `Content-Disposition: inline` with the file's name, which a browser saves it as.
+pub fn inline_disposition(name: &str) -> Option<HeaderValue> {
+    HeaderValue::from_str(&format!("inline; filename*=UTF-8''{}", path_segment(name))).ok()
 }
 
 /// The query of a signed download URL, as [`download_url`] writes it. A missing or malformed
@@ -168,11 +179,7 @@ async fn download(
         }),
     );
     headers.insert("x-content-type-options", HeaderValue::from_static("nosniff"));
-    let disposition = format!(
-        "inline; filename*=UTF-8''{}",
-        url::form_urlencoded::byte_serialize(name.as_bytes()).collect::<String>()
-    );
-    if let Ok(v) = HeaderValue::from_str(&disposition) {
+    if let Some(v) = inline_disposition(&name) {
         headers.insert(header::CONTENT_DISPOSITION, v);
     }
     Ok(response)

@@ -39,4 +39,5 @@ pub mod server;
 mod service;
 pub mod signing;
 pub mod state;
+pub mod typeset;
 pub mod urls;

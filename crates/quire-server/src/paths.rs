@@ -385,6 +385,13 @@ path_structs! {
         /// The file's name.
         name,
     }
+    /// `/pdfs/{exportId}/{name}`: a PDF export's signed download URL.
+    PdfExportPath {
+        /// The id of the export.
+        export_id,
+        /// The PDF's file name.
+        name,
+    }
 }
 
 /// The ids a route names, for the handlers that serve several routes (content read from main,

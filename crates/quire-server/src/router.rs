@@ -29,6 +29,7 @@ pub fn routes() -> OpenApiRouter<App> {
         .merge(crate::api::comments::routes())
         .merge(crate::api::links::routes())
         .merge(crate::files::routes())
+        .merge(crate::api::pdf::routes())
         .merge(crate::api::search::routes())
         .merge(crate::api::sites::routes())
         .merge(crate::api::openapi_specs::routes())

@@ -79,6 +79,7 @@ pub async fn start(args: &ServeArgs) -> Result<Running, String> {
         rate_limit: args.rate_limit,
         trust_proxy: args.trust_proxy,
         request_timeout: args.request_timeout,
+        pdf_wait: args.pdf_wait.min(args.request_timeout / 2),
         cors_origins: args.cors_origins.clone(),
     };
     let store_settings = quire_store::Settings {
@@ -114,6 +115,11 @@ pub async fn start(args: &ServeArgs) -> Result<Running, String> {
         Arc::new(blobs.clone()),
         outbound,
         Arc::new(scripts),
+        Arc::new(crate::typeset::PdfTypesetter::new(
+            urls.clone(),
+            signing_key.clone(),
+            blobs.clone(),
+        )),
     );
     let app = App::new(store, urls, settings, signing_key, blobs);
     // Spaces written before the search and link indexes existed are indexed before serving, so
@@ -143,6 +149,11 @@ pub async fn start(args: &ServeArgs) -> Result<Running, String> {
         .write(move |c| quire_store::integrations::retention::schedule(c, event_retention))
         .await
         .map_err(|e| format!("cannot schedule the pruning of events: {}", e.message))?;
+    scheduling
+        .db
+        .write(|c| quire_store::pdf::schedule_pruning(c, crate::clock::now_ms()))
+        .await
+        .map_err(|e| format!("cannot schedule the pruning of PDF exports: {}", e.message))?;
     let (stop, stopped) = watch::channel(false);
     let router = crate::router::router(app.clone());
     let limits = crate::connections::Limits::from_args(&args.connections);

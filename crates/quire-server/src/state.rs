@@ -20,6 +20,8 @@ pub struct Settings {
     pub trust_proxy: bool,
     /// How long a request may run (see [`deadline`]).
     pub request_timeout: std::time::Duration,
+    /// How long a PDF link waits for its PDF before answering 202 (`api::pdf`).
+    pub pdf_wait: std::time::Duration,
     /// Origins allowed by CORS (none: CORS off).
     pub cors_origins: Vec<crate::cors::CorsOrigin>,
 }

@@ -47,6 +47,7 @@ pub mod orgs;
 pub mod outbound;
 pub mod paging;
 pub mod patch;
+pub mod pdf;
 pub mod permissions;
 pub mod reader;
 pub mod reads;
@@ -128,6 +129,8 @@ pub struct StoreInner {
     pub fetch: Arc<dyn outbound::Fetch>,
     /// How integration scripts run (the HTTP service's JavaScript runtime).
     pub scripts: Arc<dyn integrations::scripts::Scripts>,
+    /// How PDFs are typeset (the HTTP service's typesetter).
+    pub typesetter: Arc<dyn pdf::Typesetter>,
     /// Immutable content (revision trees, documents) kept in memory.
     pub content: ContentCache,
     /// Bearer tokens found valid recently.
@@ -173,6 +176,7 @@ impl Store {
         blobs: Arc<dyn Blobs>,
         fetch: Arc<dyn outbound::Fetch>,
         scripts: Arc<dyn integrations::scripts::Scripts>,
+        typesetter: Arc<dyn pdf::Typesetter>,
     ) -> Store {
         Store(Arc::new(StoreInner {
             db,
@@ -180,6 +184,7 @@ impl Store {
             blobs,
             fetch,
             scripts,
+            typesetter,
             content: ContentCache::default(),
             tokens: TokenCache::default(),
             orgs: OrgCache::default(),

@@ -14,6 +14,7 @@ pub mod links;
 pub mod members;
 pub mod openapi_specs;
 pub mod orgs;
+pub mod pdf;
 pub mod search;
 pub mod sites;
 pub mod spaces;

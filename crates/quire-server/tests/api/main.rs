@@ -26,6 +26,7 @@ mod openapi;
 mod openapi_specs;
 mod orgs;
 mod outsiders;
+mod pdf;
 mod permissions_doc;
 mod processes;
 mod reader;

@@ -510,6 +510,15 @@ impl World {
                 self.call(caller, "GET", &format!("/v1/spaces/{}", self.space), None)
                     .await
             }
+            "GET /v1/spaces/{spaceId}/pdf" => {
+                self.call(caller, "GET", &format!("/v1/spaces/{}/pdf", self.space), None)
+                    .await
+            }
+            "GET /v1/spaces/{spaceId}/change-requests/{changeRequestId}/pdf" => {
+                let (s, cr) = (&self.space, &self.change_request);
+                let path = format!("/v1/spaces/{s}/change-requests/{cr}/pdf");
+                self.call(caller, "GET", &path, None).await
+            }
             "PATCH /v1/spaces/{spaceId}" => {
                 let body = Some(json!({"title": "Space"}));
                 self.call(caller, "PATCH", &format!("/v1/spaces/{}", self.space), body)
@@ -860,6 +869,15 @@ pub(crate) const MATRIX: &[(&str, [u16; 9])] = &[
     // "Space and collection actions").
     (
         "GET /v1/spaces/{spaceId}",
+        [200, 200, 200, 200, 200, 200, 404, 404, 401],
+    ),
+    // A PDF export: whoever reads the space (the typesetting is a job; these only make it).
+    (
+        "GET /v1/spaces/{spaceId}/pdf",
+        [200, 200, 200, 200, 200, 200, 404, 404, 401],
+    ),
+    (
+        "GET /v1/spaces/{spaceId}/change-requests/{changeRequestId}/pdf",
         [200, 200, 200, 200, 200, 200, 404, 404, 401],
     ),
     (

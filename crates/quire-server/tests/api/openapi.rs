@@ -142,6 +142,8 @@ async fn every_route_of_the_router_has_an_access() {
         "/metrics",
         "/v1/openapi.json",
         "/blobs/{spaceId}/{hash}/{name}",
+        // A PDF export's link: its signature is its authorization, like a file's.
+        "/pdfs/{exportId}/{name}",
         // GitBook's renderer resolves a visitor's URL before it holds any token.
         "/v1/urls/published",
     ]

@@ -48,6 +48,7 @@ const SWEEP: &[(&str, &str, Expect)] = &[
     ("GET", "/metrics", Own),
     ("GET", "/v1/openapi.json", Own),
     ("GET", "/blobs/{spaceId}/{hash}/{name}", Hidden),
+    ("GET", "/pdfs/{exportId}/{name}", Hidden),
     // URL lookups: the victim's share-link site and its space, by their URLs.
     ("GET", "/v1/urls/published", Hidden),
     ("POST", "/v1/urls/published", Hidden),
@@ -225,6 +226,12 @@ const SWEEP: &[(&str, &str, Expect)] = &[
     (
         "GET",
         "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/content",
+        Hidden,
+    ),
+    ("GET", "/v1/spaces/{spaceId}/pdf", Hidden),
+    (
+        "GET",
+        "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/pdf",
         Hidden,
     ),
     (
@@ -1201,6 +1208,18 @@ async fn victim(app: &TestApp) -> Victim {
     params.insert("emailDomain", domain.clone());
     params.insert("hash", hash.clone());
     params.insert("name", file_name.clone());
+    // A PDF export of the victim's space (its link's signature is what an outsider lacks).
+    let pdf = app
+        .get(&owner, &format!("/v1/spaces/{space}/pdf"))
+        .await
+        .expect(200);
+    let export = pdf["url"]
+        .as_str()
+        .and_then(|url| url.split("/pdfs/").nth(1))
+        .and_then(|rest| rest.split('/').next())
+        .expect("a /pdfs/ URL")
+        .to_string();
+    params.insert("exportId", export);
     params.insert("siteId", site.clone());
     params.insert("siteSectionId", section.clone());
     params.insert("siteSectionGroupId", section_group.clone());

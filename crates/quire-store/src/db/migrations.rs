@@ -144,6 +144,12 @@ const MIGRATIONS: &[Migration] = &[
         sqlite: include_str!("../../migrations/0022_event_retention.sql"),
         postgres: include_str!("../../migrations/0022_event_retention.sql"),
     },
+    Migration {
+        version: 23,
+        name: "PDF exports",
+        sqlite: include_str!("../../migrations/0023_pdf_exports.sql"),
+        postgres: include_str!("../../migrations/0023_pdf_exports.sql"),
+    },
 ];
 
 /// An arbitrary constant that names quire's migration lock among PostgreSQL advisory locks.
