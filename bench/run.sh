@@ -5,6 +5,7 @@
 #   bench/run.sh --scale small --duration 3s --latency-duration 1s   # smoke run
 #   bench/run.sh --mix sites --duration 5s --latency-duration 0      # docs sites and reader pages only
 #   bench/run.sh --scale small --mix openapi --duration 3s --latency-duration 0   # OpenAPI only
+#   bench/run.sh --scale small --mix pdf --duration 3s --latency-duration 0       # PDF exports only
 # Extra arguments go to `quire-bench run` (see `quire-bench run --help`).
 set -euo pipefail
 cd "$(dirname "$0")/.."

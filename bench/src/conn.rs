@@ -16,6 +16,8 @@ pub struct Answer {
     pub body: Bytes,
     /// The body is gzip-compressed (`Content-Encoding: gzip`).
     pub gzipped: bool,
+    /// `Retry-After` in seconds, when the answer has one (a PDF link's 202).
+    pub retry_after: Option<std::time::Duration>,
 }
 
 impl Answer {
@@ -136,6 +138,12 @@ impl Conn {
                 .headers()
                 .get(header::CONTENT_ENCODING)
                 .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"gzip"));
+            let retry_after = response
+                .headers()
+                .get(header::RETRY_AFTER)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.trim().parse::<u64>().ok())
+                .map(std::time::Duration::from_secs);
             let body = response
                 .into_body()
                 .collect()
@@ -146,6 +154,7 @@ impl Conn {
                 status,
                 body,
                 gzipped,
+                retry_after,
             })
         };
         let result = match tokio::time::timeout(TIMEOUT, exchange).await {

@@ -12,6 +12,7 @@ mod generate;
 mod load;
 mod openapi;
 mod pathological;
+mod pdf;
 mod reference;
 mod report;
 mod run;
@@ -84,9 +85,9 @@ enum Command {
         #[arg(long, default_value_t = 4)]
         write_connections: usize,
         /// `default` (every family: reads, writes, then `sites`, `writers`, `openapi`, `events`,
-        /// `scripts` and `pathological`), `reads`, `writes`, or families separated by commas
-        /// (`sites`, `writers`, `openapi`, `events`, `scripts` or `pathological` alone runs only
-        /// that phase).
+        /// `scripts`, `pdf` and `pathological`), `reads`, `writes`, or families separated by
+        /// commas (`sites`, `writers`, `openapi`, `events`, `scripts`, `pdf` or `pathological`
+        /// alone runs only that phase).
         #[arg(long, default_value = "default")]
         mix: String,
         /// Also write the results as JSON here (they are always printed on stdout).
@@ -97,8 +98,8 @@ enum Command {
         /// the `events` phase, whose receiver is there too.
         #[arg(long, default_value = openapi::DEFAULT_DESCRIPTION)]
         openapi_description: PathBuf,
-        /// The server's process id (on this machine), for the `scripts` phase's memory step:
-        /// without it, that step measures only the renders' latencies.
+        /// The server's process id (on this machine), for the `scripts` and `pdf` phases' memory
+        /// figures: without it, they measure only latencies.
         #[arg(long)]
         server_pid: Option<u32>,
     },
@@ -121,8 +122,8 @@ enum Command {
         #[arg(long, value_enum, default_value = "full")]
         scale: Scale,
         /// Phases to run, as `load --mix`: `default` (all), `reads`, `writes`, or families
-        /// separated by commas, e.g. `sites`, `writers`, `openapi`, `events`, `scripts` or
-        /// `pathological` for that phase alone.
+        /// separated by commas, e.g. `sites`, `writers`, `openapi`, `events`, `scripts`, `pdf`
+        /// or `pathological` for that phase alone.
         #[arg(long, default_value = "default")]
         mix: String,
         #[arg(long, default_value = "20s", value_parser = run::parse_duration)]
@@ -232,6 +233,7 @@ async fn dispatch(command: Command) -> Result<(), String> {
             let mut openapi = None;
             let mut events = None;
             let mut scripts = None;
+            let mut pdf = None;
             let mut writers = None;
             let mut sites = None;
             if plan.iter().any(|(f, _)| *f != load::Family::Reference) {
@@ -276,6 +278,13 @@ async fn dispatch(command: Command) -> Result<(), String> {
                         scripts = Some(r);
                         continue;
                     }
+                    if families == [load::Family::Pdf] {
+                        eprintln!("phase: pdf");
+                        let r = pdf::run(&driver, server_pid, warmup, duration).await;
+                        eprint!("{}", pdf::table(&r));
+                        pdf = Some(r);
+                        continue;
+                    }
                     if families == [load::Family::Pathological] {
                         eprintln!("phase: pathological");
                         let r = pathological::run(addr, driver.dataset(), warmup, duration).await;
@@ -295,14 +304,15 @@ async fn dispatch(command: Command) -> Result<(), String> {
                 }
             }
             eprintln!("\n{}", load::table(&results));
-            // With the sites, writers, openapi, events, scripts or pathological phase, their
-            // figures go beside the families'.
+            // With the sites, writers, openapi, events, scripts, pdf or pathological phase,
+            // their figures go beside the families'.
             let json = if pathological.is_none()
                 && writers.is_none()
                 && sites.is_none()
                 && openapi.is_none()
                 && events.is_none()
                 && scripts.is_none()
+                && pdf.is_none()
             {
                 serde_json::to_string_pretty(&results)
             } else {
@@ -313,6 +323,7 @@ async fn dispatch(command: Command) -> Result<(), String> {
                     "openapi": openapi,
                     "events": events,
                     "scripts": scripts,
+                    "pdf": pdf,
                     "pathological": pathological
                 }))
             }

@@ -7,6 +7,7 @@ use crate::events::{self as ev, EventsResult, Latency};
 use crate::load::{Family, FamilyResult};
 use crate::openapi::{self as oa, OpenApiResult};
 use crate::pathological::{self as patho, PathologicalResult};
+use crate::pdf::{self as pd, PdfResult};
 use crate::run::{EngineReport, RunReport};
 use crate::scripts::{self as sc, ScriptsResult};
 use crate::sites::{self as si, ReaderResult, SitesResult};
@@ -699,6 +700,191 @@ pub fn scripts_budgets(e: &EngineReport) -> [Budget; 3] {
     [cached, uncached, memory]
 }
 
+/// The `pdf` phase: the whole space's PDF (the worst of its exports, each on a fresh
+/// revision), the server's peak resident set during them, one-page PDFs, and a ready PDF's
+/// link against a file download of the same bytes.
+pub fn pdf_budgets(e: &EngineReport) -> [Budget; 4] {
+    let full_name = format!("PDF of a {}-page space", pd::PAGES);
+    let full_target = format!(
+        "< {} s from the API call to the whole PDF (worst of {})",
+        pd::FULL_BUDGET_S,
+        pd::FULL_RENDERS
+    );
+    let memory_name = format!("memory during the {}-page PDF", pd::PAGES);
+    let memory_target = format!("peak RSS < {} MB", pd::RSS_BUDGET_MB);
+    let one_name = "one-page PDF, uncached";
+    let one_target = format!(
+        "p99 < {} ms from the API call to the whole PDF",
+        pd::ONE_PAGE_P99_BUDGET_MS
+    );
+    let cached_name = "cached PDF at file-download speed";
+    let cached_target = format!(
+        "p99 ≤ {r}× and req/s ≥ 1/{r} of a file download of the same bytes, at {c} conns",
+        r = pd::CACHED_RATIO_BUDGET,
+        c = pd::CACHED_CONNECTIONS
+    );
+    let budget = |name: &str, target: &str, measured: String, verdict: Verdict| Budget {
+        name: name.into(),
+        target: target.into(),
+        measured,
+        unloaded: String::new(),
+        verdict,
+    };
+    let all = |measured: &str, verdict: Verdict| {
+        [
+            budget(&full_name, &full_target, measured.into(), verdict.clone()),
+            budget(&memory_name, &memory_target, measured.into(), verdict.clone()),
+            budget(one_name, &one_target, measured.into(), verdict.clone()),
+            budget(cached_name, &cached_target, measured.into(), verdict.clone()),
+        ]
+    };
+    let Some(x) = &e.pdf else {
+        return all("-", Verdict::NotRun);
+    };
+    if x.endpoint_missing {
+        return all("-", Verdict::Missing);
+    }
+    let failure = x
+        .failure
+        .as_ref()
+        .map(|f| format!("; failed: {}", f.replace('|', "/")))
+        .unwrap_or_default();
+    let all_done = x.full.len() == pd::FULL_RENDERS;
+    let full = match x.worst_full() {
+        Some(w) => {
+            let each: Vec<String> = x.full.iter().map(|f| format!("{:.2} s", f.seconds)).collect();
+            budget(
+                &full_name,
+                &full_target,
+                format!(
+                    "{:.2} s ({}; {:.2} MB, {} link requests){}",
+                    w.seconds,
+                    each.join(", "),
+                    w.bytes as f64 / 1e6,
+                    w.link_requests,
+                    if all_done { String::new() } else { failure.clone() }
+                ),
+                if all_done && w.seconds < pd::FULL_BUDGET_S {
+                    Verdict::Pass
+                } else {
+                    Verdict::Fail
+                },
+            )
+        }
+        None => budget(
+            &full_name,
+            &full_target,
+            format!("not measured{failure}"),
+            Verdict::Fail,
+        ),
+    };
+    let memory = match (
+        x.worst_rss_mb(),
+        x.full.iter().find(|f| f.rss_peak_mb == x.worst_rss_mb()),
+    ) {
+        (Some(peak), Some(f)) => budget(
+            &memory_name,
+            &memory_target,
+            format!(
+                "{peak:.1} MB (idle {} before it, {} over; read every {} ms, {} times)",
+                f.rss_idle_mb.map_or_else(|| "-".into(), |v| format!("{v:.1} MB")),
+                f.rss_delta_mb()
+                    .map_or_else(|| "-".into(), |v| format!("{v:+.1} MB")),
+                pd::RSS_POLL.as_millis(),
+                f.rss_samples
+            ),
+            if all_done && peak < pd::RSS_BUDGET_MB {
+                Verdict::Pass
+            } else {
+                Verdict::Fail
+            },
+        ),
+        _ if !x.full.is_empty() => budget(
+            &memory_name,
+            &memory_target,
+            "the server's resident set was not read".into(),
+            Verdict::Fail,
+        ),
+        _ => budget(
+            &memory_name,
+            &memory_target,
+            format!("not measured{failure}"),
+            Verdict::Fail,
+        ),
+    };
+    let one = match &x.one_page {
+        Some(r) if r.requests > 0 => budget(
+            one_name,
+            &one_target,
+            format!(
+                "p99 {} (p50 {}, max {}; {} PDFs of {} to {} bytes{})",
+                ms(r.p99_ms),
+                ms(r.p50_ms),
+                ms(r.max_ms),
+                r.requests,
+                x.one_page_bytes_min,
+                x.one_page_bytes_max,
+                errors_note(&[r])
+            ),
+            if r.p99_ms < pd::ONE_PAGE_P99_BUDGET_MS && r.errors == 0 {
+                Verdict::Pass
+            } else {
+                Verdict::Fail
+            },
+        ),
+        Some(r) => budget(
+            one_name,
+            &one_target,
+            format!("no PDF ({} errors){failure}", r.errors),
+            Verdict::Fail,
+        ),
+        None => budget(
+            one_name,
+            &one_target,
+            format!("not measured{failure}"),
+            Verdict::Fail,
+        ),
+    };
+    let cached = if x.cached.is_empty() {
+        budget(
+            cached_name,
+            &cached_target,
+            format!("not measured{failure}"),
+            Verdict::Fail,
+        )
+    } else {
+        let mut parts: Vec<String> = x
+            .cached
+            .iter()
+            .map(|p| {
+                format!(
+                    "{} ({} bytes): p99 {} vs {} ({:.2}×), {:.0} vs {:.0} req/s{}",
+                    p.what,
+                    p.bytes,
+                    ms(p.pdf.p99_ms),
+                    ms(p.file.p99_ms),
+                    p.p99_ratio(),
+                    p.pdf.rps,
+                    p.file.rps,
+                    errors_note(&[&p.pdf, &p.file])
+                )
+            })
+            .collect();
+        parts.extend(x.cached_skipped.iter().map(|s| format!("not compared: {s}")));
+        budget(
+            cached_name,
+            &cached_target,
+            parts.join("; "),
+            if x.cached.iter().all(pd::CachedPair::within_budget) {
+                Verdict::Pass
+            } else {
+                Verdict::Fail
+            },
+        )
+    };
+    [full, memory, one, cached]
+}
+
 /// A successful figure of the `writers` phase, or why there is none.
 fn writers_figure<'a>(
     w: &'a WritersResult,
@@ -1314,6 +1500,7 @@ pub fn budgets(e: &EngineReport) -> Vec<Budget> {
     out.extend(openapi_budgets(e));
     out.extend(events_budgets(e));
     out.extend(scripts_budgets(e));
+    out.extend(pdf_budgets(e));
     out.extend(pathological_budgets(e));
     let m = &e.memory;
     out.push(Budget {
@@ -1528,6 +1715,9 @@ fn engine(s: &mut String, e: &EngineReport) {
     }
     if let Some(x) = &e.scripts {
         scripts(s, x);
+    }
+    if let Some(x) = &e.pdf {
+        pdf(s, x);
     }
     if let Some(p) = &e.pathological {
         pathological(s, p);
@@ -2229,6 +2419,137 @@ fn scripts(s: &mut String, x: &ScriptsResult) {
     }
 }
 
+fn pdf(s: &mut String, x: &PdfResult) {
+    let _ = writeln!(s, "### PDF exports (`pdf`)\n");
+    if x.endpoint_missing {
+        let _ = writeln!(s, "n/a (endpoint missing): the server has no PDF route.\n");
+        return;
+    }
+    let _ = writeln!(
+        s,
+        "Space `{space}` of organization `{org}`: {pages} pages ({groups} groups at the root, each \
+         with {tops} top pages of {children} children), {kb:.0} KB of markdown (each page: marks, two \
+         `##` sections, links to other pages, a list, a fenced code block, a table of 5 to 8 rows), \
+         {images} PNG figures ({image_kb:.0} KB) shown on {with_image} pages, a Chinese and Japanese \
+         paragraph on {with_cjk}; written through {crs} change requests in {batches} batches, each \
+         merged, in {setup:.1} s. Each PDF is timed from just before `GET /v1/spaces/{{id}}/pdf` to \
+         the last byte of its link's 200, following the link's 202s (it waits up to `--pdf-wait` \
+         itself) no more than {poll} ms apart. Server peak RSS during the phase: {rss:.1} MB.\n",
+        space = x.space,
+        org = x.org,
+        pages = x.pages,
+        groups = x.groups,
+        tops = pd::TOPS_PER_GROUP,
+        children = pd::CHILDREN,
+        kb = x.markdown_bytes as f64 / 1e3,
+        images = pd::IMAGES,
+        image_kb = x.image_bytes as f64 / 1e3,
+        with_image = x.pages_with_image,
+        with_cjk = x.pages_with_cjk,
+        crs = x.change_requests,
+        batches = x.batches,
+        setup = x.setup_seconds,
+        poll = pd::POLL_AT_MOST.as_millis(),
+        rss = x.peak_rss_mb
+    );
+    if let Some(f) = &x.failure {
+        let _ = writeln!(s, "**The phase failed:** `{}`\n", f.replace('`', "'"));
+    }
+    if !x.full.is_empty() {
+        let mb = |v: Option<f64>| v.map_or_else(|| "-".into(), |v| format!("{v:.1} MB"));
+        let _ = writeln!(
+            s,
+            "| whole space | API call | to the whole PDF | link requests | PDF | RSS idle before | RSS peak | over idle | RSS reads |"
+        );
+        let _ = writeln!(s, "|---|--:|--:|--:|--:|--:|--:|--:|--:|");
+        for f in &x.full {
+            let _ = writeln!(
+                s,
+                "| {} | {} | {:.2} s | {} | {:.2} MB | {} | {} | {} | {} |",
+                f.label,
+                ms(f.url_ms),
+                f.seconds,
+                f.link_requests,
+                f.bytes as f64 / 1e6,
+                mb(f.rss_idle_mb),
+                mb(f.rss_peak_mb),
+                f.rss_delta_mb()
+                    .map_or_else(|| "-".into(), |d| format!("{d:+.1} MB")),
+                f.rss_samples
+            );
+        }
+        let _ = writeln!(s);
+    }
+    let mut rows: Vec<&FamilyResult> = x.one_page.iter().collect();
+    for p in &x.cached {
+        rows.push(&p.pdf);
+        rows.push(&p.file);
+    }
+    if !rows.is_empty() {
+        let _ = writeln!(
+            s,
+            "| requests | conns | req/s | p50 | p90 | p99 | max | errors | what |"
+        );
+        let _ = writeln!(s, "|---|--:|--:|--:|--:|--:|--:|--:|---|");
+        for r in &rows {
+            let _ = writeln!(
+                s,
+                "| {} | {} | {:.0} | {} | {} | {} | {} | {} | {} |",
+                r.family,
+                r.connections,
+                r.rps,
+                ms(r.p50_ms),
+                ms(r.p90_ms),
+                ms(r.p99_ms),
+                ms(r.max_ms),
+                r.errors,
+                r.detail
+            );
+        }
+        let _ = writeln!(s);
+        let errors: Vec<String> = rows
+            .iter()
+            .flat_map(|r| {
+                r.error_samples.iter().map(move |e| {
+                    format!(
+                        "- {} ({} conns): `{}`",
+                        r.family,
+                        r.connections,
+                        e.replace('`', "'")
+                    )
+                })
+            })
+            .collect();
+        if !errors.is_empty() {
+            let _ = writeln!(s, "Errors:\n\n{}\n", errors.join("\n"));
+        }
+    }
+    if !x.cached.is_empty() || !x.cached_skipped.is_empty() {
+        let _ = writeln!(
+            s,
+            "Cached: a ready export's link and a download link of the same bytes, uploaded as a file of \
+             the space (both are then one blob), measured in alternating slices ({} of each) at {} \
+             connections, no token on either.",
+            crate::load::ALTERNATING_ROUNDS,
+            pd::CACHED_CONNECTIONS
+        );
+        for p in &x.cached {
+            let _ = writeln!(
+                s,
+                "- {} ({} bytes): the PDF's p99 is {:.2}× the file's; the file's req/s {:.2}× the PDF's.",
+                p.what,
+                p.bytes,
+                p.p99_ratio(),
+                p.rps_ratio()
+            );
+        }
+        for skipped in &x.cached_skipped {
+            let _ = writeln!(s, "- not compared: {skipped}.");
+        }
+        let _ = writeln!(s);
+    }
+}
+
 fn pathological(s: &mut String, p: &PathologicalResult) {
     let _ = writeln!(s, "### Pathological input (`pathological`)\n");
     let _ = writeln!(
@@ -2845,6 +3166,130 @@ mod tests {
             budgets(&e).iter().filter(|b| b.name.contains("render")).count(),
             3
         );
+    }
+
+    #[test]
+    fn pdf_budgets_pass_fail_missing_and_not_run() {
+        use crate::pdf::{CachedPair, FullRender};
+        let mut e = EngineReport {
+            engine: "SQLite".into(),
+            ..EngineReport::default()
+        };
+        let verdicts = |e: &EngineReport| pdf_budgets(e).map(|b| b.verdict);
+        assert_eq!(
+            verdicts(&e),
+            [Verdict::NotRun, Verdict::NotRun, Verdict::NotRun, Verdict::NotRun]
+        );
+        let full = |seconds: f64, peak: f64| FullRender {
+            label: "main".into(),
+            url_ms: 5.0,
+            seconds,
+            link_requests: 2,
+            bytes: 3_000_000,
+            rss_idle_mb: Some(60.0),
+            rss_peak_mb: Some(peak),
+            rss_samples: 300,
+        };
+        let side = |family: &str, rps: f64, p99: f64| FamilyResult {
+            family: family.into(),
+            connections: 16,
+            requests: 1000,
+            rps,
+            p50_ms: p99 / 2.0,
+            p99_ms: p99,
+            ..FamilyResult::default()
+        };
+        let mut x = PdfResult {
+            space: "space".into(),
+            pages: 500,
+            full: vec![full(6.0, 250.0), full(7.5, 240.0)],
+            one_page: Some(FamilyResult {
+                requests: 20,
+                ..side(pd::ONE_PAGE, 5.0, 180.0)
+            }),
+            cached: vec![CachedPair {
+                what: "one-page PDF".into(),
+                bytes: 40_000,
+                pdf: side(pd::CACHED_PDF, 4000.0, 9.0),
+                file: side(pd::FILE_DOWNLOAD, 4500.0, 8.0),
+            }],
+            ..PdfResult::default()
+        };
+        e.pdf = Some(x.clone());
+        assert_eq!(verdicts(&e), [const { Verdict::Pass }; 4]);
+        let [a, b, _, d] = pdf_budgets(&e);
+        assert!(
+            a.measured.starts_with("7.50 s (6.00 s, 7.50 s;"),
+            "{}",
+            a.measured
+        );
+        assert!(
+            b.measured
+                .starts_with("250.0 MB (idle 60.0 MB before it, +190.0 MB over"),
+            "{}",
+            b.measured
+        );
+        assert!(d.measured.contains("(1.12×)"), "{}", d.measured);
+        // Each budget on its own.
+        x.full[1].seconds = 12.0;
+        e.pdf = Some(x.clone());
+        assert_eq!(
+            verdicts(&e),
+            [Verdict::Fail, Verdict::Pass, Verdict::Pass, Verdict::Pass]
+        );
+        x.full[1].seconds = 7.5;
+        x.full[0].rss_peak_mb = Some(420.0);
+        e.pdf = Some(x.clone());
+        assert_eq!(
+            verdicts(&e),
+            [Verdict::Pass, Verdict::Fail, Verdict::Pass, Verdict::Pass]
+        );
+        x.full[0].rss_peak_mb = Some(250.0);
+        x.one_page = Some(FamilyResult {
+            requests: 20,
+            ..side(pd::ONE_PAGE, 5.0, 320.0)
+        });
+        e.pdf = Some(x.clone());
+        assert_eq!(
+            verdicts(&e),
+            [Verdict::Pass, Verdict::Pass, Verdict::Fail, Verdict::Pass]
+        );
+        x.one_page = Some(FamilyResult {
+            requests: 20,
+            ..side(pd::ONE_PAGE, 5.0, 180.0)
+        });
+        x.cached[0].pdf = side(pd::CACHED_PDF, 2000.0, 9.0);
+        e.pdf = Some(x.clone());
+        assert_eq!(
+            verdicts(&e),
+            [Verdict::Pass, Verdict::Pass, Verdict::Pass, Verdict::Fail]
+        );
+        x.cached[0].pdf = side(pd::CACHED_PDF, 4000.0, 9.0);
+        // The second export failed: the worst is unknown.
+        x.full.pop();
+        x.failure = Some("GET /pdfs/x: 422".into());
+        e.pdf = Some(x.clone());
+        assert_eq!(
+            verdicts(&e),
+            [Verdict::Fail, Verdict::Fail, Verdict::Pass, Verdict::Pass]
+        );
+        e.pdf = Some(x);
+        let text = markdown(&RunReport {
+            engines: vec![e.clone()],
+            ..RunReport::default()
+        });
+        assert!(text.contains("### PDF exports (`pdf`)"), "{text}");
+        assert!(
+            text.contains("| main | 5.00 ms | 6.00 s | 2 | 3.00 MB | 60.0 MB | 250.0 MB | +190.0 MB | 300 |"),
+            "{text}"
+        );
+        assert!(text.contains("| pdf-cached | 16 | 4000 |"), "{text}");
+        e.pdf = Some(PdfResult {
+            endpoint_missing: true,
+            ..PdfResult::default()
+        });
+        assert_eq!(verdicts(&e), [const { Verdict::Missing }; 4]);
+        assert_eq!(budgets(&e).iter().filter(|b| b.name.contains("PDF")).count(), 4);
     }
 
     #[test]

@@ -19,6 +19,7 @@ use crate::generate::{Admin, GenArgs, Scale};
 use crate::load::{Driver, Family, FamilyResult};
 use crate::openapi::OpenApiResult;
 use crate::pathological::PathologicalResult;
+use crate::pdf::PdfResult;
 use crate::report;
 use crate::scripts::ScriptsResult;
 use crate::sites::SitesResult;
@@ -110,6 +111,9 @@ pub struct EngineReport {
     /// The `scripts` phase, when it ran.
     #[serde(default)]
     pub scripts: Option<ScriptsResult>,
+    /// The `pdf` phase, when it ran.
+    #[serde(default)]
+    pub pdf: Option<PdfResult>,
     /// The `pathological` phase, when it ran.
     #[serde(default)]
     pub pathological: Option<PathologicalResult>,
@@ -544,6 +548,7 @@ async fn measure_engine(
     let openapi = plan.iter().any(|(f, _)| *f == Family::OpenApi);
     let events = plan.iter().any(|(f, _)| *f == Family::Events);
     let scripts = plan.iter().find(|(f, _)| *f == Family::Scripts).map(|(_, c)| *c);
+    let pdf = plan.iter().any(|(f, _)| *f == Family::Pdf);
     let sites = plan.iter().find(|(f, _)| *f == Family::Sites).map(|(_, c)| *c);
     plan.retain(|(f, _)| !Family::SPECIAL.contains(f));
     let (reads, writes): (Vec<_>, Vec<_>) = plan.into_iter().partition(|(f, _)| !f.is_write());
@@ -727,6 +732,24 @@ async fn measure_engine(
         eprint!("{}", crate::scripts::table(&r));
         report.scripts = Some(r);
         eprint!("{}", report::budget_lines(&report::scripts_budgets(&report)));
+    }
+    if pdf {
+        // Typesetting is a background job with a memory budget of its own (300 MB during a
+        // 500-page render): its peak is reported with it, not in the memory budget of the
+        // ordinary load.
+        eprintln!(
+            "phase: pdf ({} pages exported {} times, {} one-page PDFs, cached PDFs against file downloads)",
+            crate::pdf::PAGES,
+            crate::pdf::FULL_RENDERS,
+            crate::pdf::ONE_PAGE_EXPORTS
+        );
+        sampler.take_peak_mb();
+        let mut r = crate::pdf::run(&driver, Some(pid), args.warmup, args.duration).await;
+        // The phase's own reads (every 20 ms during the renders) may catch a higher peak.
+        r.peak_rss_mb = sampler.take_peak_mb().max(r.worst_rss_mb().unwrap_or(0.0));
+        eprint!("{}", crate::pdf::table(&r));
+        report.pdf = Some(r);
+        eprint!("{}", report::budget_lines(&report::pdf_budgets(&report)));
     }
     if pathological {
         // Last: it adds a page of about 20 MB of JSON to the big space. Its memory peak is

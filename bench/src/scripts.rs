@@ -604,8 +604,9 @@ async fn connection(
     Ok(Done { hist, errors, last })
 }
 
-/// Reads a process's resident set every [`RSS_POLL`] on a thread of its own, keeping the peak.
-struct RssWatch {
+/// Reads a process's resident set every given interval on a thread of its own, keeping the
+/// peak (the `pdf` phase's too).
+pub struct RssWatch {
     peak_kb: Arc<AtomicU64>,
     samples: Arc<AtomicU64>,
     stop: Arc<AtomicBool>,
@@ -613,7 +614,7 @@ struct RssWatch {
 }
 
 impl RssWatch {
-    fn start(pid: u32) -> RssWatch {
+    pub fn start(pid: u32, every: Duration) -> RssWatch {
         let peak_kb = Arc::new(AtomicU64::new(0));
         let samples = Arc::new(AtomicU64::new(0));
         let stop = Arc::new(AtomicBool::new(false));
@@ -624,7 +625,7 @@ impl RssWatch {
                     p.fetch_max(kb, Ordering::Relaxed);
                     n.fetch_add(1, Ordering::Relaxed);
                 }
-                std::thread::sleep(RSS_POLL);
+                std::thread::sleep(every);
             }
         });
         RssWatch {
@@ -636,7 +637,7 @@ impl RssWatch {
     }
 
     /// Stops reading; the peak (MB) and how many reads.
-    fn finish(mut self) -> (f64, usize) {
+    pub fn finish(mut self) -> (f64, usize) {
         self.stop.store(true, Ordering::Relaxed);
         if let Some(t) = self.thread.take() {
             let _ = t.join();
@@ -695,7 +696,7 @@ async fn at_once(
             })
         })
         .collect();
-    let watch = pid.map(RssWatch::start);
+    let watch = pid.map(|pid| RssWatch::start(pid, RSS_POLL));
     // Let the watch read the resident set once before the renders are released.
     tokio::time::sleep(RSS_POLL * 2).await;
     gate.wait().await;
@@ -780,6 +781,7 @@ mod tests {
             status,
             body: Bytes::from(body.to_string()),
             gzipped: false,
+            retry_after: None,
         }
     }
 
