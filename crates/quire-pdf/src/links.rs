@@ -43,6 +43,12 @@ impl Targets {
     }
 }
 
+/// Whether `url` is (or could pass for) a marker URL: an author's link to one would be taken
+/// for a link inside the book.
+pub(crate) fn is_marker(url: &str) -> bool {
+    url.starts_with(MARKER_PREFIX)
+}
+
 /// Where a label landed in the body, as a PDF destination needs it.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct Position {

@@ -24,7 +24,7 @@ use serde_json::Value;
 use typst::foundations::Bytes;
 
 use crate::images::Checked;
-use crate::links::{Positions, Targets, anchor_label, page_label};
+use crate::links::{Positions, Targets, anchor_label, is_marker, page_label};
 use crate::world::image_path;
 use crate::{Book, BookPage, MAX_CONTAINER_DEPTH, MAX_HIGHLIGHTED_LINES};
 
@@ -60,12 +60,14 @@ const PREAMBLE: &str = r##"#set text(font: ("Noto Sans", "Noto Sans Arabic", "Dr
 #let caption(body) = align(center, text(size: 8.5pt, fill: luma(90), body))
 "##;
 
-/// What the front matter adds: its pages numbered in roman (the cover has no footer), links
-/// in the text's color, and an entry of the contents (`target` a marker URL and `number` the
-/// body page, or both none when the page was not typeset).
+/// What the front matter adds: links in the text's color, and an entry of the contents
+/// (`target` a marker URL and `number` the body page, or both none when the page was not
+/// typeset). The leader is one dotted line, not `repeat[.]`: a hundred glyphs an entry made
+/// the contents of a long book cost more to lay out and to hold than a chunk of its pages.
 const FRONT_MATTER: &str = r##"#show link: set text(fill: luma(0))
+#let leader = box(width: 1fr, line(length: 100%, stroke: (paint: luma(90), thickness: 0.8pt, dash: (0pt, 3pt), cap: "round")))
 #let entry(depth, target, title, number) = {
-  let line = if number == none { title } else { title + [ ] + box(width: 1fr, repeat(gap: 2.5pt)[.]) + [ ] + number }
+  let line = if number == none { title } else { title + [ ] + leader + [ ] + number }
   // One block in the link, one annotation (a link around the line would make one a piece).
   let line = block(width: 100%, text(weight: if depth == 0 { "bold" } else { "regular" }, line))
   let line = if target == none { line } else { link(target, line) }
@@ -585,7 +587,7 @@ impl<'a> Writer<'a> {
             ContentRef::Url { url } if quire_content::is_unresolved_path(url) => return false,
             ContentRef::Url { url } => {
                 // An image on another server: the PDF fetches nothing, so it links there.
-                if let Some(url) = safe_url(url) {
+                if let Some(url) = safe_url(url).filter(|url| !is_marker(url)) {
                     let text = format!("Image: {url}");
                     if inline {
                         let _ = write!(self.out, "#link({}, {})", lit(url), lit(&text));
@@ -1061,8 +1063,12 @@ impl<'a> Writer<'a> {
     }
 }
 
-/// `url` when a PDF reader can open it: absolute, with a scheme a link may use.
+/// `url` when a PDF reader can open it: absolute, with a scheme a link may use, and not taken
+/// for a link inside the book.
 fn absolute(url: &str) -> Option<&str> {
+    if is_marker(url) {
+        return None;
+    }
     let parsed = url::Url::parse(safe_url(url)?).ok()?;
     matches!(parsed.scheme(), "http" | "https" | "mailto" | "tel").then_some(url)
 }

@@ -401,6 +401,12 @@ fn a_book_in_many_chunks_is_one_pdf_whose_links_numbers_and_bookmarks_follow_the
                 {"object": "text", "leaves": [{"object": "leaf", "text": "Leave the book", "marks": []}]}
             ]}
         ]},
+        // An author's link that looks like a marker is no link: it would jump inside the book.
+        {"object": "block", "type": "paragraph", "nodes": [
+            {"object": "inline", "type": "link", "data": {"ref": {"kind": "url", "url": "https://quire-pdf.invalid/#0"}}, "nodes": [
+                {"object": "text", "leaves": [{"object": "leaf", "text": "A forged marker", "marks": []}]}
+            ]}
+        ]},
     ]}))
     .expect("a valid document");
     let setup = markdown("Setting up.\n");
