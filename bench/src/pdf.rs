@@ -404,6 +404,28 @@ async fn call(
     Ok(a.json())
 }
 
+/// Opens a change request on the space; its id.
+async fn open_change_request(
+    conn: &mut Conn,
+    token: &str,
+    space: &str,
+    subject: &str,
+) -> Result<String, String> {
+    let path = format!("/v1/spaces/{space}/change-requests");
+    let cr = call(conn, "POST", &path, token, Some(&json!({ "subject": subject }))).await?;
+    id(&cr, "change request")
+}
+
+/// Merges a change request into main; `what` names it in the error when it does not merge.
+async fn merge(conn: &mut Conn, token: &str, space: &str, cr: &str, what: &str) -> Result<(), String> {
+    let path = format!("/v1/spaces/{space}/change-requests/{cr}/merge");
+    let merged = call(conn, "POST", &path, token, Some(&json!({}))).await?;
+    if merged["result"] != "merge" {
+        return Err(format!("{what} did not merge: {merged}"));
+    }
+    Ok(())
+}
+
 fn id(v: &Value, what: &str) -> Result<String, String> {
     v["id"]
         .as_str()
@@ -481,16 +503,7 @@ async fn edit_and_merge(
     page: &str,
     n: usize,
 ) -> Result<(), String> {
-    let base = format!("/v1/spaces/{space}/change-requests");
-    let cr = call(
-        conn,
-        "POST",
-        &base,
-        token,
-        Some(&json!({"subject": format!("Edit {n}")})),
-    )
-    .await?;
-    let cr = id(&cr, "change request")?;
+    let cr = open_change_request(conn, token, space, &format!("Edit {n}")).await?;
     let md = content::page_markdown(
         &mut Rng::new(n as u64),
         n,
@@ -500,22 +513,16 @@ async fn edit_and_merge(
         false,
     );
     let body = json!({"changes": [{"operation": "update_page", "page": page, "document": {"markdown": md}}]});
-    call(conn, "POST", &format!("{base}/{cr}/content"), token, Some(&body)).await?;
-    let merged = call(
+    let content = format!("/v1/spaces/{space}/change-requests/{cr}/content");
+    call(conn, "POST", &content, token, Some(&body)).await?;
+    merge(
         conn,
-        "POST",
-        &format!("{base}/{cr}/merge"),
         token,
-        Some(&json!({})),
+        space,
+        &cr,
+        &format!("the edit before export {}", n + 1),
     )
-    .await?;
-    if merged["result"] != "merge" {
-        return Err(format!(
-            "the edit before export {} did not merge: {merged}",
-            n + 1
-        ));
-    }
-    Ok(())
+    .await
 }
 
 /// Stores the PDF's bytes as a file of the space (through a merged change request) and answers
@@ -527,16 +534,7 @@ async fn upload_copy(
     what: &str,
     pdf: &Fetched,
 ) -> Result<String, String> {
-    let base = format!("/v1/spaces/{space}/change-requests");
-    let cr = call(
-        conn,
-        "POST",
-        &base,
-        token,
-        Some(&json!({"subject": format!("A copy of the {what}")})),
-    )
-    .await?;
-    let cr = id(&cr, "change request")?;
+    let cr = open_change_request(conn, token, space, &format!("A copy of the {what}")).await?;
     let name = format!("{}.pdf", what.replace(' ', "-"));
     let source = if pdf.body.len() <= MAX_BASE64_BYTES {
         json!({"base64": content::base64(&pdf.body)})
@@ -551,7 +549,7 @@ async fn upload_copy(
     let a = call(
         conn,
         "POST",
-        &format!("{base}/{cr}/content?compat=false"),
+        &format!("/v1/spaces/{space}/change-requests/{cr}/content?compat=false"),
         token,
         Some(&body),
     )
@@ -565,17 +563,7 @@ async fn upload_copy(
             pdf.body.len()
         ));
     }
-    let merged = call(
-        conn,
-        "POST",
-        &format!("{base}/{cr}/merge"),
-        token,
-        Some(&json!({})),
-    )
-    .await?;
-    if merged["result"] != "merge" {
-        return Err(format!("the copy of the {what} did not merge: {merged}"));
-    }
+    merge(conn, token, space, &cr, &format!("the copy of the {what}")).await?;
     let path = format!("/v1/spaces/{space}/content/files/{file}");
     let f = call(conn, "GET", &path, token, None).await?;
     path_of(

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
-use super::{PdfResult, call, id};
+use super::{PdfResult, call, id, merge, open_change_request};
 use crate::conn::Conn;
 use crate::text::{self, Rng};
 
@@ -107,15 +107,7 @@ pub(super) async fn write_space(
     let mut ids = Ids::default();
     let mut figures = Vec::with_capacity(IMAGES);
     for (g, group_title) in GROUP_TITLES.iter().enumerate() {
-        let cr = call(
-            conn,
-            "POST",
-            &format!("/v1/spaces/{space}/change-requests"),
-            token,
-            Some(&json!({"subject": format!("PDF handbook: {group_title}")})),
-        )
-        .await?;
-        let cr = id(&cr, "change request")?;
+        let cr = open_change_request(conn, token, space, &format!("PDF handbook: {group_title}")).await?;
         out.change_requests += 1;
         let path = format!("/v1/spaces/{space}/change-requests/{cr}/content?compat=false");
         if g == 0 {
@@ -158,20 +150,7 @@ pub(super) async fn write_space(
                 }
             }
         }
-        let merged = call(
-            conn,
-            "POST",
-            &format!("/v1/spaces/{space}/change-requests/{cr}/merge"),
-            token,
-            Some(&json!({})),
-        )
-        .await?;
-        if merged["result"] != "merge" {
-            return Err(format!(
-                "merging the pages of group {} did not merge: {merged}",
-                g + 1
-            ));
-        }
+        merge(conn, token, space, &cr, &format!("the pages of group {}", g + 1)).await?;
     }
     out.groups = GROUPS;
     (0..PAGES)

@@ -54,7 +54,9 @@ fn pdf_text(bytes: &[u8]) -> Option<String> {
     }
 }
 
-fn url_of(answer: &Value) -> String {
+/// The link an export operation (`path`, with its query) answers.
+async fn pdf_link(app: &TestApp, user: &TestUser, path: &str) -> String {
+    let answer = app.get(user, path).await.expect(200);
     answer["url"].as_str().expect("a url").to_string()
 }
 
@@ -72,11 +74,7 @@ async fn a_space_exports_as_a_pdf_at_a_signed_link_typeset_once() {
     let app = app().await;
     let owner = app.user("ada").await;
     let (_, space) = handbook(&app, &owner).await;
-    let answer = app
-        .get(&owner, &format!("/v1/spaces/{space}/pdf"))
-        .await
-        .expect(200);
-    let url = url_of(&answer);
+    let url = pdf_link(&app, &owner, &format!("/v1/spaces/{space}/pdf")).await;
     assert!(url.contains("/pdfs/") && url.contains("Handbook.pdf?e="), "{url}");
 
     // Not typeset yet: the link says so and when to ask again.
@@ -108,11 +106,7 @@ async fn a_space_exports_as_a_pdf_at_a_signed_link_typeset_once() {
     }
 
     // Asked again: the same export, no new job, the same bytes.
-    let again = url_of(
-        &app.get(&owner, &format!("/v1/spaces/{space}/pdf"))
-            .await
-            .expect(200),
-    );
+    let again = pdf_link(&app, &owner, &format!("/v1/spaces/{space}/pdf")).await;
     assert_eq!(export_of(&again), export_of(&url));
     assert_eq!(
         app.scalar("SELECT count(*) FROM jobs WHERE kind = ?1", "pdf_render")
@@ -141,11 +135,7 @@ async fn a_space_exports_as_a_pdf_at_a_signed_link_typeset_once() {
         )])],
     )
     .await;
-    let newer = url_of(
-        &app.get(&owner, &format!("/v1/spaces/{space}/pdf"))
-            .await
-            .expect(200),
-    );
+    let newer = pdf_link(&app, &owner, &format!("/v1/spaces/{space}/pdf")).await;
     assert_ne!(export_of(&newer), export_of(&url));
     drain(&app).await;
     let (status, _, pdf) = fetch(&newer).await;
@@ -172,20 +162,14 @@ async fn a_page_exports_with_its_children_or_alone() {
         .expect("the Guides group")
         .clone();
     let guides_id = id(&guides);
-    let subtree = url_of(
-        &app.get(&owner, &format!("/v1/spaces/{space}/pdf?page={guides_id}"))
-            .await
-            .expect(200),
-    );
+    let subtree = pdf_link(&app, &owner, &format!("/v1/spaces/{space}/pdf?page={guides_id}")).await;
     assert!(subtree.contains("/Guides.pdf?"), "{subtree}");
-    let alone = url_of(
-        &app.get(
-            &owner,
-            &format!("/v1/spaces/{space}/pdf?page={guides_id}&only=true"),
-        )
-        .await
-        .expect(200),
-    );
+    let alone = pdf_link(
+        &app,
+        &owner,
+        &format!("/v1/spaces/{space}/pdf?page={guides_id}&only=true"),
+    )
+    .await;
     assert_ne!(export_of(&subtree), export_of(&alone));
     drain(&app).await;
     let (status, _, with_children) = fetch(&subtree).await;
@@ -244,16 +228,13 @@ async fn a_change_request_exports_its_draft() {
     )
     .await
     .expect(200);
-    let url = url_of(
-        &app.get(&owner, &format!("/v1/spaces/{space}/change-requests/{cr}/pdf"))
-            .await
-            .expect(200),
-    );
-    let main = url_of(
-        &app.get(&owner, &format!("/v1/spaces/{space}/pdf"))
-            .await
-            .expect(200),
-    );
+    let url = pdf_link(
+        &app,
+        &owner,
+        &format!("/v1/spaces/{space}/change-requests/{cr}/pdf"),
+    )
+    .await;
+    let main = pdf_link(&app, &owner, &format!("/v1/spaces/{space}/pdf")).await;
     drain(&app).await;
     let (status, _, draft) = fetch(&url).await;
     assert_eq!(status, 200);
@@ -285,11 +266,7 @@ async fn links_hold_only_as_signed_and_only_for_readers_of_the_space() {
         0
     );
 
-    let url = url_of(
-        &app.get(&owner, &format!("/v1/spaces/{space}/pdf"))
-            .await
-            .expect(200),
-    );
+    let url = pdf_link(&app, &owner, &format!("/v1/spaces/{space}/pdf")).await;
     drain(&app).await;
     assert_eq!(fetch(&url).await.0, 200);
     let tampered = [
@@ -315,11 +292,7 @@ async fn an_export_of_a_deleted_space_fails_visibly() {
     let app = app().await;
     let owner = app.user("ada").await;
     let (_, space) = handbook(&app, &owner).await;
-    let url = url_of(
-        &app.get(&owner, &format!("/v1/spaces/{space}/pdf"))
-            .await
-            .expect(200),
-    );
+    let url = pdf_link(&app, &owner, &format!("/v1/spaces/{space}/pdf")).await;
     app.delete(&owner, &format!("/v1/spaces/{space}"))
         .await
         .expect(204);
@@ -343,11 +316,7 @@ async fn a_render_that_died_is_taken_again_and_stored_once() {
     let app = app().await;
     let owner = app.user("ada").await;
     let (_, space) = handbook(&app, &owner).await;
-    let url = url_of(
-        &app.get(&owner, &format!("/v1/spaces/{space}/pdf"))
-            .await
-            .expect(200),
-    );
+    let url = pdf_link(&app, &owner, &format!("/v1/spaces/{space}/pdf")).await;
     let store = app.server().store.clone();
     let now = quire_store::clock::now_ms();
     let dead = store
@@ -394,11 +363,7 @@ async fn unrequested_exports_are_pruned_and_lost_bytes_typeset_again() {
     let app = app().await;
     let owner = app.user("ada").await;
     let (_, space) = handbook(&app, &owner).await;
-    let url = url_of(
-        &app.get(&owner, &format!("/v1/spaces/{space}/pdf"))
-            .await
-            .expect(200),
-    );
+    let url = pdf_link(&app, &owner, &format!("/v1/spaces/{space}/pdf")).await;
     drain(&app).await;
     assert_eq!(fetch(&url).await.0, 200);
     let store = app.server().store.clone();
