@@ -141,6 +141,13 @@ path_structs! {
         /// The id of the member (a user id).
         user_id,
     }
+    /// `/v1/orgs/{organizationId}/saml/{samlProviderId}` and the routes under it.
+    SamlProviderPath {
+        /// The id of the organization.
+        organization_id,
+        /// The id of the SAML provider.
+        saml_provider_id,
+    }
     /// `/v1/orgs/{organizationId}/link-invites/{inviteId}`, `/v1/orgs/{organizationId}/invites/{inviteId}`.
     InvitePath {
         /// The id of the organization.

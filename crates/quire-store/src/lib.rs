@@ -52,6 +52,7 @@ pub mod permissions;
 pub mod reader;
 pub mod reads;
 pub mod richtext;
+pub mod saml;
 pub mod search;
 pub mod siblings;
 pub mod sites;

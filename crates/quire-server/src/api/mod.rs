@@ -15,6 +15,7 @@ pub mod members;
 pub mod openapi_specs;
 pub mod orgs;
 pub mod pdf;
+pub mod saml;
 pub mod search;
 pub mod sites;
 pub mod spaces;

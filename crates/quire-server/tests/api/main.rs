@@ -31,6 +31,7 @@ mod permissions_doc;
 mod processes;
 mod reader;
 mod refusals;
+mod saml;
 mod search;
 mod sites;
 mod spaces;

@@ -28,6 +28,8 @@ struct World {
     callers: Vec<TestUser>,
     team: String,
     invite: String,
+    /// A SAML provider of the organization.
+    saml: String,
     space: String,
     /// A change request of `space`, opened by the owner, for reviews.
     change_request: String,
@@ -97,6 +99,13 @@ async fn world() -> World {
     )
     .await
     .expect(201);
+    let saml = app
+        .post(&owner, &format!("/v1/orgs/{org}/saml"), json!({"label": "IdP"}))
+        .await
+        .expect(201)["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
     let (integration, installation) = fresh_integration(&app, &owner, &org).await;
     app.post(
         &owner,
@@ -108,6 +117,7 @@ async fn world() -> World {
     World {
         integration,
         installation,
+        saml,
         spec: "matrix".to_string(),
         site: site["id"].as_str().unwrap().to_string(),
         team: team["id"].as_str().unwrap().to_string(),
@@ -443,6 +453,41 @@ impl World {
                 )
                 .await
             }
+            "GET /v1/orgs/{organizationId}/saml" => {
+                self.call(caller, "GET", &format!("/v1/orgs/{org}/saml"), None)
+                    .await
+            }
+            "POST /v1/orgs/{organizationId}/saml" => {
+                let body = json!({"label": "Mine"});
+                self.call(caller, "POST", &format!("/v1/orgs/{org}/saml"), Some(body))
+                    .await
+            }
+            "GET /v1/orgs/{organizationId}/saml/{samlProviderId}" => {
+                let path = format!("/v1/orgs/{org}/saml/{}", self.saml);
+                self.call(caller, "GET", &path, None).await
+            }
+            "PATCH /v1/orgs/{organizationId}/saml/{samlProviderId}" => {
+                let path = format!("/v1/orgs/{org}/saml/{}", self.saml);
+                self.call(caller, "PATCH", &path, Some(json!({"label": "IdP"})))
+                    .await
+            }
+            "DELETE /v1/orgs/{organizationId}/saml/{samlProviderId}" => {
+                let fresh = self
+                    .app
+                    .post(
+                        &self.owner,
+                        &format!("/v1/orgs/{org}/saml"),
+                        json!({"label": "Gone"}),
+                    )
+                    .await
+                    .expect(201);
+                let path = format!("/v1/orgs/{org}/saml/{}", fresh["id"].as_str().unwrap());
+                self.call(caller, "DELETE", &path, None).await
+            }
+            "GET /v1/orgs/{organizationId}/sso" => {
+                self.call(caller, "GET", &format!("/v1/orgs/{org}/sso"), None)
+                    .await
+            }
             "POST /v1/orgs/{organizationId}/invites/{inviteId}" => {
                 let fresh = self.fresh_invite().await;
                 let status = self
@@ -756,6 +801,31 @@ pub(crate) const MATRIX: &[(&str, [u16; 9])] = &[
     (
         "DELETE /v1/orgs/{organizationId}/link-invites/{inviteId}",
         [204, 403, 403, 403, 403, 403, 403, 204, 401],
+    ),
+    // Single sign-on: providers are for admins, the sign-in choices for anyone in it.
+    (
+        "GET /v1/orgs/{organizationId}/saml",
+        [200, 403, 403, 403, 403, 403, 403, 404, 401],
+    ),
+    (
+        "POST /v1/orgs/{organizationId}/saml",
+        [201, 403, 403, 403, 403, 403, 403, 404, 401],
+    ),
+    (
+        "GET /v1/orgs/{organizationId}/saml/{samlProviderId}",
+        [200, 403, 403, 403, 403, 403, 403, 404, 401],
+    ),
+    (
+        "PATCH /v1/orgs/{organizationId}/saml/{samlProviderId}",
+        [200, 403, 403, 403, 403, 403, 403, 404, 401],
+    ),
+    (
+        "DELETE /v1/orgs/{organizationId}/saml/{samlProviderId}",
+        [204, 403, 403, 403, 403, 403, 403, 204, 401],
+    ),
+    (
+        "GET /v1/orgs/{organizationId}/sso",
+        [200, 200, 200, 200, 200, 200, 200, 404, 401],
     ),
     // Docs sites: by organization role (docs/permissions.md, "Docs sites").
     (

@@ -146,6 +146,8 @@ async fn every_route_of_the_router_has_an_access() {
         "/pdfs/{exportId}/{name}",
         // GitBook's renderer resolves a visitor's URL before it holds any token.
         "/v1/urls/published",
+        // A SAML provider's service-provider metadata, which its identity provider fetches.
+        "/v1/orgs/{organizationId}/saml/{samlProviderId}/metadata",
     ]
     .into_iter()
     .collect();

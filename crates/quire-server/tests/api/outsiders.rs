@@ -114,6 +114,23 @@ const SWEEP: &[(&str, &str, Expect)] = &[
         Hidden,
     ),
     ("POST", "/v1/orgs/{organizationId}/invites/{inviteId}", NotCalled),
+    // Single sign-on. A provider's metadata is public (an identity provider fetches it): whoever
+    // holds the provider's id may read it.
+    ("GET", "/v1/orgs/{organizationId}/saml", Hidden),
+    ("POST", "/v1/orgs/{organizationId}/saml", Hidden),
+    ("GET", "/v1/orgs/{organizationId}/saml/{samlProviderId}", Hidden),
+    ("PATCH", "/v1/orgs/{organizationId}/saml/{samlProviderId}", Hidden),
+    (
+        "DELETE",
+        "/v1/orgs/{organizationId}/saml/{samlProviderId}",
+        Hidden,
+    ),
+    (
+        "GET",
+        "/v1/orgs/{organizationId}/saml/{samlProviderId}/metadata",
+        Capability,
+    ),
+    ("GET", "/v1/orgs/{organizationId}/sso", Hidden),
     // Collections.
     ("GET", "/v1/orgs/{organizationId}/collections", Hidden),
     ("POST", "/v1/orgs/{organizationId}/collections", Hidden),
@@ -1220,6 +1237,15 @@ async fn victim(app: &TestApp) -> Victim {
         .expect("a /pdfs/ URL")
         .to_string();
     params.insert("exportId", export);
+    let saml_provider = id(&app
+        .post(
+            &owner,
+            &format!("/v1/orgs/{org}/saml"),
+            json!({"label": "Okta", "ssoURL": "https://idp.example.com/sso"}),
+        )
+        .await
+        .expect(201));
+    params.insert("samlProviderId", saml_provider);
     params.insert("siteId", site.clone());
     params.insert("siteSectionId", section.clone());
     params.insert("siteSectionGroupId", section_group.clone());
@@ -1289,6 +1315,7 @@ async fn victim(app: &TestApp) -> Victim {
         format!("/v1/orgs/{org}/teams"),
         format!("/v1/orgs/{org}/teams/{team}/members"),
         format!("/v1/orgs/{org}/link-invites"),
+        format!("/v1/orgs/{org}/saml"),
         format!("/v1/orgs/{org}/collections"),
         format!("/v1/orgs/{org}/spaces"),
         format!("/v1/orgs/{org}/change-requests"),
@@ -1522,6 +1549,9 @@ fn plausible_body(method: &str, route: &str, outsider: &TestUser, outsider_org: 
         ("PUT", "members") => json!({"add": [outsider.id]}),
         ("PUT", "{userId}") => json!({}),
         ("POST", "link-invites") | ("PATCH", "{inviteId}") => json!({"role": "admin"}),
+        ("POST", "saml") | ("PATCH", "{samlProviderId}") => {
+            json!({"label": "Pwned", "ssoURL": "https://example.com/pwned"})
+        }
         ("POST", "collections") | ("PATCH", "{collectionId}") => json!({"title": "Pwned"}),
         ("POST", "sites") | ("PATCH", "{siteId}") => json!({"title": "Pwned"}),
         ("POST", "openapi") => json!({"slug": "pwned", "source": {"text": "openapi: 3.1.0"}}),

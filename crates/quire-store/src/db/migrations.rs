@@ -150,6 +150,12 @@ const MIGRATIONS: &[Migration] = &[
         sqlite: include_str!("../../migrations/0023_pdf_exports.sql"),
         postgres: include_str!("../../migrations/0023_pdf_exports.sql"),
     },
+    Migration {
+        version: 24,
+        name: "SAML single sign-on providers",
+        sqlite: include_str!("../../migrations/0024_saml_providers.sql"),
+        postgres: include_str!("../../migrations/0024_saml_providers.sql"),
+    },
 ];
 
 /// An arbitrary constant that names quire's migration lock among PostgreSQL advisory locks.
