@@ -17,3 +17,16 @@ CREATE TABLE saml_providers (
 );
 CREATE INDEX saml_providers_org ON saml_providers (organization_id, created_at, id);
 CREATE INDEX saml_providers_team ON saml_providers (default_team_id);
+
+-- Sign-ins started with a provider and not finished yet: the AuthnRequest's id (which the
+-- identity provider's response names in `InResponseTo`) and where the person started. Each
+-- row is used once; rows past `expires_at` are removed when the next sign-in starts.
+CREATE TABLE saml_requests (
+    id TEXT PRIMARY KEY,
+    provider_id TEXT NOT NULL REFERENCES saml_providers (id) ON DELETE CASCADE,
+    return_to TEXT NOT NULL,
+    created_at BIGINT NOT NULL,
+    expires_at BIGINT NOT NULL
+);
+CREATE INDEX saml_requests_expiry ON saml_requests (expires_at);
+CREATE INDEX saml_requests_provider ON saml_requests (provider_id);

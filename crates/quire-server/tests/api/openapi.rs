@@ -148,6 +148,8 @@ async fn every_route_of_the_router_has_an_access() {
         "/v1/urls/published",
         // A SAML provider's service-provider metadata, which its identity provider fetches.
         "/v1/orgs/{organizationId}/saml/{samlProviderId}/metadata",
+        // Where a browser starts a sign-in with that provider.
+        "/v1/orgs/{organizationId}/saml/{samlProviderId}/start",
     ]
     .into_iter()
     .collect();

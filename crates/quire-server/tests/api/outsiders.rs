@@ -32,6 +32,10 @@ enum Expect {
     /// The path carries a bearer capability (an invite link's id): whoever holds the link may
     /// see the invite, and joining is the link's purpose. Read only; joining is not called.
     Capability,
+    /// Served to anyone, with or without a token, for what it is for: a SAML provider's
+    /// metadata (its identity provider fetches it) and the start of a sign-in (a redirect to the
+    /// identity provider). Answered with success.
+    Public,
     /// Not called: joining the organization through the invite link would make the outsider an
     /// insider for the rest of the sweep (the permission matrix covers it).
     NotCalled,
@@ -128,7 +132,12 @@ const SWEEP: &[(&str, &str, Expect)] = &[
     (
         "GET",
         "/v1/orgs/{organizationId}/saml/{samlProviderId}/metadata",
-        Capability,
+        Public,
+    ),
+    (
+        "GET",
+        "/v1/orgs/{organizationId}/saml/{samlProviderId}/start",
+        Public,
     ),
     ("GET", "/v1/orgs/{organizationId}/sso", Hidden),
     // Collections.
@@ -1241,7 +1250,14 @@ async fn victim(app: &TestApp) -> Victim {
         .post(
             &owner,
             &format!("/v1/orgs/{org}/saml"),
-            json!({"label": "Okta", "ssoURL": "https://idp.example.com/sso"}),
+            // Active, and signing in at this server's own /healthz, so that following the
+            // start URL's redirect stays here.
+            json!({
+                "label": "Okta",
+                "ssoURL": format!("http://{}/healthz", app.addr()),
+                "entityID": "https://idp.example.com/metadata",
+                "certificate": include_str!("fixtures/saml/idp-cert.pem"),
+            }),
         )
         .await
         .expect(201));
@@ -1719,7 +1735,7 @@ async fn an_outsider_learns_nothing_and_changes_nothing_in_another_organization(
                         ));
                     }
                 }
-                Capability => {
+                Capability | Public => {
                     if real.status != 200 {
                         failures.push(format!("{what}: expected 200, got {}: {text}", real.status));
                     }

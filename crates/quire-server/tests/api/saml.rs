@@ -298,3 +298,126 @@ async fn an_organization_has_at_most_twenty_providers() {
     let pages = app.walk(&ann, &saml, 7).await;
     assert_eq!(pages.len(), 20);
 }
+
+/// The query pairs of a URL.
+fn query(url: &url::Url) -> std::collections::BTreeMap<String, String> {
+    url.query_pairs().into_owned().collect()
+}
+
+#[tokio::test]
+async fn the_start_url_sends_the_browser_to_the_identity_provider_with_a_request() {
+    use base64::Engine as _;
+    use std::io::Read as _;
+
+    let app = TestApp::start().await;
+    let ann = app.user("Ann").await;
+    let org = app.org(&ann, "Acme").await;
+    let mut body = complete("Okta");
+    body["ssoURL"] = json!("https://idp.example.com/sso?tenant=acme");
+    let p = app
+        .post(&ann, &format!("/v1/orgs/{org}/saml"), body)
+        .await
+        .expect(201);
+    let start = p["service"]["startURL"].as_str().unwrap();
+    // A browser, which follows the redirect itself: no token, no following here.
+    let browser = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let resp = browser
+        .get(format!("{start}?returnTo=/s/handbook/install"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 302);
+    assert_eq!(resp.headers()["cache-control"], "no-store");
+    let location = url::Url::parse(resp.headers()["location"].to_str().unwrap()).unwrap();
+    assert_eq!(location.host_str(), Some("idp.example.com"));
+    assert_eq!(location.path(), "/sso");
+    let q = query(&location);
+    assert_eq!(q["tenant"], "acme", "the sign-in URL's own query is kept");
+    let relay = &q["RelayState"];
+    assert!(relay.len() <= 80, "SAML bindings cap the relay state at 80 bytes");
+    let raw = base64::engine::general_purpose::STANDARD
+        .decode(&q["SAMLRequest"])
+        .unwrap();
+    let mut xml = String::new();
+    flate2::read::DeflateDecoder::new(&raw[..])
+        .read_to_string(&mut xml)
+        .unwrap();
+    assert!(xml.contains(&format!(" ID=\"{relay}\"")), "{xml}");
+    assert!(
+        xml.contains("Destination=\"https://idp.example.com/sso?tenant=acme\""),
+        "{xml}"
+    );
+    let acs = p["service"]["acsURL"].as_str().unwrap();
+    assert!(
+        xml.contains(&format!("AssertionConsumerServiceURL=\"{acs}\"")),
+        "{xml}"
+    );
+    let issuer = p["service"]["entityID"].as_str().unwrap();
+    assert!(
+        xml.contains(&format!("<saml:Issuer>{issuer}</saml:Issuer>")),
+        "{xml}"
+    );
+    assert!(xml.contains("bindings:HTTP-POST"), "{xml}");
+    let kept = app
+        .scalar(
+            "SELECT count(*) FROM saml_requests WHERE id = ?1 AND return_to = '/s/handbook/install'",
+            relay.as_str(),
+        )
+        .await;
+    assert_eq!(kept, 1);
+
+    // Each start is a request of its own.
+    let again = browser.get(start).send().await.unwrap();
+    let again = url::Url::parse(again.headers()["location"].to_str().unwrap()).unwrap();
+    assert_ne!(&query(&again)["RelayState"], relay);
+
+    // Never sent elsewhere afterwards; a pending or unknown provider starts nothing.
+    for bad in [
+        "//evil.example/x",
+        "https://evil.example/",
+        "javascript:alert(1)",
+        "/\\evil",
+    ] {
+        let resp = browser
+            .get(format!("{start}?returnTo={}", urlencode(bad)))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), 400, "{bad}");
+    }
+    let on_origin = format!("{}/s/handbook", app.server().urls.base());
+    let resp = browser
+        .get(format!("{start}?returnTo={}", urlencode(&on_origin)))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 302);
+    let pending = app
+        .post(&ann, &format!("/v1/orgs/{org}/saml"), json!({"label": "Later"}))
+        .await
+        .expect(201);
+    let resp = browser
+        .get(pending["service"]["startURL"].as_str().unwrap())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 400);
+    let text = resp.text().await.unwrap();
+    assert!(text.contains("pending"), "{text}");
+    let resp = browser
+        .get(format!(
+            "{}/v1/orgs/{org}/saml/nope/start",
+            app.server().urls.base()
+        ))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 404);
+}
+
+fn urlencode(text: &str) -> String {
+    url::form_urlencoded::byte_serialize(text.as_bytes()).collect()
+}

@@ -152,7 +152,7 @@ const MIGRATIONS: &[Migration] = &[
     },
     Migration {
         version: 24,
-        name: "SAML single sign-on providers",
+        name: "SAML single sign-on providers and the sign-ins they started",
         sqlite: include_str!("../../migrations/0024_saml_providers.sql"),
         postgres: include_str!("../../migrations/0024_saml_providers.sql"),
     },

@@ -33,8 +33,8 @@ impl ServiceProvider {
     }
 }
 
-/// Escapes text for an XML attribute value.
-fn escape(text: &str) -> String {
+/// Escapes text for an XML attribute value or text.
+pub(crate) fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for ch in text.chars() {
         match ch {

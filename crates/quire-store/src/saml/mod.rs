@@ -3,6 +3,7 @@
 
 pub mod certificate;
 pub mod metadata;
+pub mod requests;
 
 use crate::db::{Args, Conn, DbError, Row};
 use crate::error::{StoreError, StoreResult};

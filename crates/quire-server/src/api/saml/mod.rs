@@ -15,7 +15,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::auth::Caller;
-use crate::error::ApiResult;
+use crate::error::{ApiError, ApiResult};
 use crate::extract::{Json, Patch, Path, QueryOf};
 use crate::paths::{OrgPath, SamlProviderPath};
 use crate::state::App;
@@ -27,6 +27,7 @@ pub fn routes() -> OpenApiRouter<App> {
         .routes(routes!(get_provider, update_provider, delete_provider))
         .routes(routes!(list_sso_logins))
         .routes(routes!(provider_metadata))
+        .routes(routes!(start_sign_in))
 }
 
 /// The body of a create (`label` required) or an update (every field optional).
@@ -261,4 +262,81 @@ async fn provider_metadata(
     let provider = app.db.read(move |c| saml::load(c, &org_id, &id)).await?;
     let xml = service_provider(&app.urls, &provider).metadata_xml();
     Ok(([(header::CONTENT_TYPE, "application/samlmetadata+xml")], xml))
+}
+
+/// The query of a provider's start URL.
+#[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(rename_all = "camelCase")]
+struct StartQuery {
+    /// Where to send the person once signed in: a path of this server (`/s/handbook/...`), or a
+    /// URL on its origin. `/` when absent.
+    return_to: Option<String>,
+}
+
+/// Public: a browser follows it to sign in. It starts a sign-in (remembered for 10 minutes, so
+/// that the response can be matched to it) and redirects to the identity provider with an
+/// AuthnRequest (HTTP-Redirect binding); the relay state is the request's id.
+#[utoipa::path(
+    get,
+    path = "/v1/orgs/{organizationId}/saml/{samlProviderId}/start",
+    tag = "Single sign-on",
+    summary = "Start a sign-in with a SAML provider",
+    params(SamlProviderPath, StartQuery),
+    responses((status = 302, description = "To the identity provider's sign-in URL, with `SAMLRequest` and `RelayState`.")),
+    security(())
+)]
+async fn start_sign_in(
+    State(app): State<App>,
+    Path(SamlProviderPath {
+        organization_id: org_id,
+        saml_provider_id: id,
+    }): Path<SamlProviderPath>,
+    QueryOf(query): QueryOf<StartQuery>,
+) -> ApiResult<impl IntoResponse> {
+    let return_to = return_to(&app.urls, query.return_to.as_deref())?;
+    let started = app
+        .db
+        .write(move |c| saml::requests::start(c, &org_id, &id, &return_to))
+        .await?;
+    let sp = service_provider(&app.urls, &started.provider);
+    let request = saml::requests::redirect_parameter(&saml::requests::authn_request_xml(&started, &sp));
+    let mut target = url::Url::parse(&started.provider.sso_url)
+        .map_err(|e| ApiError::bad_request(format!("the provider's `ssoURL` is not a URL: {e}")))?;
+    target
+        .query_pairs_mut()
+        .append_pair("SAMLRequest", &request)
+        .append_pair("RelayState", &started.request_id);
+    Ok((
+        StatusCode::FOUND,
+        [
+            (header::LOCATION, target.to_string()),
+            (header::CACHE_CONTROL, "no-store".to_string()),
+        ],
+    ))
+}
+
+/// Where a sign-in may send the person back: a path of this server, or a URL on its origin;
+/// never elsewhere (an open redirect would lend quire's name to any site).
+fn return_to(urls: &crate::urls::Urls, value: Option<&str>) -> ApiResult<String> {
+    let Some(value) = value else {
+        return Ok("/".to_string());
+    };
+    let refuse = || {
+        ApiError::bad_request(
+            "`returnTo` must be a path of this server (starting with one `/`) or a URL on its origin",
+        )
+    };
+    if value.len() > 2048 || value.chars().any(|c| c.is_control() || c == '\\') {
+        return Err(refuse());
+    }
+    if value.starts_with('/') && !value.starts_with("//") {
+        return Ok(value.to_string());
+    }
+    let base = url::Url::parse(urls.base()).map_err(|_| refuse())?;
+    let target = url::Url::parse(value).map_err(|_| refuse())?;
+    if target.origin() != base.origin() {
+        return Err(refuse());
+    }
+    Ok(value.to_string())
 }
