@@ -59,9 +59,16 @@ pub struct BookPage<'a> {
     pub description: Option<String>,
     /// 0 for a page at the top of the book, 1 for its children...
     pub depth: usize,
-    /// None for a group, which has a title and children but no content.
-    pub document: Option<&'a Document>,
+    /// None for a group, which has a title and children but no content. Owned (or borrowed,
+    /// by `&Document`) so that [`render`] can let each go once its page is written: parsed
+    /// documents are about 80 times their markdown, and a 500-page book's held for the whole
+    /// render were most of the server's peak (bench/ANALYSIS.md).
+    pub document: Option<PageDocument<'a>>,
 }
+
+/// A page's document, held however the caller holds it: `Box::new(&document)`,
+/// `Box::new(document)`, or a handle of the caller's that borrows as a [`Document`].
+pub type PageDocument<'a> = Box<dyn std::borrow::Borrow<Document> + Send + 'a>;
 
 /// A typeset PDF.
 pub struct Pdf {
@@ -87,7 +94,7 @@ pub enum PdfError {
 /// in a process (the rest wait), and it holds one chunk of [`CHUNK_SOURCE_BYTES`] of source
 /// laid out at a time, which bound the memory it takes.
 pub fn render(
-    book: &Book<'_>,
+    book: Book<'_>,
     resolver: &dyn Resolver,
     images: &[(String, Vec<u8>)],
 ) -> Result<Pdf, PdfError> {
@@ -98,7 +105,7 @@ pub fn render(
 /// chunk of its own), so that tests can cut a small book into many chunks.
 #[doc(hidden)]
 pub fn render_in_chunks(
-    book: &Book<'_>,
+    mut book: Book<'_>,
     resolver: &dyn Resolver,
     images: &[(String, Vec<u8>)],
     chunk_source_bytes: usize,
@@ -114,7 +121,10 @@ pub fn render_in_chunks(
         segments,
         images,
         mut targets,
-    } = source::write(book, resolver, &checked);
+    } = {
+        let documents = book.pages.iter_mut().map(|p| p.document.take()).collect();
+        source::write(&book, documents, resolver, &checked)
+    };
     let mut joined = join::Join::new()?;
     let mut positions = links::Positions::new();
     let mut body_pages = 0;
@@ -126,7 +136,7 @@ pub fn render_in_chunks(
     }
     drop(segments);
     // Last, when every page of the body has its number.
-    let front_matter = source::front_matter(book, &positions, &mut targets);
+    let front_matter = source::front_matter(&book, &positions, &mut targets);
     let front_matter = chunks::front_matter(front_matter, &images)?;
     let bookmarks: Vec<join::Bookmark> = book
         .pages

@@ -26,7 +26,7 @@ use typst::foundations::Bytes;
 use crate::images::Checked;
 use crate::links::{Positions, Targets, anchor_label, is_marker, page_label};
 use crate::world::image_path;
-use crate::{Book, BookPage, MAX_CONTAINER_DEPTH, MAX_HIGHLIGHTED_LINES};
+use crate::{Book, BookPage, MAX_CONTAINER_DEPTH, MAX_HIGHLIGHTED_LINES, PageDocument};
 
 /// The body of a book and the images it shows, by index.
 pub(crate) struct Written {
@@ -76,12 +76,19 @@ const FRONT_MATTER: &str = r##"#show link: set text(fill: luma(0))
 "##;
 
 /// Writes the body of `book` with the images `checked` found.
-pub(crate) fn write(book: &Book<'_>, resolver: &dyn Resolver, checked: &HashMap<String, Checked>) -> Written {
+/// `documents` are the pages' documents, in the book's order, taken out of it: each is
+/// dropped as soon as its page is written.
+pub(crate) fn write(
+    book: &Book<'_>,
+    documents: Vec<Option<PageDocument<'_>>>,
+    resolver: &dyn Resolver,
+    checked: &HashMap<String, Checked>,
+) -> Written {
     let mut anchors: HashMap<&str, HashSet<String>> = HashMap::new();
-    for page in &book.pages {
-        let found = page
-            .document
-            .map(quire_content::heading_anchors)
+    for (page, document) in book.pages.iter().zip(&documents) {
+        let found = document
+            .as_ref()
+            .map(|d| quire_content::heading_anchors(d.as_ref().borrow()))
             .unwrap_or_default();
         anchors.insert(page.id.as_str(), found.into_iter().collect());
     }
@@ -110,7 +117,7 @@ pub(crate) fn write(book: &Book<'_>, resolver: &dyn Resolver, checked: &HashMap<
         includes: 0,
         in_link: false,
     };
-    writer.body(book);
+    writer.body(book, documents);
     Written {
         segments: writer.segments,
         images,
@@ -227,10 +234,10 @@ impl<'a> Writer<'a> {
 
     /// The pages, each closing a segment. The bookmarks and the contents are made elsewhere
     /// (the titles of other compiles are not known to one), so no heading is bookmarked.
-    fn body(&mut self, book: &'a Book<'a>) {
+    fn body(&mut self, book: &'a Book<'a>, documents: Vec<Option<PageDocument<'_>>>) {
         // A group has no content of its own: its title opens the next page's.
         let mut pending = String::new();
-        for page in &book.pages {
+        for (page, document) in book.pages.iter().zip(documents) {
             let level = (page.depth + 1).min(6);
             let _ = write!(
                 pending,
@@ -238,7 +245,7 @@ impl<'a> Writer<'a> {
                 lit(&titled(page)),
                 lit(&page_label(&page.id))
             );
-            let Some(document) = page.document else {
+            let Some(document) = document else {
                 continue;
             };
             self.page = &page.id;
@@ -252,7 +259,9 @@ impl<'a> Writer<'a> {
                     lit(description)
                 );
             }
-            self.top_blocks(document);
+            self.top_blocks(document.as_ref().borrow());
+            // The parsed document goes now, before the next page's is written.
+            drop(document);
             self.push("]\n");
             self.segments.push(std::mem::take(&mut self.out));
         }

@@ -57,7 +57,7 @@ fn page<'a>(id: &str, title: &str, depth: usize, document: Option<&'a Document>)
         emoji: None,
         description: None,
         depth,
-        document,
+        document: document.map(|d| Box::new(d) as quire_pdf::PageDocument<'a>),
     }
 }
 
@@ -152,7 +152,7 @@ fn a_book_is_typeset_with_its_pages_in_order_and_every_script_readable() {
         ("logo".to_string(), png()),
         ("broken".to_string(), b"\x89PNG\r\n\x1a\nnot really".to_vec()),
     ];
-    let pdf = render(&book, &Links, &images).expect("typeset");
+    let pdf = render(book, &Links, &images).expect("typeset");
     assert!(pdf.bytes.starts_with(b"%PDF-"), "a PDF");
     // To look at it: QUIRE_PDF_KEEP=/tmp/book.pdf cargo test -p quire-pdf --test render
     if let Ok(path) = std::env::var("QUIRE_PDF_KEEP") {
@@ -206,7 +206,7 @@ fn text_that_looks_like_typst_is_set_as_written() {
         date: "today".into(),
         pages: vec![page("p", "Title ]) #x", 0, Some(&tricky))],
     };
-    let pdf = render(&book, &Links, &[]).expect("typeset");
+    let pdf = render(book, &Links, &[]).expect("typeset");
     assert!(pdf.pages >= 3);
     let Some(text) = pdftotext(&pdf.bytes) else {
         return;
@@ -241,7 +241,7 @@ fn deep_nesting_and_big_tables_stay_within_typsts_limits() {
         date: "today".into(),
         pages: vec![page("deep", "Deep", 0, Some(&document))],
     };
-    let pdf = render(&book, &Links, &[]).expect("typeset");
+    let pdf = render(book, &Links, &[]).expect("typeset");
     // The table breaks across pages.
     assert!(pdf.pages >= 6, "{} pages", pdf.pages);
     if let Some(text) = pdftotext(&pdf.bytes) {
@@ -434,7 +434,7 @@ fn a_book_in_many_chunks_is_one_pdf_whose_links_numbers_and_bookmarks_follow_the
         ],
     };
     // A chunk a page: start | guide + setup | deploy | far | appendix.
-    let pdf = quire_pdf::render_in_chunks(&book, &Links, &[], 1).expect("typeset");
+    let pdf = quire_pdf::render_in_chunks(book, &Links, &[], 1).expect("typeset");
     if let Ok(path) = std::env::var("QUIRE_PDF_KEEP_CHUNKED") {
         std::fs::write(path, &pdf.bytes).expect("the PDF written where asked");
     }
@@ -597,7 +597,7 @@ fn a_book_without_pages_is_a_cover_and_empty_contents() {
         date: "today".into(),
         pages: Vec::new(),
     };
-    let pdf = render(&book, &Links, &[]).expect("typeset");
+    let pdf = render(book, &Links, &[]).expect("typeset");
     assert_eq!(pdf.pages, 2);
     let document = lopdf::Document::load_mem(&pdf.bytes).expect("a PDF lopdf reads");
     assert_eq!(document.page_iter().count(), 2);

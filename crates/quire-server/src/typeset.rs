@@ -97,7 +97,7 @@ impl PdfTypesetter {
         let urls = self.urls.clone();
         let key = self.signing_key.clone();
         let space_id = export.space_id.clone();
-        let rendered = tokio::task::spawn_blocking(move || render(&loaded, &images, &urls, &key, &space_id))
+        let rendered = tokio::task::spawn_blocking(move || render(loaded, &images, &urls, &key, &space_id))
             .await
             .map_err(|e| StoreError::internal(format!("typesetting a PDF: {e}")))?;
         Ok(match rendered {
@@ -303,7 +303,7 @@ fn reusable_contents<'a>(
 
 /// Typesets what was read (blocking).
 fn render(
-    loaded: &Loaded,
+    mut loaded: Loaded,
     images: &[(String, Vec<u8>)],
     urls: &Urls,
     key: &[u8],
@@ -317,6 +317,7 @@ fn render(
     let mut resolver = SpaceResolver::new(&loaded.nav, &subject.stored.tree, &file_url);
     resolver.reusable = Some(&reusable);
     resolver.space_id = Some(space_id);
+    let documents = std::mem::take(&mut loaded.documents);
     let pages = loaded
         .entries
         .iter()
@@ -329,10 +330,12 @@ fn render(
             document: e
                 .document
                 .as_ref()
-                .and_then(|hash| loaded.documents.get(hash))
-                .map(|d| &d.document as &Document),
+                .and_then(|hash| documents.get(hash))
+                .map(|d| Box::new(Held(Arc::clone(d))) as quire_pdf::PageDocument<'_>),
         })
         .collect();
+    // The book holds the only handles now, and quire-pdf lets each go once its page is written.
+    drop(documents);
     let (title, emoji) = match loaded.entries.first() {
         // A PDF of one page and its children is titled by that page.
         Some(first) if loaded.page_scoped => (first.title.clone(), first.emoji.clone()),
@@ -352,5 +355,14 @@ fn render(
         date: quire_reader::content::long_date(&day),
         pages,
     };
-    quire_pdf::render(&book, &resolver, images)
+    quire_pdf::render(book, &resolver, images)
+}
+
+/// A page's document as the book holds it.
+struct Held(Arc<CachedDocument>);
+
+impl std::borrow::Borrow<Document> for Held {
+    fn borrow(&self) -> &Document {
+        &self.0.document
+    }
 }
