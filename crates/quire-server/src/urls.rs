@@ -23,6 +23,12 @@ impl Urls {
         format!("{}/v1{path}", self.base)
     }
 
+    /// Whether `url` is on quire's own public origin (where `/s/...`, `/o/...` and `/v1/...` are
+    /// quire's).
+    pub fn is_own_origin(&self, url: &url::Url) -> bool {
+        url.origin().ascii_serialization() == self.base
+    }
+
     /// `{base}{path}`, a web view URL.
     pub fn app(&self, path: &str) -> String {
         format!("{}{path}", self.base)

@@ -215,11 +215,6 @@ struct Reached {
     claims_json: Value,
 }
 
-/// Whether `url` is on quire's own public origin (where `/s/...` and `/o/...` are quire's).
-fn on_quire_origin(app: &App, url: &url::Url) -> bool {
-    url.origin().ascii_serialization() == app.urls.base().trim_end_matches('/')
-}
-
 fn no_content(url: &str) -> ApiError {
     ApiError::not_found(format!("no published content at {url:?}"))
 }
@@ -237,7 +232,7 @@ async fn reach(app: &App, asked: &Asked) -> ApiResult<Result<Reached, PublishedC
     let host = url.host_str().map(str::to_ascii_lowercase);
     let path = url.path().to_string();
     // `/s/...` is quire's own URL of a site: only on quire's own origin.
-    if path.starts_with("/s/") && !on_quire_origin(app, &url) {
+    if path.starts_with("/s/") && !app.urls.is_own_origin(&url) {
         return Err(no_content(&asked.url));
     }
     let target = crate::reader::target(app, &path, host)
@@ -462,7 +457,7 @@ async fn get_content_by_url(
     QueryOf(query): QueryOf<ContentQuery>,
 ) -> ApiResult<axum::Json<ContentLookup>> {
     let url = validate::url("url", &query.url)?;
-    let found = if on_quire_origin(&app, &url) && url.path().starts_with("/o/") {
+    let found = if app.urls.is_own_origin(&url) && url.path().starts_with("/o/") {
         app_path(url.path())
     } else {
         // A page of a published site, as an anonymous visitor reaches it.

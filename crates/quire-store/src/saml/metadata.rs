@@ -1,6 +1,9 @@
 //! The service provider's metadata: the XML an identity provider's administrator loads (or
 //! whose URL they paste) to trust quire for one SAML provider.
 
+/// Escapes `&`, `<`, `>`, `"` and `'`: safe in XML text and in a quoted attribute, as in HTML.
+pub(crate) use html_escape::encode_quoted_attribute as escape;
+
 /// What names quire to an identity provider, for one SAML provider.
 #[derive(Clone, Debug)]
 pub struct ServiceProvider {
@@ -31,22 +34,6 @@ impl ServiceProvider {
             acs = escape(&self.acs_url),
         )
     }
-}
-
-/// Escapes text for an XML attribute value or text.
-pub(crate) fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for ch in text.chars() {
-        match ch {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            _ => out.push(ch),
-        }
-    }
-    out
 }
 
 #[cfg(test)]

@@ -178,7 +178,7 @@ pub fn logins(c: &mut dyn Conn, org: &Authorized<OrgFor, org::View>) -> StoreRes
     Ok(providers.into_iter().filter(Provider::is_active).collect())
 }
 
-/// What a create or an update sets, each field checked ([`Changes::check`]).
+/// What a create or an update sets, each field checked ([`Fields::check`]).
 #[derive(Clone, Debug, Default)]
 pub struct Changes {
     pub label: Option<String>,

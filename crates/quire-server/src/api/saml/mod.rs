@@ -333,9 +333,8 @@ fn return_to(urls: &crate::urls::Urls, value: Option<&str>) -> ApiResult<String>
     if value.starts_with('/') && !value.starts_with("//") {
         return Ok(value.to_string());
     }
-    let base = url::Url::parse(urls.base()).map_err(|_| refuse())?;
     let target = url::Url::parse(value).map_err(|_| refuse())?;
-    if target.origin() != base.origin() {
+    if !urls.is_own_origin(&target) {
         return Err(refuse());
     }
     Ok(value.to_string())
