@@ -58,6 +58,7 @@ fn der_of(text: &str) -> Result<Vec<u8>, String> {
     const BEGIN: &str = "-----BEGIN CERTIFICATE-----";
     const END: &str = "-----END CERTIFICATE-----";
     let text = text.trim();
+    let armoured = text.starts_with(BEGIN);
     let body = if let Some(after) = text.strip_prefix(BEGIN) {
         let (body, rest) = after
             .split_once(END)
@@ -77,7 +78,13 @@ fn der_of(text: &str) -> Result<Vec<u8>, String> {
     }
     base64::engine::general_purpose::STANDARD
         .decode(compact.as_bytes())
-        .map_err(|e| format!("is not base64 inside its PEM armour: {e}"))
+        .map_err(|e| {
+            if armoured {
+                format!("is not base64 inside its PEM armour: {e}")
+            } else {
+                format!("is neither a PEM certificate nor the base64 of one: {e}")
+            }
+        })
 }
 
 fn pem_of(der: &[u8]) -> String {
@@ -99,7 +106,11 @@ mod tests {
     #[test]
     fn garbage_is_named() {
         let e = parse("hello", 0).unwrap_err();
-        assert!(e.message.contains("`certificate`"), "{}", e.message);
+        assert!(
+            e.message.contains("neither a PEM certificate nor"),
+            "{}",
+            e.message
+        );
         let e = parse("-----BEGIN CERTIFICATE-----\nAAAA\n", 0).unwrap_err();
         assert!(e.message.contains("closing"), "{}", e.message);
         let e = parse("-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----", 0).unwrap_err();
