@@ -245,6 +245,10 @@ pub struct ServeArgs {
     #[arg(long, env = "QUIRE_PDF_WAIT", default_value = "8s", value_parser = parse_duration)]
     pub pdf_wait: Duration,
 
+    /// How long a browser session opened by a single sign-on lasts (e.g. 12h, 30m).
+    #[arg(long, env = "QUIRE_SESSION_TTL", default_value = "12h", value_parser = parse_positive_duration)]
+    pub session_ttl: Duration,
+
     /// A request still running after this time is answered 503, and a write transaction it
     /// started is rolled back instead of committed (e.g. 30s, 2m).
     #[arg(long, env = "QUIRE_REQUEST_TIMEOUT", default_value = "30s", value_parser = parse_positive_duration)]

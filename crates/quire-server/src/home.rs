@@ -58,7 +58,7 @@ pub async fn page(State(app): State<App>) -> impl IntoResponse {
 }
 
 /// Escapes text for HTML: the public URL is configuration, not trusted markup.
-fn escape(text: &str) -> String {
+pub(crate) fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {

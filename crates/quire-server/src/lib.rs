@@ -37,6 +37,7 @@ pub mod router;
 pub mod scripts;
 pub mod server;
 mod service;
+pub mod session;
 pub mod signing;
 pub mod state;
 pub mod typeset;

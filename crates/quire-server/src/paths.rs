@@ -148,6 +148,13 @@ path_structs! {
         /// The id of the SAML provider.
         saml_provider_id,
     }
+    /// `/v1/orgs/{organizationId}/sessions/{sessionId}`.
+    SessionPath {
+        /// The id of the organization.
+        organization_id,
+        /// The id of the session.
+        session_id,
+    }
     /// `/v1/orgs/{organizationId}/link-invites/{inviteId}`, `/v1/orgs/{organizationId}/invites/{inviteId}`.
     InvitePath {
         /// The id of the organization.

@@ -22,6 +22,7 @@ pub fn routes() -> OpenApiRouter<App> {
         .merge(crate::api::teams::routes())
         .merge(crate::api::invites::routes())
         .merge(crate::api::saml::routes())
+        .merge(crate::session::routes())
         .merge(crate::api::collections::routes())
         .merge(crate::api::spaces::routes())
         .merge(crate::api::grants::routes())

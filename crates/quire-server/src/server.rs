@@ -80,6 +80,7 @@ pub async fn start(args: &ServeArgs) -> Result<Running, String> {
         trust_proxy: args.trust_proxy,
         request_timeout: args.request_timeout,
         pdf_wait: args.pdf_wait.min(args.request_timeout / 2),
+        session_ttl_ms: i64::try_from(args.session_ttl.as_millis()).unwrap_or(i64::MAX),
         cors_origins: args.cors_origins.clone(),
     };
     let store_settings = quire_store::Settings {

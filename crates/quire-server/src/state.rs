@@ -22,6 +22,8 @@ pub struct Settings {
     pub request_timeout: std::time::Duration,
     /// How long a PDF link waits for its PDF before answering 202 (`api::pdf`).
     pub pdf_wait: std::time::Duration,
+    /// How long a session opened by a sign-in lasts (`--session-ttl`).
+    pub session_ttl_ms: i64,
     /// Origins allowed by CORS (none: CORS off).
     pub cors_origins: Vec<crate::cors::CorsOrigin>,
 }

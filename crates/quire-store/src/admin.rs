@@ -16,7 +16,7 @@ pub fn create_user(db: &Db, email: &str, name: &str) -> Result<String, StoreErro
     db.write_sync(|c| insert_user(c, &email, name))
 }
 
-fn insert_user(c: &mut dyn Conn, email: &str, name: &str) -> Result<String, StoreError> {
+pub(crate) fn insert_user(c: &mut dyn Conn, email: &str, name: &str) -> Result<String, StoreError> {
     if find_user(c, email)?.is_some() {
         return Err(StoreError::conflict(format!(
             "a user with email {email} already exists"
@@ -37,7 +37,7 @@ fn insert_user(c: &mut dyn Conn, email: &str, name: &str) -> Result<String, Stor
     Ok(id)
 }
 
-fn find_user(c: &mut dyn Conn, email: &str) -> Result<Option<String>, StoreError> {
+pub(crate) fn find_user(c: &mut dyn Conn, email: &str) -> Result<Option<String>, StoreError> {
     Ok(c.query_scalar(
         "SELECT id FROM users WHERE email = ?1",
         params![email.to_ascii_lowercase()],
@@ -81,6 +81,7 @@ pub fn create_expiring_token(
     };
     db.write_sync(|c| {
         let user = user_by_email(c, email)?;
+        crate::sessions::refuse_unless_sso_allows(c, &user)?;
         issue_token(c, &user, scopes, Some("admin command line"), expires_at)
     })
 }

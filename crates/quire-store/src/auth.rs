@@ -173,6 +173,11 @@ impl TokenCache {
         known
     }
 
+    /// Forgets every token, after a change that may have revoked many (SSO enforced).
+    pub fn forget_all(&self) {
+        self.known.clear();
+    }
+
     /// Forgets a token this process has just revoked (by its hash).
     pub fn forget(&self, hash: &str) {
         self.known.remove(hash);

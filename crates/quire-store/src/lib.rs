@@ -54,6 +54,7 @@ pub mod reads;
 pub mod richtext;
 pub mod saml;
 pub mod search;
+pub mod sessions;
 pub mod siblings;
 pub mod sites;
 pub mod spaces;

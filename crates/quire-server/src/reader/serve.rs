@@ -85,7 +85,7 @@ fn read_request(req: &Request) -> Asked {
     }
 }
 
-fn cookies(headers: &HeaderMap) -> HashMap<String, String> {
+pub(crate) fn cookies(headers: &HeaderMap) -> HashMap<String, String> {
     headers
         .get_all(header::COOKIE)
         .iter()
@@ -175,13 +175,24 @@ pub(super) async fn serve(app: App, req: Request, target: Target) -> Response {
     let mut token = given_token
         .clone()
         .or_else(|| asked.cookies.get(TOKEN_COOKIE).cloned());
+    // A member signed in with the organization's identity provider reads its in-collection
+    // sites (the session cookie, `crate::session`).
+    let standing = match asked.cookies.get(crate::session::SESSION_COOKIE) {
+        Some(secret) if p.site.visibility == SiteVisibility::InCollection => {
+            match member_standing(&app, secret, org_id).await {
+                Ok(standing) => standing,
+                Err(e) => return failure(e, &target.root),
+            }
+        }
+        _ => Standing::Outsider,
+    };
     let admit = |token: Option<&str>| {
         published::admit(
             &p,
             &Visitor {
                 share_key: share.as_deref(),
                 token,
-                standing: Standing::Outsider,
+                standing,
                 preview: preview.is_some(),
                 unsigned: None,
             },
@@ -370,7 +381,26 @@ fn hash_of(text: &str) -> u64 {
     hasher.finish()
 }
 
-fn cookie(name: &str, value: &str, path: &str, secure: bool) -> String {
+/// The standing in `org_id` of the person whose session `secret` is, when the session was
+/// opened by that organization's identity provider; an outsider otherwise.
+async fn member_standing(app: &App, secret: &str, org_id: &str) -> Result<Standing, StoreError> {
+    let (secret, org_id) = (secret.to_string(), org_id.to_string());
+    let now = quire_store::clock::now_ms();
+    app.db
+        .read(move |c| {
+            let Some(session) = quire_store::sessions::find(c, &secret, now)? else {
+                return Ok(Standing::Outsider);
+            };
+            if session.org_id != org_id {
+                return Ok(Standing::Outsider);
+            }
+            Ok(quire_store::orgs::load_for(c, &org_id, &session.user.id)?
+                .map_or(Standing::Outsider, |o| o.standing))
+        })
+        .await
+}
+
+pub(crate) fn cookie(name: &str, value: &str, path: &str, secure: bool) -> String {
     let value: String = value
         .chars()
         .filter(|c| c.is_ascii_graphic() && *c != ';' && *c != ',')

@@ -13,7 +13,7 @@ use sha2::{Digest, Sha256};
 /// The reader's caches and what it knows of the public URL.
 pub struct ReaderState {
     pub(super) public_host: Option<String>,
-    pub(super) secure: bool,
+    pub(crate) secure: bool,
     /// Page trees by (revision, base path): revisions never change.
     pub(super) nav_trees: quick_cache::sync::Cache<(String, String), Arc<NavTree>, NavWeight>,
     /// Rendered answers (see [`AnswerKey`]), weighed by their bytes.

@@ -32,6 +32,7 @@ mod processes;
 mod reader;
 mod refusals;
 mod saml;
+mod saml_signin;
 mod search;
 mod sites;
 mod spaces;

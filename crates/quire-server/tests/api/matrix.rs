@@ -488,6 +488,19 @@ impl World {
                 self.call(caller, "GET", &format!("/v1/orgs/{org}/sso"), None)
                     .await
             }
+            "GET /v1/orgs/{organizationId}/sessions" => {
+                self.call(caller, "GET", &format!("/v1/orgs/{org}/sessions"), None)
+                    .await
+            }
+            "DELETE /v1/orgs/{organizationId}/sessions/{sessionId}" => {
+                self.call(
+                    caller,
+                    "DELETE",
+                    &format!("/v1/orgs/{org}/sessions/nosuchsession"),
+                    None,
+                )
+                .await
+            }
             "POST /v1/orgs/{organizationId}/invites/{inviteId}" => {
                 let fresh = self.fresh_invite().await;
                 let status = self
@@ -826,6 +839,14 @@ pub(crate) const MATRIX: &[(&str, [u16; 9])] = &[
     (
         "GET /v1/orgs/{organizationId}/sso",
         [200, 200, 200, 200, 200, 200, 200, 404, 401],
+    ),
+    (
+        "GET /v1/orgs/{organizationId}/sessions",
+        [200, 403, 403, 403, 403, 403, 403, 404, 401],
+    ),
+    (
+        "DELETE /v1/orgs/{organizationId}/sessions/{sessionId}",
+        [204, 403, 403, 403, 403, 403, 403, 204, 401],
     ),
     // Docs sites: by organization role (docs/permissions.md, "Docs sites").
     (

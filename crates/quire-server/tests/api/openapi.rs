@@ -148,8 +148,13 @@ async fn every_route_of_the_router_has_an_access() {
         "/v1/urls/published",
         // A SAML provider's service-provider metadata, which its identity provider fetches.
         "/v1/orgs/{organizationId}/saml/{samlProviderId}/metadata",
-        // Where a browser starts a sign-in with that provider.
+        // Where a browser starts a sign-in with that provider, and where it ends.
         "/v1/orgs/{organizationId}/saml/{samlProviderId}/start",
+        "/v1/orgs/{organizationId}/saml/{samlProviderId}/acs",
+        // The browser's session (its cookie is its authorization).
+        "/session",
+        "/session/token",
+        "/session/sign-out",
     ]
     .into_iter()
     .collect();

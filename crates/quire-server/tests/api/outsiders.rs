@@ -36,6 +36,10 @@ enum Expect {
     /// metadata (its identity provider fetches it) and the start of a sign-in (a redirect to the
     /// identity provider). Answered with success.
     Public,
+    /// Served to anyone, and what an outsider can send is refused (400 or 401) and changes
+    /// nothing: the ACS takes only a response its identity provider signed, and a session's
+    /// token page only a session's cookie.
+    Refused,
     /// Not called: joining the organization through the invite link would make the outsider an
     /// insider for the rest of the sweep (the permission matrix covers it).
     NotCalled,
@@ -139,7 +143,18 @@ const SWEEP: &[(&str, &str, Expect)] = &[
         "/v1/orgs/{organizationId}/saml/{samlProviderId}/start",
         Public,
     ),
+    (
+        "POST",
+        "/v1/orgs/{organizationId}/saml/{samlProviderId}/acs",
+        Refused,
+    ),
     ("GET", "/v1/orgs/{organizationId}/sso", Hidden),
+    ("GET", "/v1/orgs/{organizationId}/sessions", Hidden),
+    ("DELETE", "/v1/orgs/{organizationId}/sessions/{sessionId}", Hidden),
+    // The browser's own session: none for a token's holder.
+    ("GET", "/session", Public),
+    ("POST", "/session/token", Refused),
+    ("POST", "/session/sign-out", Public),
     // Collections.
     ("GET", "/v1/orgs/{organizationId}/collections", Hidden),
     ("POST", "/v1/orgs/{organizationId}/collections", Hidden),
@@ -1262,6 +1277,8 @@ async fn victim(app: &TestApp) -> Victim {
         .await
         .expect(201));
     params.insert("samlProviderId", saml_provider);
+    // No session is the victim's (only a sign-in opens one): any id is as unknown as another.
+    params.insert("sessionId", "victimsession".to_string());
     params.insert("siteId", site.clone());
     params.insert("siteSectionId", section.clone());
     params.insert("siteSectionGroupId", section_group.clone());
@@ -1738,6 +1755,14 @@ async fn an_outsider_learns_nothing_and_changes_nothing_in_another_organization(
                 Capability | Public => {
                     if real.status != 200 {
                         failures.push(format!("{what}: expected 200, got {}: {text}", real.status));
+                    }
+                }
+                Refused => {
+                    if !matches!(real.status, 400 | 401) {
+                        failures.push(format!(
+                            "{what}: expected 400 or 401, got {}: {text}",
+                            real.status
+                        ));
                     }
                 }
                 NotCalled => unreachable!(),

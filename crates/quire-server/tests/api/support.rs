@@ -8,6 +8,7 @@
 #![allow(dead_code)]
 
 pub mod gitbook;
+pub mod idp;
 pub mod site;
 pub mod snapshot;
 

@@ -156,6 +156,12 @@ const MIGRATIONS: &[Migration] = &[
         sqlite: include_str!("../../migrations/0024_saml_providers.sql"),
         postgres: include_str!("../../migrations/0024_saml_providers.sql"),
     },
+    Migration {
+        version: 25,
+        name: "SAML assertions used, and the sessions sign-ins open",
+        sqlite: include_str!("../../migrations/0025_sessions.sql"),
+        postgres: include_str!("../../migrations/0025_sessions.sql"),
+    },
 ];
 
 /// An arbitrary constant that names quire's migration lock among PostgreSQL advisory locks.

@@ -189,6 +189,9 @@ pub fn update(
         require_members(c, &o.id, rules)?;
         o.merge_rules = rules.clone();
     }
+    if changes.sso == Some(true) && !o.sso {
+        crate::sessions::enforce_sso(c, &o.id, user_id)?;
+    }
     o.sso = changes.sso.unwrap_or(o.sso);
     o.ai = changes.ai.unwrap_or(o.ai);
     o.invite_links = changes.invite_links.unwrap_or(o.invite_links);

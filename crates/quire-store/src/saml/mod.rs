@@ -1,9 +1,16 @@
-//! SAML single sign-on: the identity providers an organization trusts (`providers` here), and
-//! what the service-provider side shows an identity provider's administrator (`metadata.rs`).
+//! SAML single sign-on: the identity providers an organization trusts (`providers` here), what
+//! the service-provider side shows an identity provider's administrator (`metadata.rs`), a
+//! sign-in's start (`requests`) and its end: the response checked (`response`, `signature`,
+//! `c14n`) and turned into a member and a session (`signin`).
 
+mod c14n;
 pub mod certificate;
 pub mod metadata;
+pub mod refusal;
 pub mod requests;
+pub mod response;
+mod signature;
+pub mod signin;
 
 use crate::db::{Args, Conn, DbError, Row};
 use crate::error::{StoreError, StoreResult};
@@ -176,6 +183,16 @@ pub fn logins(c: &mut dyn Conn, org: &Authorized<OrgFor, org::View>) -> StoreRes
         .map(Provider::from_row)
         .collect::<Result<Vec<_>, _>>()?;
     Ok(providers.into_iter().filter(Provider::is_active).collect())
+}
+
+/// How many of the organization's providers can sign people in.
+pub fn active_count(c: &mut dyn Conn, org_id: &str) -> StoreResult<i64> {
+    Ok(c.query_scalar(
+        "SELECT count(*) FROM saml_providers WHERE organization_id = ?1
+                 AND entity_id <> '' AND sso_url <> '' AND certificate <> ''",
+        params![org_id],
+    )?
+    .unwrap_or(0))
 }
 
 /// What a create or an update sets, each field checked ([`Fields::check`]).

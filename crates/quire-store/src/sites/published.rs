@@ -52,6 +52,47 @@ impl Published {
         Claims::new(json, &self.schema)
     }
 
+    /// The claims a visitor gets from what an identity provider said about them (attribute name
+    /// to values): each signed claim of the site's adaptive schema that an attribute of the same
+    /// name carries, converted to the claim's type; attributes the schema does not name, and
+    /// values that do not convert, are left out.
+    pub fn claims_from_attributes(
+        &self,
+        attributes: &std::collections::BTreeMap<String, Vec<String>>,
+    ) -> serde_json::Map<String, serde_json::Value> {
+        use quire_adaptive::schema::ClaimKind;
+        use serde_json::Value;
+        let mut claims = serde_json::Map::new();
+        for claim in self.schema.claims() {
+            let Some(value) = attributes.get(&claim.name).and_then(|v| v.first()) else {
+                continue;
+            };
+            let value = value.trim();
+            let converted = match &claim.kind {
+                ClaimKind::Boolean => match value.to_ascii_lowercase().as_str() {
+                    "true" | "1" | "yes" => Some(Value::Bool(true)),
+                    "false" | "0" | "no" => Some(Value::Bool(false)),
+                    _ => None,
+                },
+                ClaimKind::String => Some(Value::String(value.to_string())),
+                ClaimKind::Enum(values) => values
+                    .iter()
+                    .any(|v| v == value)
+                    .then(|| Value::String(value.to_string())),
+                ClaimKind::Integer => value.parse::<i64>().ok().map(Value::from),
+                ClaimKind::Number => value
+                    .parse::<f64>()
+                    .ok()
+                    .and_then(serde_json::Number::from_f64)
+                    .map(Value::Number),
+            };
+            if let Some(converted) = converted {
+                claims.insert(claim.name.clone(), converted);
+            }
+        }
+        claims
+    }
+
     /// The space `space_id`, as its reader, when a site space the visitor with `claims` is shown
     /// holds it: what a lookup's `apiToken` may read.
     pub fn shown_space(&self, claims: &Claims, space_id: &str) -> Option<crate::spaces::SpaceFor> {
@@ -205,6 +246,25 @@ pub fn verify_token(site: &Site, token: &str) -> Result<serde_json::Value, Token
     decode::<serde_json::Value>(token, &key, &validation)
         .map(|data| data.claims)
         .map_err(|e| TokenError::Invalid(e.to_string()))
+}
+
+/// A visitor token for `site`, signed as the site's own sign-in would sign one (HS256 with its
+/// visitor key, `aud` the site), carrying `claims` until `exp_s` (Unix seconds).
+pub fn mint_token(
+    site: &Site,
+    claims: serde_json::Map<String, serde_json::Value>,
+    exp_s: i64,
+) -> StoreResult<String> {
+    use jsonwebtoken::{EncodingKey, Header, encode};
+    let mut body = claims;
+    body.insert("aud".into(), site.id.clone().into());
+    body.insert("exp".into(), exp_s.into());
+    encode(
+        &Header::default(),
+        &body,
+        &EncodingKey::from_secret(site.visitor_key.as_bytes()),
+    )
+    .map_err(|e| StoreError::internal(format!("signing a visitor token failed: {e}")))
 }
 
 /// Which sections, site spaces and external links a visitor sees, in the order of

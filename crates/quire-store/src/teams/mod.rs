@@ -192,7 +192,7 @@ fn set_team_member(c: &mut dyn Conn, team_id: &str, user_id: &str, role: TeamRol
     Ok(())
 }
 
-fn add_keeping_role(c: &mut dyn Conn, team_id: &str, user_id: &str) -> StoreResult<()> {
+pub(crate) fn add_keeping_role(c: &mut dyn Conn, team_id: &str, user_id: &str) -> StoreResult<()> {
     c.execute(
         "INSERT INTO team_members (team_id, user_id, role, added_at) VALUES (?1, ?2, 'member', ?3)
          ON CONFLICT (team_id, user_id) DO NOTHING",

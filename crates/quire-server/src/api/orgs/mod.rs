@@ -168,6 +168,7 @@ async fn update_org(
     }): Path<OrgPath>,
     Json(body): Json<UpdateOrg>,
 ) -> ApiResult<axum::Json<OrgJson>> {
+    let enforcing = body.sso == Some(true);
     let changes = orgs::Changes {
         title: body
             .title
@@ -214,5 +215,9 @@ async fn update_org(
             orgs::update(c, &org, &caller.user_id, &changes)
         })
         .await?;
+    if enforcing {
+        // Enforcing SSO may have revoked tokens this process still trusts.
+        app.store.tokens.forget_all();
+    }
     Ok(axum::Json(org_json(&app.urls, &org)))
 }

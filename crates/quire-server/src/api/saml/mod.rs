@@ -28,6 +28,9 @@ pub fn routes() -> OpenApiRouter<App> {
         .routes(routes!(list_sso_logins))
         .routes(routes!(provider_metadata))
         .routes(routes!(start_sign_in))
+        .routes(routes!(finish_sign_in))
+        .routes(routes!(list_sessions))
+        .routes(routes!(revoke_session))
 }
 
 /// The body of a create (`label` required) or an update (every field optional).
@@ -272,6 +275,9 @@ struct StartQuery {
     /// Where to send the person once signed in: a path of this server (`/s/handbook/...`), or a
     /// URL on its origin. `/` when absent.
     return_to: Option<String>,
+    /// The same, by the name a visitor-auth site's sign-in URL is given it (`fallbackURL`):
+    /// used when `returnTo` is absent.
+    location: Option<String>,
 }
 
 /// Public: a browser follows it to sign in. It starts a sign-in (remembered for 10 minutes, so
@@ -294,7 +300,7 @@ async fn start_sign_in(
     }): Path<SamlProviderPath>,
     QueryOf(query): QueryOf<StartQuery>,
 ) -> ApiResult<impl IntoResponse> {
-    let return_to = return_to(&app.urls, query.return_to.as_deref())?;
+    let return_to = return_to(&app.urls, query.return_to.or(query.location).as_deref())?;
     let started = app
         .db
         .write(move |c| saml::requests::start(c, &org_id, &id, &return_to))
@@ -314,6 +320,204 @@ async fn start_sign_in(
             (header::CACHE_CONTROL, "no-store".to_string()),
         ],
     ))
+}
+
+/// The identity provider's form post (HTTP-POST binding).
+#[derive(Deserialize, utoipa::ToSchema)]
+struct AcsForm {
+    /// The response, base64.
+    #[serde(rename = "SAMLResponse")]
+    saml_response: String,
+    /// What the sign-in's start handed the identity provider (the request's id); the response's
+    /// `InResponseTo` decides which sign-in it finishes.
+    #[serde(rename = "RelayState")]
+    #[schema(value_type = Option<String>)]
+    _relay_state: Option<serde::de::IgnoredAny>,
+}
+
+/// Public: the identity provider's response comes here through the person's browser. It is
+/// checked (signature against the provider's certificate, issuer, destination, audience, time
+/// window, the started sign-in it answers, replay) before the person becomes a member (with the
+/// provider's default role and team) and gets a session cookie; 303 back to where they started.
+/// A refused response is a 400 naming the reason, logged with it.
+#[utoipa::path(
+    post,
+    path = "/v1/orgs/{organizationId}/saml/{samlProviderId}/acs",
+    tag = "Single sign-on",
+    summary = "Finish a sign-in: the SAML assertion consumer service",
+    params(SamlProviderPath),
+    request_body(content = AcsForm, content_type = "application/x-www-form-urlencoded"),
+    responses(
+        (status = 303, description = "Signed in: a `quire_session` cookie, and back to where the sign-in started."),
+        (status = 400, description = "The response was refused; the message names the reason.", body = crate::error::ErrorEnvelope),
+    ),
+    security(())
+)]
+async fn finish_sign_in(
+    State(app): State<App>,
+    Path(SamlProviderPath {
+        organization_id: org_id,
+        saml_provider_id: id,
+    }): Path<SamlProviderPath>,
+    body: axum::body::Bytes,
+) -> ApiResult<axum::response::Response> {
+    let body = std::str::from_utf8(&body).map_err(|_| ApiError::bad_request("the form is not UTF-8"))?;
+    let form: AcsForm = crate::extract::parse_query(body)?;
+    let form = form.saml_response;
+    let provider = {
+        let (org_id, id) = (org_id.clone(), id.clone());
+        app.db.read(move |c| saml::load(c, &org_id, &id)).await?
+    };
+    if !provider.is_active() {
+        return Err(ApiError::bad_request(format!(
+            "SAML provider {id:?} is pending: it signs nobody in"
+        )));
+    }
+    let sp = service_provider(&app.urls, &provider);
+    let refuse = |refusal: saml::refusal::Refusal| {
+        tracing::warn!(
+            organization = %org_id,
+            provider = %id,
+            reason = refusal.reason(),
+            "SAML sign-in refused: {refusal}"
+        );
+        ApiError::bad_request(refusal.to_string())
+    };
+    let checked = {
+        let provider = provider.clone();
+        tokio::task::spawn_blocking(move || {
+            let xml = saml::response::decode(&form)?;
+            saml::response::verify(&xml, &provider, &sp, clock::now_ms())
+        })
+        .await
+        .map_err(|e| ApiError::internal(format!("checking the response failed: {e}")))?
+    };
+    let verified = checked.map_err(refuse)?;
+    let ttl = app.settings.session_ttl_ms;
+    let finished = {
+        let (provider, verified) = (provider.clone(), verified.clone());
+        app.db
+            .write(move |c| saml::signin::finish(c, &provider, &verified, ttl))
+            .await?
+    };
+    let signed_in = finished.map_err(refuse)?;
+    tracing::info!(
+        organization = %org_id,
+        provider = %id,
+        user = %signed_in.session.user.id,
+        joined = signed_in.joined,
+        "SAML sign-in"
+    );
+    let location = match visitor_entry(&app, &org_id, &signed_in, &verified).await {
+        Ok(Some(entry)) => entry,
+        Ok(None) => signed_in.return_to.clone(),
+        Err(e) => {
+            tracing::warn!(organization = %org_id, "no visitor token for the site signed in to: {}", e.message);
+            signed_in.return_to.clone()
+        }
+    };
+    let mut response = (
+        StatusCode::SEE_OTHER,
+        [
+            (header::LOCATION, location),
+            (header::CACHE_CONTROL, "no-store".to_string()),
+        ],
+    )
+        .into_response();
+    if let Some(cookie) = crate::session::set_cookie(&app, &signed_in.secret, ttl) {
+        response.headers_mut().append(header::SET_COOKIE, cookie);
+    }
+    Ok(response)
+}
+
+/// When the sign-in started at a visitor-auth site of the organization (its `fallbackURL` is the
+/// provider's start URL), the way back in: the path the visitor asked for with a visitor token
+/// (`jwt_token`) the site's key signs, carrying the assertion's attributes that the site's
+/// adaptive schema names as claims, valid as long as the session. The reader keeps it in its
+/// visitor cookie, as any site's sign-in's token.
+async fn visitor_entry(
+    app: &App,
+    org_id: &str,
+    signed_in: &saml::signin::SignedIn,
+    verified: &saml::response::Verified,
+) -> ApiResult<Option<String>> {
+    let absolute = match signed_in.return_to.starts_with('/') {
+        true => app.urls.app(&signed_in.return_to),
+        false => signed_in.return_to.clone(),
+    };
+    let asked = url::Url::parse(&absolute).map_err(|e| ApiError::internal(format!("{absolute:?}: {e}")))?;
+    let Some(target) = crate::reader::target(app, asked.path(), None).await else {
+        return Ok(None);
+    };
+    let Some(found) = app.reader_sites.find(&app.db, target.key).await? else {
+        return Ok(None);
+    };
+    if found.0 != org_id {
+        return Ok(None);
+    }
+    let site = app.published_sites.load(&app.db, &found.0, &found.1).await?;
+    if site.site.visibility != quire_store::sites::SiteVisibility::VisitorAuth {
+        return Ok(None);
+    }
+    let claims = site.claims_from_attributes(&verified.attributes);
+    let token =
+        quire_store::sites::published::mint_token(&site.site, claims, signed_in.session.expires_at / 1000)?;
+    let mut entry = asked;
+    entry.query_pairs_mut().append_pair("jwt_token", &token);
+    Ok(Some(entry[url::Position::BeforePath..].to_string()))
+}
+
+/// The organization's live browser sessions (opened by its SAML providers), oldest first.
+#[utoipa::path(
+    get,
+    path = "/v1/orgs/{organizationId}/sessions",
+    tag = "Single sign-on",
+    summary = "List the organization's sessions",
+    params(OrgPath, Paging),
+    responses((status = 200, description = "The sessions.", body = wire::SessionsJson)),
+    security(("token" = ["org:read"]))
+)]
+async fn list_sessions(
+    State(app): State<App>,
+    caller: Caller,
+    Path(OrgPath {
+        organization_id: org_id,
+    }): Path<OrgPath>,
+    QueryOf(paging): QueryOf<Paging>,
+) -> ApiResult<axum::Json<List<wire::SessionJson>>> {
+    let list = app
+        .db
+        .read_as::<org::Admin, _>(caller.user_id.clone(), org_id, move |c, org| {
+            quire_store::sessions::list(c, &org, &paging)
+        })
+        .await?;
+    Ok(axum::Json(list.map(|s| wire::session_json(&app.urls, &s))))
+}
+
+/// Ends a session at once: its cookie no longer signs anyone in. 204 also when there is none.
+#[utoipa::path(
+    delete,
+    path = "/v1/orgs/{organizationId}/sessions/{sessionId}",
+    tag = "Single sign-on",
+    summary = "Revoke a session",
+    params(crate::paths::SessionPath),
+    responses((status = 204, description = "Revoked.")),
+    security(("token" = ["org:write"]))
+)]
+async fn revoke_session(
+    State(app): State<App>,
+    caller: Caller,
+    Path(crate::paths::SessionPath {
+        organization_id: org_id,
+        session_id,
+    }): Path<crate::paths::SessionPath>,
+) -> ApiResult<StatusCode> {
+    app.db
+        .write_as::<org::Admin, _>(caller.user_id.clone(), org_id, move |c, org| {
+            quire_store::sessions::revoke(c, &org, &session_id)
+        })
+        .await?;
+    Ok(StatusCode::NO_CONTENT)
 }
 
 /// Where a sign-in may send the person back: a path of this server, or a URL on its origin;

@@ -5,9 +5,11 @@ use quire_store::clock;
 use quire_store::permissions::{Role, Standing};
 use quire_store::saml::Provider;
 use quire_store::saml::metadata::ServiceProvider;
+use quire_store::sessions::Session;
 use serde::Serialize;
 
 use crate::api::teams::{TeamJson, team_json};
+use crate::api::users::{UserJson, user_json};
 use crate::urls::Urls;
 
 #[derive(Serialize, utoipa::ToSchema)]
@@ -118,5 +120,44 @@ pub fn login_json(urls: &Urls, p: &Provider) -> SsoLoginJson {
         id: p.id.clone(),
         label: p.label.clone(),
         start_url: start_url(urls, p),
+    }
+}
+
+/// A browser session (a quire extension: GitBook's API has none).
+#[derive(Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionJson {
+    object: &'static str,
+    id: String,
+    /// Who it signs in.
+    user: UserJson,
+    /// The provider that signed them in (absent once deleted).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    saml_provider: Option<String>,
+    #[schema(value_type = String, format = DateTime)]
+    #[serde(with = "clock::ts")]
+    created_at: i64,
+    #[schema(value_type = String, format = DateTime)]
+    #[serde(with = "clock::ts")]
+    expires_at: i64,
+}
+
+/// A page of sessions.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct SessionsJson {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    next: Option<quire_store::paging::Next>,
+    count: u64,
+    items: Vec<SessionJson>,
+}
+
+pub fn session_json(urls: &Urls, s: &Session) -> SessionJson {
+    SessionJson {
+        object: "session",
+        id: s.id.clone(),
+        user: user_json(urls, &s.user, true),
+        saml_provider: s.provider_id.clone(),
+        created_at: s.created_at,
+        expires_at: s.expires_at,
     }
 }
