@@ -179,7 +179,8 @@ pub(super) async fn serve(app: App, req: Request, target: Target) -> Response {
     // sites (the session cookie, `crate::session`).
     let standing = match asked.cookies.get(crate::session::SESSION_COOKIE) {
         Some(secret) if p.site.visibility == SiteVisibility::InCollection => {
-            match member_standing(&app, secret, org_id).await {
+            // Boxed: the lookup's future would otherwise enlarge every reader request's.
+            match Box::pin(member_standing(&app, secret, org_id)).await {
                 Ok(standing) => standing,
                 Err(e) => return failure(e, &target.root),
             }
