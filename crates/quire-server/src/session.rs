@@ -125,10 +125,10 @@ async fn session_page(State(app): State<App>, headers: HeaderMap) -> ApiResult<R
     let Some(session) = current(&app, &headers).await? else {
         return Ok(page(StatusCode::OK, "Not signed in", NOT_SIGNED_IN));
     };
-    let org_id = session.org_id.clone();
+    let (org_id, user_id) = (session.org_id.clone(), session.user.id.clone());
     let org = app
         .db
-        .read(move |c| Ok::<_, quire_store::error::StoreError>(quire_store::orgs::load_for(c, &org_id, "")?))
+        .read(move |c| quire_store::orgs::load_for(c, &org_id, &user_id))
         .await?;
     let org_title = org.map(|o| o.org.title).unwrap_or_default();
     let body = format!(

@@ -212,11 +212,8 @@ pub fn enforce_sso(c: &mut dyn Conn, org_id: &str, admin: &str) -> StoreResult<(
             "`sso` needs an active SAML provider: add one (with its entityID, ssoURL and certificate) first",
         ));
     }
-    let admin_sso: Option<i64> = c.query_scalar(
-        "SELECT sso FROM members WHERE organization_id = ?1 AND user_id = ?2",
-        params![org_id, admin],
-    )?;
-    if admin_sso != Some(1) {
+    let admin_sso = crate::members::model::load(c, org_id, admin)?.is_some_and(|m| m.sso);
+    if !admin_sso {
         return Err(StoreError::invalid(
             "sign in with one of the organization's SAML providers before enforcing `sso`: enforcing it revokes the API tokens of members who have not, yours included",
         ));

@@ -121,6 +121,16 @@ impl SignIn {
         req.send().await.unwrap()
     }
 
+    /// How many sessions the organization has (live or expired).
+    async fn sessions(&self) -> i64 {
+        self.app
+            .scalar(
+                "SELECT count(*) FROM sessions WHERE organization_id = ?1",
+                self.org.as_str(),
+            )
+            .await
+    }
+
     /// Posts `xml` to the ACS URL as the identity provider's form would.
     async fn post(&self, xml: &str) -> reqwest::Response {
         self.browser
@@ -155,14 +165,7 @@ impl SignIn {
             0,
             "{reason}"
         );
-        let sessions = self
-            .app
-            .scalar(
-                "SELECT count(*) FROM sessions WHERE organization_id = ?1",
-                self.org.as_str(),
-            )
-            .await;
-        assert_eq!(sessions, 0, "{reason}");
+        assert_eq!(self.sessions().await, 0, "{reason}");
     }
 }
 
@@ -393,14 +396,7 @@ async fn a_response_is_accepted_once() {
         body["error"]["message"].as_str().unwrap().contains("(replay)"),
         "{body}"
     );
-    let sessions = s
-        .app
-        .scalar(
-            "SELECT count(*) FROM sessions WHERE organization_id = ?1",
-            s.org.as_str(),
-        )
-        .await;
-    assert_eq!(sessions, 1, "only the first opened a session");
+    assert_eq!(s.sessions().await, 1, "only the first opened a session");
 }
 
 #[tokio::test]

@@ -54,7 +54,6 @@ pub fn parse(text: &str, now_ms: i64) -> StoreResult<Certificate> {
 
 /// The DER bytes of the one certificate `text` holds, PEM-armoured or not.
 fn der_of(text: &str) -> Result<Vec<u8>, String> {
-    use base64::Engine;
     const BEGIN: &str = "-----BEGIN CERTIFICATE-----";
     const END: &str = "-----END CERTIFICATE-----";
     let text = text.trim();
@@ -72,19 +71,16 @@ fn der_of(text: &str) -> Result<Vec<u8>, String> {
     } else {
         text
     };
-    let compact: String = body.chars().filter(|c| !c.is_ascii_whitespace()).collect();
-    if compact.is_empty() {
+    if body.chars().all(|c| c.is_ascii_whitespace()) {
         return Err("is empty".into());
     }
-    base64::engine::general_purpose::STANDARD
-        .decode(compact.as_bytes())
-        .map_err(|e| {
-            if armoured {
-                format!("is not base64 inside its PEM armour: {e}")
-            } else {
-                format!("is neither a PEM certificate nor the base64 of one: {e}")
-            }
-        })
+    super::base64_spaced(body).map_err(|e| {
+        if armoured {
+            format!("is not base64 inside its PEM armour: {e}")
+        } else {
+            format!("is neither a PEM certificate nor the base64 of one: {e}")
+        }
+    })
 }
 
 fn pem_of(der: &[u8]) -> String {

@@ -21,6 +21,14 @@ use crate::permissions::{Authorized, Role, org};
 use crate::teams::{self, Team};
 use crate::{clock, ids, params, validate};
 
+/// The bytes of base64 text as SAML and PEM write it, broken across lines: ASCII whitespace is
+/// skipped (the base64 crate refuses it).
+pub(crate) fn base64_spaced(text: &str) -> Result<Vec<u8>, base64::DecodeError> {
+    use base64::Engine as _;
+    let compact: String = text.chars().filter(|c| !c.is_ascii_whitespace()).collect();
+    base64::engine::general_purpose::STANDARD.decode(compact)
+}
+
 /// How many providers an organization may have: each is a way in, and a sign-in page lists
 /// them all.
 pub const MAX_PROVIDERS: i64 = 20;

@@ -5,7 +5,6 @@
 
 use std::collections::BTreeMap;
 
-use base64::Engine as _;
 use roxmltree::Node;
 
 use super::Provider;
@@ -49,10 +48,8 @@ pub fn decode(field: &str) -> Result<String, Refusal> {
             "the response is larger than {MAX_RESPONSE_BASE64} bytes"
         )));
     }
-    let compact: String = field.chars().filter(|c| !c.is_ascii_whitespace()).collect();
-    let bytes = base64::engine::general_purpose::STANDARD
-        .decode(compact)
-        .map_err(|_| Refusal::Malformed("SAMLResponse is not base64".into()))?;
+    let bytes =
+        super::base64_spaced(field).map_err(|_| Refusal::Malformed("SAMLResponse is not base64".into()))?;
     String::from_utf8(bytes).map_err(|_| Refusal::Malformed("the response is not UTF-8".into()))
 }
 

@@ -8,7 +8,6 @@
 //! reference that element's `ID`, and the `ID` must be unique in the document. The key inside
 //! the message (`KeyInfo`) is never used, only the certificate the administrator configured.
 
-use base64::Engine as _;
 use ring::signature::{self as sig, UnparsedPublicKey, VerificationAlgorithm};
 use roxmltree::Node;
 use sha2::Digest as _;
@@ -127,13 +126,7 @@ fn inclusive_prefixes<'a>(method: Node<'a, '_>) -> Vec<&'a str> {
 }
 
 fn decode(what: &str, text: Option<&str>) -> Result<Vec<u8>, Refusal> {
-    let compact: String = text
-        .unwrap_or("")
-        .chars()
-        .filter(|c| !c.is_ascii_whitespace())
-        .collect();
-    base64::engine::general_purpose::STANDARD
-        .decode(compact)
+    super::base64_spaced(text.unwrap_or(""))
         .map_err(|_| Refusal::Malformed(format!("ds:{what} is not base64")))
 }
 

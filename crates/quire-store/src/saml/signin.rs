@@ -77,21 +77,15 @@ pub fn finish(
         }
     };
     let org_id = &provider.org_id;
-    let membership: Option<(bool,)> = c
-        .query_opt(
-            "SELECT disabled FROM members WHERE organization_id = ?1 AND user_id = ?2",
-            params![org_id.clone(), user_id.clone()],
-        )?
-        .map(|r| r.get::<i64>(0).map(|d| (d != 0,)))
-        .transpose()?;
-    let joined = match membership {
-        Some((true,)) => {
+    let membership = crate::members::model::load(c, org_id, &user_id)?;
+    let joined = match membership.map(|m| m.disabled) {
+        Some(true) => {
             return Ok(Err(Refusal::Refused(format!(
                 "{} is a disabled member of this organization",
                 verified.email
             ))));
         }
-        Some((false,)) => false,
+        Some(false) => false,
         None => {
             crate::members::join(c, org_id, &user_id, provider.default_role, &user_id)?;
             true

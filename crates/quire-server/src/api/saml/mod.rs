@@ -395,7 +395,7 @@ async fn finish_sign_in(
     let verified = checked.map_err(refuse)?;
     let ttl = app.settings.session_ttl_ms;
     let finished = {
-        let (provider, verified) = (provider.clone(), verified.clone());
+        let verified = verified.clone();
         app.db
             .write(move |c| saml::signin::finish(c, &provider, &verified, ttl))
             .await?
@@ -474,7 +474,7 @@ async fn visitor_entry(
     tag = "Single sign-on",
     summary = "List the organization's sessions",
     params(OrgPath, Paging),
-    responses((status = 200, description = "The sessions.", body = wire::SessionsJson)),
+    responses((status = 200, description = "The sessions.", body = List<wire::SessionJson>)),
     security(("token" = ["org:read"]))
 )]
 async fn list_sessions(

@@ -142,15 +142,6 @@ pub struct SessionJson {
     expires_at: i64,
 }
 
-/// A page of sessions.
-#[derive(Serialize, utoipa::ToSchema)]
-pub struct SessionsJson {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    next: Option<quire_store::paging::Next>,
-    count: u64,
-    items: Vec<SessionJson>,
-}
-
 pub fn session_json(urls: &Urls, s: &Session) -> SessionJson {
     SessionJson {
         object: "session",
