@@ -33,6 +33,7 @@ pub mod search_text;
 pub mod sections;
 pub mod slug;
 pub mod text;
+pub mod translate;
 pub mod tree;
 
 pub use document::{

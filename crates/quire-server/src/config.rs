@@ -188,6 +188,33 @@ pub struct ServeArgs {
     #[arg(long, env = "QUIRE_OUTBOUND_TIMEOUT", default_value = "30s", value_parser = parse_positive_duration)]
     pub outbound_timeout: Duration,
 
+    /// The machine translator translation runs send text to: openai (an OpenAI-compatible
+    /// chat-completions API) or libretranslate (a LibreTranslate server). Unset: none, and no
+    /// text is machine-translated. Its requests go through the outbound policy like any
+    /// other (OUTBOUND_ALLOW opens a translator on a private address).
+    #[arg(long, env = "QUIRE_TRANSLATOR")]
+    pub translator: Option<TranslatorKind>,
+
+    /// The translator's base URL: the API base for openai (requests go to
+    /// `{url}/chat/completions`; default https://api.openai.com/v1), the server for
+    /// libretranslate (requests go to `{url}/translate`; required).
+    #[arg(long, env = "QUIRE_TRANSLATOR_URL", value_parser = parse_http_url)]
+    pub translator_url: Option<String>,
+
+    /// The translator's API key: sent as `Authorization: Bearer` to openai, as `api_key` to
+    /// libretranslate.
+    #[arg(long, env = "QUIRE_TRANSLATOR_KEY", hide_env_values = true)]
+    pub translator_key: Option<String>,
+
+    /// The model asked for (openai only).
+    #[arg(long, env = "QUIRE_TRANSLATOR_MODEL", default_value = "gpt-4o-mini")]
+    pub translator_model: String,
+
+    /// How long one request to the translator may take, answer included (e.g. 30s); a request
+    /// that takes longer is tried again. A run gives one batch 45s in all, its tries included.
+    #[arg(long, env = "QUIRE_TRANSLATOR_TIMEOUT", default_value = "30s", value_parser = parse_positive_duration)]
+    pub translator_timeout: Duration,
+
     /// How often an OpenAPI specification given by URL is fetched again; a new version is made
     /// only when its text changed (e.g. 1h, 30m; 0: never).
     #[arg(long, env = "QUIRE_OPENAPI_REFRESH", default_value = "1h", value_parser = parse_duration)]
@@ -360,6 +387,32 @@ pub fn parse_positive_duration(text: &str) -> Result<Duration, String> {
     Ok(d)
 }
 
+/// The protocol a machine translator speaks (`--translator`).
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TranslatorKind {
+    /// `POST {url}/chat/completions`, as OpenAI's API and the many servers compatible with it
+    /// (vLLM, Ollama, LiteLLM...) answer it.
+    Openai,
+    /// `POST {url}/translate`, as a LibreTranslate server answers it.
+    Libretranslate,
+}
+
+/// An absolute http or https URL, kept as written (without a trailing slash, since paths are
+/// appended to it).
+pub fn parse_http_url(text: &str) -> Result<String, String> {
+    let text = text.trim();
+    let url = url::Url::parse(text).map_err(|e| format!("{text:?} is not a URL: {e}"))?;
+    if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none_or(str::is_empty) {
+        return Err(format!("{text:?} is not an http or https URL"));
+    }
+    if url.query().is_some() || url.fragment().is_some() {
+        return Err(format!(
+            "{text:?} has a query or fragment: give the base URL that request paths are appended to"
+        ));
+    }
+    Ok(text.trim_end_matches('/').to_string())
+}
+
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LogFormat {
     Text,
@@ -471,6 +524,21 @@ mod tests {
         assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
         assert!(parse_duration("7 days").is_err());
         assert!(parse_duration("d").is_err());
+    }
+
+    #[test]
+    fn translator_urls() {
+        assert_eq!(
+            parse_http_url("https://api.openai.com/v1/"),
+            Ok("https://api.openai.com/v1".to_string())
+        );
+        assert_eq!(
+            parse_http_url("http://127.0.0.1:5000"),
+            Ok("http://127.0.0.1:5000".to_string())
+        );
+        assert!(parse_http_url("ftp://example.com").is_err());
+        assert!(parse_http_url("example.com/v1").is_err());
+        assert!(parse_http_url("https://example.com/v1?key=x").is_err());
     }
 
     #[test]

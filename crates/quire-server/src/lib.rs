@@ -40,5 +40,6 @@ mod service;
 pub mod session;
 pub mod signing;
 pub mod state;
+pub mod translator;
 pub mod typeset;
 pub mod urls;

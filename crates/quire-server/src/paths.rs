@@ -514,6 +514,33 @@ macro_rules! spec_keys {
 spec_keys! { OpenApiSpecPath OpenApiSpecVersionPath }
 
 path_structs! {
+    /// `/v1/orgs/{organizationId}/translations/{translationId}`.
+    TranslationPath {
+        /// The id of the organization.
+        organization_id,
+        /// The id of the translation.
+        translation_id,
+    }
+    /// `/v1/orgs/{organizationId}/translations-glossary/{glossaryEntryId}`.
+    GlossaryEntryPath {
+        /// The id of the organization.
+        organization_id,
+        /// The id of the glossary entry.
+        glossary_entry_id,
+    }
+}
+
+impl TranslationPath {
+    /// The translation the path names (`db.read_as::<translation::X, _>`).
+    pub fn translation(&self) -> quire_store::translations::TranslationKey {
+        quire_store::translations::TranslationKey {
+            org_id: self.organization_id.clone(),
+            translation_id: self.translation_id.clone(),
+        }
+    }
+}
+
+path_structs! {
     /// `/v1/integrations/{integrationName}`.
     IntegrationPath {
         /// The name of the integration.

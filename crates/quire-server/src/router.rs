@@ -35,6 +35,7 @@ pub fn routes() -> OpenApiRouter<App> {
         .merge(crate::api::search::routes())
         .merge(crate::api::sites::routes())
         .merge(crate::api::openapi_specs::routes())
+        .merge(crate::api::translations::routes())
         .merge(crate::api::integrations::routes())
         .merge(crate::api::urls::routes())
 }

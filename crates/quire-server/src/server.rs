@@ -14,6 +14,7 @@ use crate::urls::Urls;
 use quire_store::Quota;
 use quire_store::Store;
 use quire_store::integrations::secrets::SecretsKey;
+use quire_store::translations::Translator as _;
 use std::sync::Arc;
 
 /// A server started by [`start`].
@@ -57,6 +58,8 @@ impl Running {
 
 /// Opens the database (running migrations), binds the listener and serves in the background.
 pub async fn start(args: &ServeArgs) -> Result<Running, String> {
+    // Before anything is opened, so that a wrong translator flag stops the start at once.
+    let translator = crate::translator::HttpTranslator::from_args(args)?;
     let db_config = args.storage.db_config()?;
     let (db, signing_key) = tokio::task::spawn_blocking(move || {
         let db = Db::open(&db_config).map_err(|e| format!("cannot open the database: {e}"))?;
@@ -103,6 +106,13 @@ pub async fn start(args: &ServeArgs) -> Result<Running, String> {
         args.outbound_allow.clone(),
         args.outbound_timeout,
     ));
+    match &translator {
+        Some(t) => tracing::info!(translator = %t.describe(), "machine translation through this translator"),
+        None if args.translator_url.is_some() => {
+            tracing::warn!("--translator-url is set but --translator is not: no machine translator is used")
+        }
+        None => tracing::info!("no machine translator configured (--translator)"),
+    }
     let urls = Urls::new(&public_url);
     let scripts = crate::scripts::ScriptRunner::new(
         urls.clone(),
@@ -121,6 +131,7 @@ pub async fn start(args: &ServeArgs) -> Result<Running, String> {
             signing_key.clone(),
             blobs.clone(),
         )),
+        translator.map(|t| Arc::new(t) as Arc<dyn quire_store::translations::Translator>),
     );
     let app = App::new(store, urls, settings, signing_key, blobs);
     // Spaces written before the search and link indexes existed are indexed before serving, so

@@ -87,6 +87,12 @@ kinds! {
     /// An integration was installed in the organization.
     IntegrationInstalled = "integration_installed",
     IntegrationUninstalled = "integration_uninstalled",
+    TranslationCreated = "translation_created",
+    /// Its instructions changed.
+    TranslationUpdated = "translation_updated",
+    TranslationDeleted = "translation_deleted",
+    /// A run ended: completed (its target space has a new revision) or failed.
+    TranslationRunFinished = "translation_run_finished",
 }
 
 // serde writes a struct's fields in declaration order: each struct keeps the order its keys were
@@ -300,6 +306,37 @@ pub struct IntegrationUninstalled<'a> {
     pub integration_id: &'a str,
     pub installation_id: &'a str,
     pub name: &'a str,
+}
+
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TranslationCreated<'a> {
+    pub translation_id: &'a str,
+    pub source_space_id: &'a str,
+    pub language: &'a str,
+}
+
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TranslationUpdated<'a> {
+    pub translation_id: &'a str,
+}
+
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TranslationDeleted<'a> {
+    pub translation_id: &'a str,
+}
+
+/// A translation run ended; `revision` is the target space's new main revision when it
+/// completed.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TranslationRunFinished<'a> {
+    pub translation_id: &'a str,
+    pub status: &'a str,
+    pub target_space_id: Option<&'a str>,
+    pub revision: Option<&'a str>,
 }
 
 /// One event to record; its kind is its payload's.
@@ -630,6 +667,35 @@ mod tests {
                     name: "notifier",
                 }),
                 json!({"integrationId": "in1", "installationId": "is1", "name": "notifier"}),
+            ),
+            (
+                stored(TranslationCreated {
+                    translation_id: "tr1",
+                    source_space_id: "s1",
+                    language: "fr",
+                }),
+                json!({"translationId": "tr1", "sourceSpaceId": "s1", "language": "fr"}),
+            ),
+            (
+                stored(TranslationUpdated {
+                    translation_id: "tr1",
+                }),
+                json!({"translationId": "tr1"}),
+            ),
+            (
+                stored(TranslationDeleted {
+                    translation_id: "tr1",
+                }),
+                json!({"translationId": "tr1"}),
+            ),
+            (
+                stored(TranslationRunFinished {
+                    translation_id: "tr1",
+                    status: "completed",
+                    target_space_id: Some("s2"),
+                    revision: Some("r1"),
+                }),
+                json!({"translationId": "tr1", "status": "completed", "targetSpaceId": "s2", "revision": "r1"}),
             ),
         ];
         let mut kinds = Vec::new();

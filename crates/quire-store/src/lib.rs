@@ -63,6 +63,7 @@ pub mod teams;
 pub mod templates;
 pub mod tokens;
 pub mod transfer;
+pub mod translations;
 pub mod users;
 pub mod validate;
 pub mod visible;
@@ -133,6 +134,9 @@ pub struct StoreInner {
     pub scripts: Arc<dyn integrations::scripts::Scripts>,
     /// How PDFs are typeset (the HTTP service's typesetter).
     pub typesetter: Arc<dyn pdf::Typesetter>,
+    /// Where translation runs send their text (None: no translator is configured, and runs
+    /// are refused saying how to configure one).
+    pub translator: Option<Arc<dyn translations::Translator>>,
     /// Immutable content (revision trees, documents) kept in memory.
     pub content: ContentCache,
     /// Bearer tokens found valid recently.
@@ -179,6 +183,7 @@ impl Store {
         fetch: Arc<dyn outbound::Fetch>,
         scripts: Arc<dyn integrations::scripts::Scripts>,
         typesetter: Arc<dyn pdf::Typesetter>,
+        translator: Option<Arc<dyn translations::Translator>>,
     ) -> Store {
         Store(Arc::new(StoreInner {
             db,
@@ -187,6 +192,7 @@ impl Store {
             fetch,
             scripts,
             typesetter,
+            translator,
             content: ContentCache::default(),
             tokens: TokenCache::default(),
             orgs: OrgCache::default(),

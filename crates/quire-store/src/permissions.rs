@@ -555,6 +555,43 @@ pub fn spec_allows(standing: Standing, action: SpecAction) -> bool {
     standing.at_least(action.needed())
 }
 
+/// Actions on a translation and on the glossary translations use. Translations have no
+/// grants: the caller's organization role decides, as for OpenAPI specifications
+/// (`docs/permissions.md`, "Translations"). A run acts on the spaces as the member who asked
+/// for it, so what it reads and writes is checked again as them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TranslationAction {
+    /// See the translation, its status and stats, and the glossary.
+    View,
+    /// Change its instructions, run it, delete it, edit the glossary: the role that creates
+    /// content (a run creates the target space).
+    Edit,
+}
+
+impl TranslationAction {
+    /// The weakest organization role that may do this.
+    pub fn needed(self) -> Role {
+        match self {
+            TranslationAction::View => Role::Read,
+            TranslationAction::Edit => Role::Create,
+        }
+    }
+
+    /// What the action is, in the API's words, for error messages.
+    pub fn describe(self) -> &'static str {
+        match self {
+            TranslationAction::View => "seeing translations",
+            TranslationAction::Edit => "changing, running or deleting translations",
+        }
+    }
+}
+
+/// The one decision for translation actions: members by their organization role; guests and
+/// outsiders see none.
+pub fn translation_allows(standing: Standing, action: TranslationAction) -> bool {
+    standing.at_least(action.needed())
+}
+
 /// Actions on an integration. Its owner organization's admins manage it; anyone signed in sees
 /// a public or unlisted one, only the owner's members a private one (`docs/permissions.md`,
 /// "Integrations").
@@ -724,6 +761,11 @@ action_types! {
 action_types! {
     /// OpenAPI specification actions as types.
     spec: SpecAction { View, Edit }
+}
+
+action_types! {
+    /// Translation actions as types.
+    translation: TranslationAction { View, Edit }
 }
 
 action_types! {

@@ -14,11 +14,12 @@ use crate::members::{MemberKey, Membership};
 use crate::openapi::{self, SpecFor, SpecKey};
 use crate::orgs::{self, OrgFor};
 use crate::permissions::{
-    Authorized, collection, installation, integration, member, org, site, space, spec, team,
+    Authorized, collection, installation, integration, member, org, site, space, spec, team, translation,
 };
 use crate::sites::{self, SiteFor};
 use crate::spaces::{self, SpaceFor};
 use crate::teams::{self, TeamFor};
+use crate::translations::{self, TranslationFor, TranslationKey};
 
 /// A resource that is loaded for a caller by its key, and is there only if they may see it.
 pub trait Visible: Sized + Send + 'static {
@@ -141,6 +142,14 @@ impl Visible for SpecFor {
     }
 }
 
+impl Visible for TranslationFor {
+    type Key = TranslationKey;
+
+    fn load_visible(c: &mut dyn Conn, key: &TranslationKey, user_id: &str) -> StoreResult<TranslationFor> {
+        translations::load_visible(c, key, user_id)
+    }
+}
+
 impl Visible for IntegrationFor {
     /// The integration's name.
     type Key = String;
@@ -202,6 +211,7 @@ acts_on!(CollectionFor: collection::View, collection::Create, collection::Admin)
 acts_on!(SiteFor: site::View, site::Manage, site::Admin);
 acts_on!(TeamFor: team::View, team::Manage);
 acts_on!(SpecFor: spec::View, spec::Edit);
+acts_on!(TranslationFor: translation::View, translation::Edit);
 acts_on!(IntegrationFor: integration::View, integration::Admin);
 acts_on!(InstallationFor: installation::View, installation::Manage, installation::Token);
 acts_on!(Membership: member::View, member::ChangeRole, member::Remove, member::MarkSso);

@@ -1,7 +1,7 @@
 //! The runner of the durable background jobs (`jobs`): claims due jobs, runs them (purging a
 //! deleted space, collecting unreferenced file bytes, processing OpenAPI specifications,
 //! delivering integration events, pruning old events, typesetting PDF exports and pruning
-//! them), retries them with backoff. Before looking for jobs it fans
+//! them, translating spaces), retries them with backoff. Before looking for jobs it fans
 //! the outbox out to integrations (`integrations::fanout`), which makes delivery jobs. Every
 //! process runs one; they share the job table. It wakes on writes (shortly after a burst of
 //! them) as well as every [`POLL`], so that an event is delivered well within a second of its
@@ -276,6 +276,7 @@ async fn execute(store: &Store, job: &Job) -> Result<Option<i64>, StoreError> {
         crate::integrations::retention::PRUNE_JOB => crate::integrations::retention::run(store).await,
         crate::pdf::RENDER_JOB => crate::pdf::run(store, payload).await,
         crate::pdf::PRUNE_JOB => crate::pdf::run_pruning(store).await,
+        crate::translations::run::RUN_JOB => crate::translations::run::run(store, payload).await,
         other => Err(StoreError::internal(format!("unknown job kind {other:?}"))),
     }
 }

@@ -21,5 +21,6 @@ pub mod sites;
 pub mod spaces;
 pub mod teams;
 pub mod tokens;
+pub mod translations;
 pub mod urls;
 pub mod users;

@@ -40,4 +40,5 @@ mod stored;
 mod surface;
 mod tokens;
 mod tour;
+mod translations;
 mod urls;

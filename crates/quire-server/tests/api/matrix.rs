@@ -36,13 +36,23 @@ struct World {
     site: String,
     /// The slug of an OpenAPI specification of the organization.
     spec: String,
+    /// A translation of `space` into French.
+    translation: String,
     /// A private integration of the organization, installed in it.
     integration: String,
     installation: String,
 }
 
 async fn world() -> World {
-    let app = TestApp::start().await;
+    // A translator that cannot be reached (the outbound policy refuses it): runs are queued,
+    // and fail in the background.
+    let app = TestApp::start_with(&[
+        "--translator",
+        "libretranslate",
+        "--translator-url",
+        "http://127.0.0.1:9",
+    ])
+    .await;
     let owner = app.user("Owner").await;
     let org = app.org(&owner, "Matrix").await;
     let mut callers = Vec::new();
@@ -106,6 +116,17 @@ async fn world() -> World {
         .as_str()
         .unwrap()
         .to_string();
+    let translation = app
+        .post(
+            &owner,
+            &format!("/v1/orgs/{org}/translations"),
+            json!({"source": {"space": space_id, "language": "en"}, "language": "fr"}),
+        )
+        .await
+        .expect(201)["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
     let (integration, installation) = fresh_integration(&app, &owner, &org).await;
     app.post(
         &owner,
@@ -115,6 +136,7 @@ async fn world() -> World {
     .await
     .expect(201);
     World {
+        translation,
         integration,
         installation,
         saml,
@@ -195,6 +217,23 @@ impl World {
             .await
             .expect(201);
         slug
+    }
+
+    /// A new translation of a new space.
+    async fn fresh_translation(&self) -> String {
+        let space = self
+            .app
+            .post(
+                &self.owner,
+                &format!("/v1/orgs/{}/spaces", self.org),
+                json!({"title": "Translated"}),
+            )
+            .await
+            .expect(201);
+        let body = json!({"source": {"space": space["id"], "language": "en"}, "language": "de"});
+        let path = format!("/v1/orgs/{}/translations", self.org);
+        let created = self.app.post(&self.owner, &path, body).await.expect(201);
+        created["id"].as_str().unwrap().to_string()
     }
 
     async fn fresh_site(&self) -> String {
@@ -626,6 +665,52 @@ impl World {
                 self.call(caller, "DELETE", &format!("/v1/orgs/{org}/openapi/{fresh}"), None)
                     .await
             }
+            "GET /v1/orgs/{organizationId}/translations" => {
+                self.call(caller, "GET", &format!("/v1/orgs/{org}/translations"), None)
+                    .await
+            }
+            "POST /v1/orgs/{organizationId}/translations" => {
+                let space = self
+                    .app
+                    .post(
+                        &self.owner,
+                        &format!("/v1/orgs/{org}/spaces"),
+                        json!({"title": "S"}),
+                    )
+                    .await
+                    .expect(201);
+                let body =
+                    Some(json!({"source": {"space": space["id"], "language": "en"}, "language": "it"}));
+                self.call(caller, "POST", &format!("/v1/orgs/{org}/translations"), body)
+                    .await
+            }
+            "GET /v1/orgs/{organizationId}/translations/{translationId}" => {
+                let path = format!("/v1/orgs/{org}/translations/{}", self.translation);
+                self.call(caller, "GET", &path, None).await
+            }
+            "PUT /v1/orgs/{organizationId}/translations/{translationId}" => {
+                let path = format!("/v1/orgs/{org}/translations/{}", self.translation);
+                self.call(caller, "PUT", &path, Some(json!({"instructions": doc})))
+                    .await
+            }
+            "POST /v1/orgs/{organizationId}/translations/{translationId}/run" => {
+                let path = format!("/v1/orgs/{org}/translations/{}/run", self.translation);
+                self.call(caller, "POST", &path, Some(json!({}))).await
+            }
+            "DELETE /v1/orgs/{organizationId}/translations/{translationId}" => {
+                let fresh = self.fresh_translation().await;
+                let path = format!("/v1/orgs/{org}/translations/{fresh}");
+                self.call(caller, "DELETE", &path, None).await
+            }
+            "GET /v1/orgs/{organizationId}/translations-glossary" => {
+                let path = format!("/v1/orgs/{org}/translations-glossary");
+                self.call(caller, "GET", &path, None).await
+            }
+            "PUT /v1/orgs/{organizationId}/translations-glossary" => {
+                let path = format!("/v1/orgs/{org}/translations-glossary");
+                let body = json!({"operations": [{"type": "insert", "translations": {"en": "space", "fr": "espace"}}]});
+                self.call(caller, "PUT", &path, Some(body)).await
+            }
             "GET /v1/integrations/{integrationName}" => {
                 let path = format!("/v1/integrations/{}", self.integration);
                 self.call(caller, "GET", &path, None).await
@@ -915,6 +1000,40 @@ pub(crate) const MATRIX: &[(&str, [u16; 9])] = &[
         "DELETE /v1/orgs/{organizationId}/openapi/{specSlug}",
         [204, 204, 403, 403, 403, 403, 204, 204, 401],
     ),
+    // Translations and the glossary: by organization role (docs/permissions.md,
+    // "Translations").
+    (
+        "GET /v1/orgs/{organizationId}/translations",
+        [200, 200, 200, 200, 200, 200, 403, 404, 401],
+    ),
+    (
+        "POST /v1/orgs/{organizationId}/translations",
+        [201, 201, 403, 403, 403, 403, 403, 404, 401],
+    ),
+    (
+        "GET /v1/orgs/{organizationId}/translations/{translationId}",
+        [200, 200, 200, 200, 200, 200, 404, 404, 401],
+    ),
+    (
+        "PUT /v1/orgs/{organizationId}/translations/{translationId}",
+        [200, 200, 403, 403, 403, 403, 404, 404, 401],
+    ),
+    (
+        "POST /v1/orgs/{organizationId}/translations/{translationId}/run",
+        [204, 204, 403, 403, 403, 403, 404, 404, 401],
+    ),
+    (
+        "DELETE /v1/orgs/{organizationId}/translations/{translationId}",
+        [204, 204, 403, 403, 403, 403, 204, 204, 401],
+    ),
+    (
+        "GET /v1/orgs/{organizationId}/translations-glossary",
+        [200, 200, 200, 200, 200, 200, 403, 404, 401],
+    ),
+    (
+        "PUT /v1/orgs/{organizationId}/translations-glossary",
+        [204, 204, 403, 403, 403, 403, 403, 404, 401],
+    ),
     // Integrations: a private one, seen by its owner's members and guests, managed by its
     // admins; its installation, seen by who may list installations (docs/permissions.md,
     // "Integrations").
@@ -1116,6 +1235,33 @@ async fn permissions_objects_agree_with_what_the_server_allows() {
             }
         } else {
             assert_eq!(*role, "guest", "only guests do not see specifications");
+        }
+        // Translations: view and edit against reading and changing one.
+        let translation = w
+            .app
+            .get(user, &format!("/v1/orgs/{org}/translations/{}", w.translation))
+            .await;
+        if translation.status == 200 {
+            let tp = &translation.body["permissions"];
+            for (name, op) in [
+                (
+                    "view",
+                    "GET /v1/orgs/{organizationId}/translations/{translationId}",
+                ),
+                (
+                    "edit",
+                    "PUT /v1/orgs/{organizationId}/translations/{translationId}",
+                ),
+            ] {
+                let status = w.run(op, caller).await;
+                assert_eq!(
+                    tp[name].as_bool().unwrap(),
+                    allowed(status),
+                    "{role}: translation permissions.{name}"
+                );
+            }
+        } else {
+            assert_eq!(*role, "guest", "only guests do not see translations");
         }
         // Spaces: every permission against the operation it promises.
         let space = w.app.get(user, &format!("/v1/spaces/{}", w.space)).await;

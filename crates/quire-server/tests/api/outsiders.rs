@@ -496,6 +496,36 @@ const SWEEP: &[(&str, &str, Expect)] = &[
     ("PUT", "/v1/orgs/{organizationId}/openapi/{specSlug}", Hidden),
     ("PATCH", "/v1/orgs/{organizationId}/openapi/{specSlug}", Hidden),
     ("DELETE", "/v1/orgs/{organizationId}/openapi/{specSlug}", Hidden),
+    // Translations and the glossary.
+    ("GET", "/v1/orgs/{organizationId}/translations", Hidden),
+    ("POST", "/v1/orgs/{organizationId}/translations", Hidden),
+    (
+        "GET",
+        "/v1/orgs/{organizationId}/translations/{translationId}",
+        Hidden,
+    ),
+    (
+        "PUT",
+        "/v1/orgs/{organizationId}/translations/{translationId}",
+        Hidden,
+    ),
+    (
+        "DELETE",
+        "/v1/orgs/{organizationId}/translations/{translationId}",
+        Hidden,
+    ),
+    (
+        "POST",
+        "/v1/orgs/{organizationId}/translations/{translationId}/run",
+        Hidden,
+    ),
+    ("GET", "/v1/orgs/{organizationId}/translations-glossary", Hidden),
+    ("PUT", "/v1/orgs/{organizationId}/translations-glossary", Hidden),
+    (
+        "GET",
+        "/v1/orgs/{organizationId}/translations-glossary/{glossaryEntryId}",
+        Hidden,
+    ),
     (
         "GET",
         "/v1/orgs/{organizationId}/openapi/{specSlug}/versions",
@@ -1294,6 +1324,27 @@ async fn victim(app: &TestApp) -> Victim {
     let (spec_slug, spec_version, spec_title) = victim_spec(app, &owner, &org).await;
     params.insert("specSlug", spec_slug);
     params.insert("versionId", spec_version);
+    let translation = id(&app
+        .post(
+            &owner,
+            &format!("/v1/orgs/{org}/translations"),
+            json!({"source": {"space": space, "language": "en"}, "language": "fr"}),
+        )
+        .await
+        .expect(201));
+    params.insert("translationId", translation);
+    app.put(
+        &owner,
+        &format!("/v1/orgs/{org}/translations-glossary"),
+        json!({"operations": [{"type": "insert", "translations": {"en": "victim term", "fr": "terme"}}]}),
+    )
+    .await
+    .expect(204);
+    let glossary = app
+        .get(&owner, &format!("/v1/orgs/{org}/translations-glossary"))
+        .await
+        .expect(200);
+    params.insert("glossaryEntryId", id(&glossary["items"][0]));
     let mut secrets: BTreeSet<String> = [
         spec_title,
         org_title,
@@ -1381,6 +1432,8 @@ async fn victim(app: &TestApp) -> Victim {
             params["specSlug"]
         ),
         "/v1/user/tokens".to_string(),
+        format!("/v1/orgs/{org}/translations/{}", params["translationId"]),
+        format!("/v1/orgs/{org}/translations-glossary"),
     ];
     Victim {
         owner,
@@ -1590,6 +1643,15 @@ fn plausible_body(method: &str, route: &str, outsider: &TestUser, outsider_org: 
         ("POST", "openapi") => json!({"slug": "pwned", "source": {"text": "openapi: 3.1.0"}}),
         ("PUT", "{specSlug}") => json!({"source": {"text": "openapi: 3.1.0"}}),
         ("PATCH", "{specSlug}") => json!({"visibility": "public"}),
+        ("POST", "translations") => {
+            json!({"source": {"space": outsider_org, "language": "en"}, "language": "fr"})
+        }
+        ("PUT", "{translationId}") => {
+            json!({"instructions": {"object": "document", "data": {}, "nodes": []}})
+        }
+        ("PUT", "translations-glossary") => {
+            json!({"operations": [{"type": "insert", "translations": {"en": "pwned"}}]})
+        }
         ("POST", "sections") if route.contains("/section-groups/") => json!({"sectionId": "x"}),
         ("POST", "sections") => json!({"spaceId": outsider_org, "title": "Pwned"}),
         ("POST", "move") if route.contains("/sections/") => {

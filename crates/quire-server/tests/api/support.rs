@@ -11,6 +11,7 @@ pub mod gitbook;
 pub mod idp;
 pub mod site;
 pub mod snapshot;
+pub mod translator;
 
 use std::time::Duration;
 

@@ -218,6 +218,20 @@ pub async fn merge(
     Err(StoreError::internal("the merge never settled"))
 }
 
+/// Merges a change request inside the transaction `c` is in, computing any three-way merge
+/// there: for a change request a background job made in the same transaction, where main
+/// cannot have moved (`translations::run`). Refused as [`merge`] refuses.
+pub(crate) fn merge_in_transaction(
+    c: &mut dyn Conn,
+    store: &Store,
+    space_id: &str,
+    cr_id: &str,
+    user: &str,
+) -> StoreResult<MergeResult> {
+    merge_in(c, store, space_id, cr_id, user, None, true)?
+        .ok_or_else(|| StoreError::internal("an inline merge did not settle"))
+}
+
 /// Documents held in the content cache while a merge runs (see `ContentCache::pin`).
 struct Pinned {
     store: Store,

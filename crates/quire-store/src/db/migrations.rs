@@ -162,6 +162,12 @@ const MIGRATIONS: &[Migration] = &[
         sqlite: include_str!("../../migrations/0025_sessions.sql"),
         postgres: include_str!("../../migrations/0025_sessions.sql"),
     },
+    Migration {
+        version: 26,
+        name: "translations of spaces, the pages they wrote and their translation memory",
+        sqlite: include_str!("../../migrations/0026_translations.sql"),
+        postgres: include_str!("../../migrations/0026_translations.sql"),
+    },
 ];
 
 /// An arbitrary constant that names quire's migration lock among PostgreSQL advisory locks.
