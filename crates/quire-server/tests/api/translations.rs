@@ -692,3 +692,74 @@ async fn the_glossary_and_instructions_reach_the_translator() {
         "only the entries of the run's languages: {prompts}"
     );
 }
+
+/// A new organization's space of one page, and its translation into Italian: (owner, org, id).
+async fn one_page_translation(app: &TestApp) -> (TestUser, String, String) {
+    let owner = app.user("Owner").await;
+    let org = app.org(&owner, "Docs").await;
+    let source = new_space(app, &owner, &org, "Guide").await;
+    write_main(
+        app,
+        &owner,
+        &source,
+        vec![json!([{"operation": "insert_page", "title": "Alpha",
+            "document": {"markdown": "# Alpha\n\nSome text.\n"}}])],
+    )
+    .await;
+    let id = create(app, &owner, &org, &source, "it").await["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    (owner, org, id)
+}
+
+#[tokio::test]
+async fn a_translator_that_fails_is_tried_again_and_one_that_refuses_fails_the_run() {
+    let translator = FakeTranslator::start(Protocol::OpenAi).await;
+    let app = app_with(&translator).await;
+    let (owner, org, id) = one_page_translation(&app).await;
+    // Unavailable for every try of the translator's: the step fails, the run goes on later.
+    translator.fail_next(4);
+    let waiting = run(&app, &owner, &org, &id).await;
+    assert_eq!(waiting["status"], "running", "{waiting}");
+    assert!(waiting["error"].as_str().unwrap().contains("503"), "{waiting}");
+    let db = app.another_process().await;
+    db.write(|c| c.execute("UPDATE jobs SET run_at = 0", &[]))
+        .await
+        .unwrap();
+    drain(&app).await;
+    let done = app
+        .get(&owner, &format!("/v1/orgs/{org}/translations/{id}"))
+        .await
+        .expect(200);
+    assert_eq!(done["status"], "completed", "{done}");
+    assert!(done.get("error").is_none(), "{done}");
+    assert_eq!(done["stats"]["runs"], 1);
+
+    // A translator that refuses the key: the run fails at once, saying why.
+    let mut flags = translator.flags();
+    let key = flags.iter().position(|f| f == "--translator-key").unwrap();
+    flags[key + 1] = "wrong-key".into();
+    flags.push("--no-jobs".into());
+    let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+    let refused = TestApp::start_with(&flags).await;
+    let (owner, org, id) = one_page_translation(&refused).await;
+    let failed = run(&refused, &owner, &org, &id).await;
+    assert_eq!(failed["status"], "failed", "{failed}");
+    let error = failed["error"].as_str().unwrap();
+    assert!(error.contains("401") && !error.contains("wrong-key"), "{error}");
+    // Run again: queued afresh.
+    refused
+        .post(
+            &owner,
+            &format!("/v1/orgs/{org}/translations/{id}/run"),
+            json!({}),
+        )
+        .await
+        .expect(204);
+    let queued = refused
+        .get(&owner, &format!("/v1/orgs/{org}/translations/{id}"))
+        .await
+        .expect(200);
+    assert_eq!(queued["status"], "pending");
+}

@@ -1,7 +1,7 @@
 //! A translation run: the `translation_run` job (one row per translation, dedupe key
 //! `translation:{id}`), acting on the spaces as the member who asked for the run.
 //!
-//! A run goes in steps, each well inside the job's lease ([`STEP_BUDGET`]):
+//! A run goes in steps, each inside the job's lease ([`STEP_BUDGET`]):
 //! 1. `begin`: the translation turns `running`; the first run creates the target space, in the
 //!    source's collection, titled with the language.
 //! 2. `plan`: the source pages whose fingerprint (title, description, document) changed since
@@ -34,12 +34,13 @@ use crate::permissions::SpaceAction;
 use crate::{Store, clock, jobs, params, spaces};
 
 pub const RUN_JOB: &str = "translation_run";
-/// How long one step spends sending batches before it stores what it has and lets the job run
-/// again: well inside the job's lease (`jobs::LEASE_MS`), so that no other process takes the
-/// job while this one still works on it.
-pub const STEP_BUDGET: Duration = Duration::from_secs(30);
-/// The longest one batch may take, its retries included, before the step gives up on it.
-pub const BATCH_DEADLINE: Duration = Duration::from_secs(45);
+/// How long one step may send batches, waits included, before it stores what it has and lets
+/// the job run again: inside the job's lease (`jobs::LEASE_MS`, 60 s) with room for the step's
+/// reads and writes, so that no other process takes the job while this one still works on it.
+pub const STEP_BUDGET: Duration = Duration::from_secs(45);
+/// A batch is started only with this much of the step's budget left; a batch cut short by the
+/// budget is sent again by the next step (what it learned before is kept).
+pub const MIN_BATCH_TIME: Duration = Duration::from_secs(15);
 /// How many steps in a row may fail on a transient error before the run is `failed`.
 pub const MAX_FAILED_STEPS: i64 = 5;
 /// The most segments one run translates: a space at the content limits has far fewer.
@@ -154,12 +155,25 @@ async fn step(store: &Store, id: &str) -> Result<Option<i64>, Stop> {
     let plan = Arc::new(store.db.read_blocking(move |c| plan(c, &s, &starting)).await?);
     let started = Instant::now();
     let missing = plan.missing();
-    for range in translator::batches(&missing) {
-        if started.elapsed() > STEP_BUDGET {
+    for (n, range) in translator::batches(&missing).into_iter().enumerate() {
+        let left = STEP_BUDGET.saturating_sub(started.elapsed());
+        if n > 0 && left < MIN_BATCH_TIME {
             return Ok(Some(clock::now_ms()));
         }
-        let texts = missing[range].to_vec();
-        let learned = translate_batch(translator.as_ref(), &plan.request(texts), &plan.pieces).await?;
+        let request = plan.request(missing[range].to_vec());
+        let batch = translate_batch(translator.as_ref(), &request, &plan.pieces);
+        let learned = match tokio::time::timeout(left, batch).await {
+            Ok(learned) => learned?,
+            // Later batches had less than the whole budget: the next step sends this one again.
+            Err(_) if n > 0 => return Ok(Some(clock::now_ms())),
+            Err(_) => {
+                return Err(Stop::Transient(format!(
+                    "{} did not translate a batch within {}s",
+                    translator.describe(),
+                    STEP_BUDGET.as_secs()
+                )));
+            }
+        };
         let (writing, id) = (learned, id.to_string());
         store.db.write(move |c| remember(c, &id, &writing)).await?;
     }
@@ -177,23 +191,18 @@ async fn translate_batch(
     pieces_of: &HashMap<String, Pieces>,
 ) -> Result<Vec<(String, Memory, u64)>, Stop> {
     let call = |r: Request| async move {
-        match tokio::time::timeout(BATCH_DEADLINE, translator.translate(&r)).await {
-            Ok(Ok(answers)) if answers.len() == r.texts.len() => Ok(answers),
-            Ok(Ok(answers)) => Err(Stop::Transient(format!(
+        match translator.translate(&r).await {
+            Ok(answers) if answers.len() == r.texts.len() => Ok(answers),
+            Ok(answers) => Err(Stop::Transient(format!(
                 "{} answered {} translations for {} texts",
                 translator.describe(),
                 answers.len(),
                 r.texts.len()
             ))),
-            Ok(Err(e)) if e.transient => Err(Stop::Transient(e.message)),
-            Ok(Err(e)) => Err(Stop::Fatal(format!(
+            Err(e) if e.transient => Err(Stop::Transient(e.message)),
+            Err(e) => Err(Stop::Fatal(format!(
                 "the translator refused the run: {}",
                 e.message
-            ))),
-            Err(_) => Err(Stop::Transient(format!(
-                "{} did not answer within {}s",
-                translator.describe(),
-                BATCH_DEADLINE.as_secs()
             ))),
         }
     };
