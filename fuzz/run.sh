@@ -23,7 +23,7 @@ if ! cargo fuzz --version >/dev/null 2>&1; then
 fi
 
 export RUSTC_BOOTSTRAP=1
-targets=(markdown_to_document document_to_markdown merge3 adaptive_condition openapi_reference)
+targets=(markdown_to_document document_to_markdown merge3 adaptive_condition openapi_reference translate_segments)
 # The dictionary of each target: markdown syntax, the fields and types of JSON documents, or
 # the tokens of the condition language.
 declare -A dictionaries=(
@@ -32,6 +32,7 @@ declare -A dictionaries=(
     [merge3]=dict/markdown.dict
     [adaptive_condition]=dict/condition.dict
     [openapi_reference]=dict/openapi.dict
+    [translate_segments]=dict/markdown.dict
 )
 
 echo "== building the fuzz targets"
