@@ -763,3 +763,32 @@ async fn a_translator_that_fails_is_tried_again_and_one_that_refuses_fails_the_r
         .expect(200);
     assert_eq!(queued["status"], "pending");
 }
+
+#[tokio::test]
+async fn a_purged_target_space_is_made_again_with_every_page() {
+    let translator = FakeTranslator::start(Protocol::LibreTranslate).await;
+    let mut flags = translator.flags();
+    flags.extend(["--no-jobs".into(), "--space-retention".into(), "0s".into()]);
+    let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+    let app = TestApp::start_with(&flags).await;
+    let (owner, org, id) = one_page_translation(&app).await;
+    let first = run(&app, &owner, &org, &id).await;
+    let target = first["result"]["space"].as_str().unwrap().to_string();
+    // Deleted, then purged (no retention): the translation no longer has a target.
+    app.delete(&owner, &format!("/v1/spaces/{target}"))
+        .await
+        .expect(204);
+    drain(&app).await;
+    app.get(&owner, &format!("/v1/spaces/{target}"))
+        .await
+        .expect_error(404);
+    let requests = translator.requests();
+    let again = run(&app, &owner, &org, &id).await;
+    assert_eq!(again["status"], "completed", "{again}");
+    let made = again["result"]["space"].as_str().unwrap();
+    assert_ne!(made, target);
+    assert_eq!(again["stats"]["latestPages"], 1);
+    assert_eq!(translator.requests(), requests, "the memory had every segment");
+    let page = &pages(&app, &owner, made).await[0];
+    assert_eq!(page["title"], "ALPHA");
+}

@@ -348,6 +348,12 @@ fn begin(c: &mut dyn Conn, store: &Store, id: &str) -> StoreResult<Option<Start>
                 "UPDATE translations SET target_space_id = ?2 WHERE id = ?1",
                 params![id, created.space.id.clone()],
             )?;
+            // A new target (the first, or one after the last was purged) has none of the pages
+            // runs wrote before: each is translated again (the memory still saves the requests).
+            c.execute(
+                "DELETE FROM translation_pages WHERE translation_id = ?1",
+                params![id],
+            )?;
             created.space.id
         }
     };
