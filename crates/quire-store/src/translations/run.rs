@@ -596,7 +596,11 @@ fn finish(c: &mut dyn Conn, store: &Store, start: &Start, plan: &Plan) -> StoreR
     };
     let plain = |text: &str| -> Option<String> {
         match lookup(text)? {
-            translate::Translated::Tagged(t) => translate::plain_from_tagged(&t).ok(),
+            // An answer with markup in a title is read for its text, rather than planned again
+            // forever: the memory keeps it as it is.
+            translate::Translated::Tagged(t) => {
+                Some(translate::plain_from_tagged(&t).unwrap_or_else(|_| translate::human_text(&t)))
+            }
             translate::Translated::Pieces(p) => Some(p.concat()),
         }
     };
