@@ -316,6 +316,12 @@ async fn translates_the_folder(protocol: Protocol) {
     assert_eq!(again["stats"]["totalPages"], source_pages.len() as i64);
 }
 
+/// Writes a page's markdown to a space's main content.
+async fn set_markdown(app: &TestApp, user: &TestUser, space: &str, page: &str, markdown: &str) {
+    let change = json!([{"operation": "update_page", "page": page, "document": {"markdown": markdown}}]);
+    write_main(app, user, space, vec![change]).await;
+}
+
 #[tokio::test]
 async fn later_runs_send_only_what_changed_and_leave_pages_people_edited() {
     let translator = FakeTranslator::start(Protocol::LibreTranslate).await;
@@ -355,12 +361,12 @@ async fn later_runs_send_only_what_changed_and_leave_pages_people_edited() {
     let sent_first = translator.texts().len();
 
     // One paragraph of alpha changes: only it goes to the translator.
-    write_main(
+    set_markdown(
         &app,
         &owner,
         &source,
-        vec![json!([{"operation": "update_page", "page": alpha,
-            "document": {"markdown": "# Alpha\n\nFirst paragraph of alpha.\n\nA rewritten second paragraph.\n\nSee [beta](./beta.md).\n"}}])],
+        &alpha,
+        "# Alpha\n\nFirst paragraph of alpha.\n\nA rewritten second paragraph.\n\nSee [beta](./beta.md).\n",
     )
     .await;
     let second = run(&app, &owner, &org, &id).await;
@@ -376,22 +382,15 @@ async fn later_runs_send_only_what_changed_and_leave_pages_people_edited() {
 
     // A person edits beta in the target; then beta's source changes: the person's text stays,
     // and the run says the page needs review.
-    write_main(
+    set_markdown(
         &app,
         &owner,
         &target,
-        vec![json!([{"operation": "update_page", "page": beta,
-            "document": {"markdown": "# Beta\n\nEin Mensch hat das geschrieben.\n"}}])],
+        &beta,
+        "# Beta\n\nEin Mensch hat das geschrieben.\n",
     )
     .await;
-    write_main(
-        &app,
-        &owner,
-        &source,
-        vec![json!([{"operation": "update_page", "page": beta,
-            "document": {"markdown": "# Beta\n\nBeta says goodbye.\n"}}])],
-    )
-    .await;
+    set_markdown(&app, &owner, &source, &beta, "# Beta\n\nBeta says goodbye.\n").await;
     let third = run(&app, &owner, &org, &id).await;
     assert_eq!(third["status"], "completed", "{third}");
     assert_eq!(third["pagesToReview"], json!([beta]));

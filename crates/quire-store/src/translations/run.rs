@@ -178,8 +178,18 @@ async fn step(store: &Store, id: &str) -> Result<Option<i64>, Stop> {
         store.db.write(move |c| remember(c, &id, &writing)).await?;
     }
     copy_files(store, &start, &plan).await?;
+    // Rebuilding the documents is the run's CPU work: on a read connection, so that the final
+    // transaction does not hold the writer for it.
+    let (building, id) = (plan.clone(), id.to_string());
+    let Some(built) = store.db.read_blocking(move |c| build(c, &id, &building)).await? else {
+        // The memory lost a segment (a concurrent run pruned it): plan again.
+        return Ok(Some(clock::now_ms()));
+    };
     let (s, plan2) = (store.clone(), plan.clone());
-    let next = store.db.write(move |c| finish(c, &s, &start, &plan2)).await?;
+    let next = store
+        .db
+        .write(move |c| finish(c, &s, &start, &plan2, &built))
+        .await?;
     Ok(next)
 }
 
@@ -569,23 +579,16 @@ async fn copy_files(store: &Store, start: &Start, plan: &Plan) -> Result<(), Sto
     Ok(())
 }
 
-/// The last step: builds the target's new tree, writes it through a change request that is
-/// merged, and records the run. Some(now) when a run was asked for meanwhile.
-fn finish(c: &mut dyn Conn, store: &Store, start: &Start, plan: &Plan) -> StoreResult<Option<i64>> {
-    let t = &start.translation;
-    let lock = format!(
-        "SELECT status, rerun, run_started_at, run_words FROM translations WHERE id = ?1{}",
-        for_update(c)
-    );
-    let Some(row) = c.query_opt(&lock, params![t.id.clone()])? else {
-        return Ok(None);
-    };
-    let (status, rerun, started, words): (Status, i64, Option<i64>, i64) =
-        (row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?);
-    if status != Status::Running {
-        return Ok(None);
-    }
-    let memory = recall(c, &t.id, &plan.needed)?;
+/// The translated pages and reusable contents of a run, built from the memory.
+struct Built {
+    pages: HashMap<String, TranslatedPage>,
+    reusable: Vec<TranslatedReusable>,
+}
+
+/// Builds the run's translated pages and reusable contents from the memory; None when the
+/// memory lacks one of their segments.
+fn build(c: &mut dyn Conn, id: &str, plan: &Plan) -> StoreResult<Option<Built>> {
+    let memory = recall(c, id, &plan.needed)?;
     let lookup = |text: &str| -> Option<translate::Translated> {
         if text.trim().is_empty() {
             return Some(translate::Translated::Tagged(text.to_string()));
@@ -604,52 +607,46 @@ fn finish(c: &mut dyn Conn, store: &Store, start: &Start, plan: &Plan) -> StoreR
             translate::Translated::Pieces(p) => Some(p.concat()),
         }
     };
-    let mut translated = HashMap::new();
+    // A document rebuilt from its segments' translations: Ok(None) when one is missing.
+    let rebuilt = |doc: &Option<Document>, segments: &[String], what: &str| {
+        let Some(doc) = doc else {
+            return Ok(Some(None));
+        };
+        let Some(answers) = segments.iter().map(|s| lookup(s)).collect::<Option<Vec<_>>>() else {
+            return Ok(None);
+        };
+        let rebuilt = translate::rebuild(doc, &answers)
+            .map_err(|e| StoreError::internal(format!("rebuilding {what} failed: {e}")))?;
+        Ok::<_, StoreError>(Some(Some(quire_content::changes::encode_document(&rebuilt))))
+    };
+    let mut pages = HashMap::new();
     for page in &plan.pages {
-        let document = match &page.document {
-            Some(doc) => {
-                let answers: Option<Vec<_>> = page.segments.iter().map(|s| lookup(s)).collect();
-                let Some(answers) = answers else {
-                    // The memory lost a segment (a concurrent run pruned it): plan again.
-                    return Ok(Some(clock::now_ms()));
-                };
-                let rebuilt = translate::rebuild(doc, &answers).map_err(|e| {
-                    StoreError::internal(format!("rebuilding page {:?} failed: {e}", page.id))
-                })?;
-                Some(quire_content::changes::encode_document(&rebuilt))
-            }
+        let Some(document) = rebuilt(&page.document, &page.segments, &format!("page {:?}", page.id))? else {
+            return Ok(None);
+        };
+        let Some(title) = plain(&page.title) else {
+            return Ok(None);
+        };
+        let description = match page.description.as_deref().map(plain) {
+            Some(None) => return Ok(None),
+            Some(Some(d)) => Some(d),
             None => None,
         };
-        let (Some(title), description) = (plain(&page.title), page.description.as_deref().map(plain)) else {
-            return Ok(Some(clock::now_ms()));
-        };
-        translated.insert(
+        pages.insert(
             page.id.clone(),
             TranslatedPage {
                 fingerprint: page.fingerprint.clone(),
                 title,
-                description: description.flatten(),
+                description,
                 document,
             },
         );
     }
     let mut reusable = Vec::new();
     for (id, title, doc, segments) in &plan.reusable {
-        let Some(title) = plain(title) else {
-            return Ok(Some(clock::now_ms()));
-        };
-        let document = match doc {
-            Some(doc) => {
-                let answers: Option<Vec<_>> = segments.iter().map(|s| lookup(s)).collect();
-                let Some(answers) = answers else {
-                    return Ok(Some(clock::now_ms()));
-                };
-                let rebuilt = translate::rebuild(doc, &answers).map_err(|e| {
-                    StoreError::internal(format!("rebuilding reusable content {id:?} failed: {e}"))
-                })?;
-                Some(quire_content::changes::encode_document(&rebuilt))
-            }
-            None => None,
+        let what = format!("reusable content {id:?}");
+        let (Some(title), Some(document)) = (plain(title), rebuilt(doc, segments, &what)?) else {
+            return Ok(None);
         };
         reusable.push(TranslatedReusable {
             id: id.clone(),
@@ -657,12 +654,43 @@ fn finish(c: &mut dyn Conn, store: &Store, start: &Start, plan: &Plan) -> StoreR
             document,
         });
     }
+    Ok(Some(Built { pages, reusable }))
+}
+
+/// The last step: builds the target's new tree, writes it through a change request that is
+/// merged, and records the run. Some(now) when a run was asked for meanwhile.
+fn finish(
+    c: &mut dyn Conn,
+    store: &Store,
+    start: &Start,
+    plan: &Plan,
+    built: &Built,
+) -> StoreResult<Option<i64>> {
+    let t = &start.translation;
+    let lock = format!(
+        "SELECT status, rerun, run_started_at, run_words FROM translations WHERE id = ?1{}",
+        for_update(c)
+    );
+    let Some(row) = c.query_opt(&lock, params![t.id.clone()])? else {
+        return Ok(None);
+    };
+    let (status, rerun, started, words): (Status, i64, Option<i64>, i64) =
+        (row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?);
+    if status != Status::Running {
+        return Ok(None);
+    }
     let target_space = spaces::load_active(c, &start.target, &start.run_by)?;
-    target_space.require(SpaceAction::Edit)?;
     target_space.require(SpaceAction::Merge)?;
+    let edit = target_space.authorize::<crate::permissions::space::Edit>()?;
     let main_revision = crate::main_revision::lock_main(c, &start.target)?;
     let main = content::load_tree(c, &store.content, &start.target, &main_revision)?;
-    let assembled = target::assemble(&plan.source.tree, &main.tree, &plan.prior, &translated, &reusable);
+    let assembled = target::assemble(
+        &plan.source.tree,
+        &main.tree,
+        &plan.prior,
+        &built.pages,
+        &built.reusable,
+    );
     assembled.tree.check().map_err(|e| {
         StoreError::invalid(format!(
             "the translated pages do not fit in the target space: {e}"
@@ -677,7 +705,7 @@ fn finish(c: &mut dyn Conn, store: &Store, start: &Start, plan: &Plan) -> StoreR
             c,
             store,
             start,
-            &target_space,
+            &edit,
             &main,
             assembled.tree.clone(),
             &assembled.documents,
@@ -727,15 +755,12 @@ fn write_through_change_request(
     c: &mut dyn Conn,
     store: &Store,
     start: &Start,
-    target_space: &crate::spaces::SpaceFor,
+    edit: &crate::permissions::Authorized<crate::spaces::SpaceFor, crate::permissions::space::Edit>,
     main: &Arc<StoredTree>,
     tree: quire_content::tree::Tree,
     documents: &[(String, Vec<u8>)],
 ) -> StoreResult<String> {
     let t = &start.translation;
-    let edit = target_space
-        .clone()
-        .authorize::<crate::permissions::space::Edit>()?;
     let subject = format!(
         "Translate from {} into {}",
         translator::language_name(&t.source_language),
@@ -746,7 +771,7 @@ fn write_through_change_request(
         status: Some(crate::change_requests::Status::Open),
         ..Default::default()
     };
-    let cr = crate::change_requests::create(c, &store.content, &edit, &start.run_by, &new)?;
+    let cr = crate::change_requests::create(c, &store.content, edit, &start.run_by, &new)?;
     let cr = cr.value;
     let written = content::write_revision(
         c,
