@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# Runs the cargo-fuzz targets of quire-content, quire-adaptive and quire-openapi (fuzz_targets/) for SECONDS
-# each, default 60.
+# Runs the cargo-fuzz targets of quire-content, quire-adaptive and quire-openapi (fuzz_targets/):
+#   bash fuzz/run.sh [SECONDS]     explores for SECONDS per target (default 60), from a new seed
+#                                  each time: for sessions
+#   bash fuzz/run.sh --runs N      replays the saved corpus, then N inputs from the fixed seed 1:
+#                                  the same work every time, what CI runs
 # Exits non-zero when a target crashed: a panic, a stack overflow, an input slower than 10 s,
 # or over 2 GB of memory; the input is then in fuzz/artifacts/<target>/, and
 # `cargo fuzz run <target> <file>` replays it.
@@ -14,7 +17,13 @@
 # (ignored by git) and reused by the next run. CARGO_TARGET_DIR is honoured.
 set -euo pipefail
 
-seconds="${1:-60}"
+if [ "${1:-}" = "--runs" ]; then
+    bound=(-seed=1 "-runs=${2:?--runs takes a number of inputs}")
+    what="the corpus and ${2} inputs from seed 1"
+else
+    bound=("-max_total_time=${1:-60}")
+    what="${1:-60}s"
+fi
 cd "$(dirname "$0")"
 
 if ! cargo fuzz --version >/dev/null 2>&1; then
@@ -40,14 +49,14 @@ cargo fuzz build -s none
 
 failed=()
 for target in "${targets[@]}"; do
-    echo "== fuzzing $target for ${seconds}s"
+    echo "== fuzzing $target: $what"
     mkdir -p "corpus/$target"
     if ! (
         ulimit -s 2048
         # libFuzzer's progress lines (`#1234 NEW ...`, tens of thousands a minute) are left
         # out; a crash's report and the final stats are kept.
         cargo fuzz run -s none "$target" "corpus/$target" -- \
-            -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=8192 \
+            "${bound[@]}" -timeout=10 -rss_limit_mb=2048 -max_len=8192 \
             -dict="${dictionaries[$target]}" -print_final_stats=1 2>&1 |
             { grep -v '^#[0-9]' || true; }
     ); then
