@@ -80,6 +80,11 @@ pub enum Family {
     /// page at a time, and a ready PDF against a file download of the same bytes (see
     /// `crate::pdf`; not run by the driver's workers).
     Pdf,
+    /// Support conversations ingested into a fresh organization with a docs space, analysed and
+    /// clustered: the time until every issue is clustered, then for one more conversation, and
+    /// how the issues and clusters match the generator's topics (see `crate::conversations`;
+    /// not run by the driver's workers).
+    Conversations,
     /// Merges of a page at the content limits, with get-space and a small write measured
     /// alongside (see `crate::pathological`; not run by the driver's workers).
     Pathological,
@@ -106,15 +111,16 @@ impl Family {
     /// `openapi` (it adds a space of generated reference pages to the first organization),
     /// `events` (it publishes an integration, and unpublishes it when done), `scripts` (the
     /// same with an integration whose script renders components), `pdf` (it adds a 500-page
-    /// space to the first organization), then `pathological` (last: it adds a page of about
-    /// 20 MB of JSON to the big space).
-    pub const SPECIAL: [Family; 7] = [
+    /// space to the first organization), `conversations` (in an organization of its own), then
+    /// `pathological` (last: it adds a page of about 20 MB of JSON to the big space).
+    pub const SPECIAL: [Family; 8] = [
         Family::Sites,
         Family::Writers,
         Family::OpenApi,
         Family::Events,
         Family::Scripts,
         Family::Pdf,
+        Family::Conversations,
         Family::Pathological,
     ];
     /// The first and a deep page of each list, compared by a budget: measured together, in
@@ -149,6 +155,7 @@ impl Family {
             Family::Events => "events",
             Family::Scripts => "scripts",
             Family::Pdf => "pdf",
+            Family::Conversations => "conversations",
             Family::Pathological => "pathological",
             Family::Reference => "reference",
         }
@@ -464,6 +471,9 @@ impl Driver {
             Family::Events => "merges without and with an installed integration, its events' delivery".into(),
             Family::Scripts => "an integration's component rendered by its script, cached and not".into(),
             Family::Pdf => "PDF exports of a 500-page space, of single pages, and cached ones".into(),
+            Family::Conversations => {
+                "support conversations ingested, analysed and clustered, then one more".into()
+            }
             Family::Pathological => "merges of a page at the content limits".into(),
             Family::Reference => "precomputed JSON body".into(),
         }
@@ -842,6 +852,9 @@ impl Worker {
             Family::Events => setup_failed("the events phase runs on its own (crate::events)"),
             Family::Scripts => setup_failed("the scripts phase runs on its own (crate::scripts)"),
             Family::Pdf => setup_failed("the pdf phase runs on its own (crate::pdf)"),
+            Family::Conversations => {
+                setup_failed("the conversations phase runs on its own (crate::conversations)")
+            }
             Family::Sites => setup_failed("the sites phase runs on its own (crate::sites)"),
             Family::SitePublished | Family::SitePublishedPlain => {
                 let Some(sites) = &d.sites else {
@@ -1103,7 +1116,7 @@ mod tests {
     #[test]
     fn plans_and_names() {
         let p = plan("default", 64, 4).unwrap();
-        assert_eq!(p.len(), 21);
+        assert_eq!(p.len(), 22);
         assert_eq!(p[0], (Family::GetSpace, 64));
         assert_eq!(p[13], (Family::Merge, 4));
         assert_eq!(p[14], (Family::Sites, 64), "after the writes");
@@ -1112,11 +1125,16 @@ mod tests {
         assert_eq!(p[17].0, Family::Events, "after openapi");
         assert_eq!(p[18].0, Family::Scripts, "after events");
         assert_eq!(p[19].0, Family::Pdf, "after scripts");
-        assert_eq!(p[20].0, Family::Pathological, "last");
+        assert_eq!(p[20].0, Family::Conversations, "after pdf");
+        assert_eq!(p[21].0, Family::Pathological, "last");
         assert_eq!(plan("openapi", 64, 4).unwrap(), vec![(Family::OpenApi, 64)]);
         assert_eq!(plan("events", 64, 4).unwrap(), vec![(Family::Events, 64)]);
         assert_eq!(plan("scripts", 64, 4).unwrap(), vec![(Family::Scripts, 64)]);
         assert_eq!(plan("pdf", 64, 4).unwrap(), vec![(Family::Pdf, 64)]);
+        assert_eq!(
+            plan("conversations", 64, 4).unwrap(),
+            vec![(Family::Conversations, 64)]
+        );
         assert_eq!(plan("writers", 64, 4).unwrap(), vec![(Family::Writers, 64)]);
         assert_eq!(plan("sites", 64, 4).unwrap(), vec![(Family::Sites, 64)]);
         // The sites' families need the sites the phase makes: not a mix of their own.
@@ -1144,7 +1162,7 @@ mod tests {
         let p = phases(&plan("default", 64, 4).unwrap());
         assert_eq!(p[1], (vec![Family::ListSpacesP1, Family::ListSpacesDeep], 64));
         assert_eq!(p[2], (vec![Family::ListCommentsP1, Family::ListCommentsP50], 64));
-        assert_eq!(p.len(), 19);
+        assert_eq!(p.len(), 20);
         // A deep page without its first page runs alone.
         assert_eq!(
             phases(&plan("list-spaces-deep", 8, 2).unwrap()),

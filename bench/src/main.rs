@@ -6,6 +6,7 @@
 //! - `run`: the one command: server, dataset, reference, every phase, memory, report.
 
 mod conn;
+mod conversations;
 mod dataset;
 mod events;
 mod generate;
@@ -85,9 +86,9 @@ enum Command {
         #[arg(long, default_value_t = 4)]
         write_connections: usize,
         /// `default` (every family: reads, writes, then `sites`, `writers`, `openapi`, `events`,
-        /// `scripts`, `pdf` and `pathological`), `reads`, `writes`, or families separated by
-        /// commas (`sites`, `writers`, `openapi`, `events`, `scripts`, `pdf` or `pathological`
-        /// alone runs only that phase).
+        /// `scripts`, `pdf`, `conversations` and `pathological`), `reads`, `writes`, or families
+        /// separated by commas (`sites`, `writers`, `openapi`, `events`, `scripts`, `pdf`,
+        /// `conversations` or `pathological` alone runs only that phase).
         #[arg(long, default_value = "default")]
         mix: String,
         /// Also write the results as JSON here (they are always printed on stdout).
@@ -122,8 +123,8 @@ enum Command {
         #[arg(long, value_enum, default_value = "full")]
         scale: Scale,
         /// Phases to run, as `load --mix`: `default` (all), `reads`, `writes`, or families
-        /// separated by commas, e.g. `sites`, `writers`, `openapi`, `events`, `scripts`, `pdf`
-        /// or `pathological` for that phase alone.
+        /// separated by commas, e.g. `sites`, `writers`, `openapi`, `events`, `scripts`, `pdf`,
+        /// `conversations` or `pathological` for that phase alone.
         #[arg(long, default_value = "default")]
         mix: String,
         #[arg(long, default_value = "20s", value_parser = run::parse_duration)]
@@ -234,6 +235,7 @@ async fn dispatch(command: Command) -> Result<(), String> {
             let mut events = None;
             let mut scripts = None;
             let mut pdf = None;
+            let mut conversations = None;
             let mut writers = None;
             let mut sites = None;
             if plan.iter().any(|(f, _)| *f != load::Family::Reference) {
@@ -285,6 +287,13 @@ async fn dispatch(command: Command) -> Result<(), String> {
                         pdf = Some(r);
                         continue;
                     }
+                    if families == [load::Family::Conversations] {
+                        eprintln!("phase: conversations");
+                        let r = conversations::run(addr, driver.dataset()).await;
+                        eprint!("{}", conversations::table(&r));
+                        conversations = Some(r);
+                        continue;
+                    }
                     if families == [load::Family::Pathological] {
                         eprintln!("phase: pathological");
                         let r = pathological::run(addr, driver.dataset(), warmup, duration).await;
@@ -304,8 +313,8 @@ async fn dispatch(command: Command) -> Result<(), String> {
                 }
             }
             eprintln!("\n{}", load::table(&results));
-            // With the sites, writers, openapi, events, scripts, pdf or pathological phase,
-            // their figures go beside the families'.
+            // With the sites, writers, openapi, events, scripts, pdf, conversations or
+            // pathological phase, their figures go beside the families'.
             let json = if pathological.is_none()
                 && writers.is_none()
                 && sites.is_none()
@@ -313,6 +322,7 @@ async fn dispatch(command: Command) -> Result<(), String> {
                 && events.is_none()
                 && scripts.is_none()
                 && pdf.is_none()
+                && conversations.is_none()
             {
                 serde_json::to_string_pretty(&results)
             } else {
@@ -324,6 +334,7 @@ async fn dispatch(command: Command) -> Result<(), String> {
                     "events": events,
                     "scripts": scripts,
                     "pdf": pdf,
+                    "conversations": conversations,
                     "pathological": pathological
                 }))
             }

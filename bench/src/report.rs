@@ -3,6 +3,7 @@
 
 use std::fmt::Write as _;
 
+use crate::conversations::{self as cv, ConversationsResult};
 use crate::events::{self as ev, EventsResult, Latency};
 use crate::load::{Family, FamilyResult};
 use crate::openapi::{self as oa, OpenApiResult};
@@ -885,6 +886,121 @@ pub fn pdf_budgets(e: &EngineReport) -> [Budget; 4] {
     [full, memory, one, cached]
 }
 
+/// The `conversations` phase: the data set ingested, analysed and clustered within
+/// [`cv::ALL_BUDGET_MS`] of its first POST; one more conversation processed and clustered within
+/// [`cv::ONE_BUDGET_MS`] of its POST.
+pub fn conversations_budgets(e: &EngineReport) -> [Budget; 2] {
+    let all_name = "conversations: ingest, analyse and cluster the data set";
+    let all_target = format!(
+        "≤ {:.0} s from the first POST until none is left to analyse and every issue is clustered \
+         ({} conversations at full scale, {} connections)",
+        cv::ALL_BUDGET_MS / 1000.0,
+        cv::CONVERSATIONS_FULL,
+        cv::INGEST_CONNECTIONS
+    );
+    let one_name = "conversations: one more";
+    let one_target = format!(
+        "≤ {:.0} ms from its POST until it is processed and every issue is clustered",
+        cv::ONE_BUDGET_MS
+    );
+    let budget = |name: &str, target: &str, measured: String, verdict: Verdict| Budget {
+        name: name.into(),
+        target: target.into(),
+        measured,
+        unloaded: String::new(),
+        verdict,
+    };
+    let Some(x) = &e.conversations else {
+        return [
+            budget(all_name, &all_target, "-".into(), Verdict::NotRun),
+            budget(one_name, &one_target, "-".into(), Verdict::NotRun),
+        ];
+    };
+    if x.endpoint_missing {
+        return [
+            budget(all_name, &all_target, "-".into(), Verdict::Missing),
+            budget(one_name, &one_target, "-".into(), Verdict::Missing),
+        ];
+    }
+    let failure = x
+        .failure
+        .as_ref()
+        .map(|f| format!("; failed: {}", f.replace('|', "/")))
+        .unwrap_or_default();
+    let seconds = |ms: Option<f64>| ms.map_or_else(|| "-".into(), |v| format!("{:.1} s", v / 1000.0));
+    let clustered = x
+        .last
+        .as_ref()
+        .map(|p| format!("; {}", p.describe()))
+        .unwrap_or_default();
+    let all = match x.all_ms {
+        Some(t) => budget(
+            all_name,
+            &all_target,
+            format!(
+                "{:.1} s for {} conversations (ingest {:.1} s, {:.0}/s{}; all analysed after {})",
+                t / 1000.0,
+                x.conversations,
+                x.ingest_seconds,
+                x.ingest_rate(),
+                if x.ingested == x.conversations {
+                    String::new()
+                } else {
+                    format!(", only {} ingested", x.ingested)
+                },
+                seconds(x.analysed_ms)
+            ),
+            if x.all_within_budget() {
+                Verdict::Pass
+            } else {
+                Verdict::Fail
+            },
+        ),
+        None => budget(
+            all_name,
+            &all_target,
+            format!(
+                "{}{clustered}{failure}",
+                if x.timed_out {
+                    format!("not done after {} s", cv::GIVE_UP.as_secs())
+                } else {
+                    "not measured".to_string()
+                }
+            ),
+            Verdict::Fail,
+        ),
+    };
+    let one = match x.one_ms {
+        Some(t) => budget(
+            one_name,
+            &one_target,
+            format!(
+                "{} ({} issue{}{})",
+                ms(t),
+                x.one_issues,
+                if x.one_issues == 1 { "" } else { "s" },
+                match x.one_joined_topic {
+                    Some(true) => ", in its topic's cluster",
+                    Some(false) => ", **not** in its topic's cluster",
+                    None => "",
+                }
+            ),
+            if x.one_within_budget() {
+                Verdict::Pass
+            } else {
+                Verdict::Fail
+            },
+        ),
+        None => budget(
+            one_name,
+            &one_target,
+            format!("not measured{failure}"),
+            Verdict::Fail,
+        ),
+    };
+    [all, one]
+}
+
 /// A successful figure of the `writers` phase, or why there is none.
 fn writers_figure<'a>(
     w: &'a WritersResult,
@@ -1501,6 +1617,7 @@ pub fn budgets(e: &EngineReport) -> Vec<Budget> {
     out.extend(events_budgets(e));
     out.extend(scripts_budgets(e));
     out.extend(pdf_budgets(e));
+    out.extend(conversations_budgets(e));
     out.extend(pathological_budgets(e));
     let m = &e.memory;
     out.push(Budget {
@@ -1718,6 +1835,9 @@ fn engine(s: &mut String, e: &EngineReport) {
     }
     if let Some(x) = &e.pdf {
         pdf(s, x);
+    }
+    if let Some(x) = &e.conversations {
+        conversations(s, x);
     }
     if let Some(p) = &e.pathological {
         pathological(s, p);
@@ -2550,6 +2670,249 @@ fn pdf(s: &mut String, x: &PdfResult) {
     }
 }
 
+fn conversations(s: &mut String, x: &ConversationsResult) {
+    let _ = writeln!(s, "### Support conversations (`conversations`)\n");
+    if x.endpoint_missing {
+        let _ = writeln!(
+            s,
+            "n/a (endpoint missing): the server has no conversation routes.\n"
+        );
+        return;
+    }
+    let _ = writeln!(
+        s,
+        "Organization `{org}`, made for the phase, with docs space `{space}`: {pages} pages, one per \
+         documented topic ({kb:.1} KB of markdown: each topic's four keywords in every part, neutral \
+         filler), written through one change request, merged, in {setup:.1} s. The generator (fixed \
+         seed) made {n} conversations `bench-1`… ({two} asking two questions of different topics): a \
+         user message (a greeting, the question, a sign-off) and an agent's reply, dated over the \
+         past {weeks} weeks; {doc}% of the questions are about the {docs} documented topics, the \
+         others about {undocs} topics whose keywords are in no page, each topic asked in four \
+         phrasings sharing most of its keywords. They were ingested at {conns} connections from \
+         T0, just before the first POST; then progress was read every {poll} ms (`count` of \
+         `GET …/conversations?processed=false`, and once none is left the issues' `count` and the \
+         clusters' `stats.issues`): done is nothing left to analyse and every issue in a cluster. \
+         Then one more conversation, `{one}`, asking an undocumented topic's question (\"{q}\", topic \
+         \"{topic}\"), timed from just before its POST until it is processed and done again (read \
+         every {one_poll} ms). Server peak RSS during the phase: {rss:.1} MB.\n",
+        org = x.org,
+        space = x.space,
+        pages = x.pages,
+        kb = x.markdown_bytes as f64 / 1e3,
+        setup = x.setup_seconds,
+        n = x.conversations,
+        two = x.two_questions,
+        weeks = cv::WEEKS,
+        doc = cv::DOCUMENTED_PERCENT,
+        docs = cv::DOCUMENTED.len(),
+        undocs = cv::UNDOCUMENTED.len(),
+        conns = cv::INGEST_CONNECTIONS,
+        poll = cv::POLL.as_millis(),
+        one = cv::ONE_ID,
+        q = x.one_question,
+        topic = x.one_topic,
+        one_poll = cv::ONE_POLL.as_millis(),
+        rss = x.peak_rss_mb
+    );
+    if let Some(f) = &x.failure {
+        let _ = writeln!(s, "**The phase failed:** `{}`\n", f.replace('`', "'"));
+    }
+    let seconds = |ms: Option<f64>| ms.map_or_else(|| "-".into(), |v| format!("{:.1} s", v / 1000.0));
+    let _ = writeln!(s, "| step | from T0 | what |");
+    let _ = writeln!(s, "|---|--:|---|");
+    if let Some(i) = &x.ingest {
+        let _ = writeln!(
+            s,
+            "| ingest | {:.1} s | {} of {} conversations at {} connections: {:.0}/s; POST p50 {}, p99 {}, \
+             max {}; {} errors |",
+            x.ingest_seconds,
+            x.ingested,
+            x.conversations,
+            i.connections,
+            x.ingest_rate(),
+            ms(i.p50_ms),
+            ms(i.p99_ms),
+            ms(i.max_ms),
+            i.errors
+        );
+    }
+    let _ = writeln!(
+        s,
+        "| all analysed | {} | no conversation left to analyse |",
+        seconds(x.analysed_ms)
+    );
+    let _ = writeln!(
+        s,
+        "| **done** (T_all) | {} | every issue clustered; {} progress reads{} |",
+        seconds(x.all_ms),
+        x.polls,
+        if x.timed_out {
+            format!(", **not done after {} s**", cv::GIVE_UP.as_secs())
+        } else {
+            String::new()
+        }
+    );
+    let _ = writeln!(
+        s,
+        "| one more (T_one) | {} after its POST | {} issue{}{}; {} progress reads |\n",
+        x.one_ms.map_or_else(|| "-".into(), ms),
+        x.one_issues,
+        if x.one_issues == 1 { "" } else { "s" },
+        match x.one_joined_topic {
+            Some(true) => ", in the cluster holding its topic's issues",
+            Some(false) => ", **not** in the cluster holding its topic's issues",
+            None => "",
+        },
+        x.one_polls
+    );
+    if let Some(p) = &x.last {
+        let _ = writeln!(s, "Last read: {}.\n", p.describe());
+    }
+    if let Some(i) = &x.ingest
+        && !i.error_samples.is_empty()
+    {
+        let errors: Vec<String> = i
+            .error_samples
+            .iter()
+            .map(|e| format!("- `{}`", e.replace('`', "'")))
+            .collect();
+        let _ = writeln!(s, "Ingest errors:\n\n{}\n", errors.join("\n"));
+    }
+    let Some(q) = &x.quality else {
+        return;
+    };
+    let pct = |v: Option<f64>| v.map_or_else(|| "-".into(), percent);
+    let _ = writeln!(
+        s,
+        "What the server found, read back with the paged lists after done and judged against the \
+         generator's topic of each question (an issue is matched to its question by its title):\n"
+    );
+    let _ = writeln!(s, "| figure | value |");
+    let _ = writeln!(s, "|---|---|");
+    let _ = writeln!(
+        s,
+        "| conversations, issues, clusters | {}, {}, {} |",
+        q.conversations, q.issues, q.clusters
+    );
+    let _ = writeln!(
+        s,
+        "| answered recall: documented conversations that made no issue | {} ({} of {}; per question {} of {}) |",
+        pct(q.answered_recall()),
+        q.documented_answered,
+        q.documented_conversations,
+        q.documented_questions_answered,
+        q.documented_questions
+    );
+    let _ = writeln!(
+        s,
+        "| precision: issues from undocumented topics | {} ({} of {}; {} from documented topics, {} matching \
+         no question asked) |",
+        pct(q.precision()),
+        q.issues_undocumented,
+        q.issues,
+        q.issues_documented,
+        q.issues_unmatched
+    );
+    let _ = writeln!(
+        s,
+        "| undocumented questions that made an issue | {} ({} of {}) |",
+        pct(q.detected()),
+        q.undocumented_with_issue,
+        q.undocumented_questions
+    );
+    let _ = writeln!(
+        s,
+        "| clusters per undocumented topic (1 is ideal) | {} |",
+        match q.clusters_per_topic_mean {
+            Some(mean) => format!(
+                "mean {mean:.2}, worst {}{}",
+                q.clusters_per_topic_worst,
+                if q.worst_topic.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (\"{}\")", q.worst_topic)
+                }
+            ),
+            None => "- (no issue is listed with a cluster)".to_string(),
+        }
+    );
+    let _ = writeln!(
+        s,
+        "| cluster purity (issue-weighted share of a cluster's issues from its majority topic) | {} |",
+        match q.purity {
+            Some(p) => format!("{} ({} clusters mix topics)", percent(p), q.mixed_clusters),
+            None => "- (no issue is listed with a cluster)".to_string(),
+        }
+    );
+    let _ = writeln!(
+        s,
+        "| clusters labelled with another topic's question; clusters sharing their label with another | {}; {} |",
+        q.mislabelled, q.duplicate_labels
+    );
+    let _ = writeln!(
+        s,
+        "| issues without a cluster; clusters whose `stats.issues` differs from their listed issues | {}; {} |\n",
+        q.unclustered, q.stats_mismatches
+    );
+    if !q.topics.is_empty() {
+        let _ = writeln!(
+            s,
+            "| undocumented topic | questions | issues | clusters | share in its main cluster |"
+        );
+        let _ = writeln!(s, "|---|--:|--:|--:|--:|");
+        for t in &q.topics {
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {} | {} |",
+                t.topic,
+                t.questions,
+                t.issues,
+                t.clusters,
+                if t.clusters == 0 {
+                    "-".to_string()
+                } else {
+                    percent(t.main_share)
+                }
+            );
+        }
+        let _ = writeln!(s);
+    }
+    if !q.largest.is_empty() {
+        let _ = writeln!(
+            s,
+            "| largest clusters: label | the label's topic | issues | conversations | listed | majority topic | its share | topics | weekly pulse (12 weeks) |"
+        );
+        let _ = writeln!(s, "|---|---|--:|--:|--:|---|--:|--:|--:|");
+        for c in &q.largest {
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                c.label.replace('|', "/"),
+                c.label_topic,
+                c.issues,
+                c.conversations,
+                c.listed,
+                c.topic,
+                if c.listed == 0 {
+                    "-".to_string()
+                } else {
+                    percent(c.majority_share)
+                },
+                c.topics,
+                c.pulse
+            );
+        }
+        let _ = writeln!(s);
+    }
+    if !q.examples.is_empty() {
+        let _ = writeln!(s, "Surprises (a few of each kind):\n");
+        for e in &q.examples {
+            let _ = writeln!(s, "- {}", e.replace('|', "/"));
+        }
+        let _ = writeln!(s);
+    }
+}
+
 fn pathological(s: &mut String, p: &PathologicalResult) {
     let _ = writeln!(s, "### Pathological input (`pathological`)\n");
     let _ = writeln!(
@@ -3290,6 +3653,191 @@ mod tests {
         });
         assert_eq!(verdicts(&e), [const { Verdict::Missing }; 4]);
         assert_eq!(budgets(&e).iter().filter(|b| b.name.contains("PDF")).count(), 4);
+    }
+
+    #[test]
+    fn conversations_budgets_pass_fail_missing_and_not_run() {
+        use crate::conversations::{ClusterSummary, Progress, Quality, TopicSpread};
+        let mut e = EngineReport {
+            engine: "SQLite".into(),
+            ..EngineReport::default()
+        };
+        let verdicts = |e: &EngineReport| conversations_budgets(e).map(|b| b.verdict);
+        assert_eq!(verdicts(&e), [Verdict::NotRun, Verdict::NotRun]);
+        let quality = Quality {
+            conversations: 10_000,
+            documented_conversations: 6_000,
+            documented_answered: 5_940,
+            documented_questions: 6_500,
+            documented_questions_answered: 6_430,
+            undocumented_questions: 4_400,
+            undocumented_with_issue: 4_400,
+            issues: 4_470,
+            issues_undocumented: 4_400,
+            issues_documented: 70,
+            clusters: 21,
+            topics: vec![TopicSpread {
+                topic: "Jira migration".into(),
+                questions: 220,
+                issues: 220,
+                clusters: 1,
+                main_cluster: Some("c1".into()),
+                main_share: 1.0,
+            }],
+            clusters_per_topic_mean: Some(1.05),
+            clusters_per_topic_worst: 2,
+            worst_topic: "Refunds".into(),
+            purity: Some(0.985),
+            mixed_clusters: 1,
+            largest: vec![ClusterSummary {
+                label: "How do I migrate jira?".into(),
+                issues: 220,
+                conversations: 218,
+                listed: 220,
+                topic: "Jira migration".into(),
+                label_topic: "Jira migration".into(),
+                majority_share: 1.0,
+                topics: 1,
+                pulse: 160,
+            }],
+            examples: vec![
+                "topic \"Refunds\" split into 2 clusters: 200 in its main one, 20 in \"x\"".into(),
+            ],
+            ..Quality::default()
+        };
+        let mut x = ConversationsResult {
+            org: "org".into(),
+            space: "space".into(),
+            pages: 20,
+            markdown_bytes: 20_000,
+            conversations: 10_000,
+            two_questions: 1_000,
+            ingested: 10_000,
+            ingest: Some(FamilyResult {
+                family: cv::INGEST.into(),
+                connections: 16,
+                requests: 10_000,
+                rps: 800.0,
+                p50_ms: 15.0,
+                p99_ms: 60.0,
+                max_ms: 90.0,
+                ..FamilyResult::default()
+            }),
+            ingest_seconds: 12.5,
+            analysed_ms: Some(30_000.0),
+            all_ms: Some(42_000.0),
+            polls: 170,
+            last: Some(Progress {
+                unprocessed: 0,
+                issues: Some(4_471),
+                clustered: Some(4_471),
+                clusters: Some(21),
+            }),
+            quality: Some(quality),
+            one_topic: "Jira migration".into(),
+            one_question: "How do I migrate jira?".into(),
+            one_ms: Some(350.0),
+            one_polls: 12,
+            one_issues: 1,
+            one_cluster: Some("c1".into()),
+            one_joined_topic: Some(true),
+            ..ConversationsResult::default()
+        };
+        e.conversations = Some(x.clone());
+        assert_eq!(verdicts(&e), [Verdict::Pass, Verdict::Pass]);
+        let [a, b] = conversations_budgets(&e);
+        assert_eq!(
+            a.measured,
+            "42.0 s for 10000 conversations (ingest 12.5 s, 800/s; all analysed after 30.0 s)"
+        );
+        assert_eq!(b.measured, "350 ms (1 issue, in its topic's cluster)");
+        // Each budget on its own.
+        x.all_ms = Some(75_000.0);
+        e.conversations = Some(x.clone());
+        assert_eq!(verdicts(&e), [Verdict::Fail, Verdict::Pass]);
+        x.all_ms = Some(42_000.0);
+        x.one_ms = Some(1_500.0);
+        e.conversations = Some(x.clone());
+        assert_eq!(verdicts(&e), [Verdict::Pass, Verdict::Fail]);
+        x.one_ms = Some(350.0);
+        // A conversation not ingested: not the data set's time.
+        x.ingested = 9_999;
+        e.conversations = Some(x.clone());
+        assert_eq!(verdicts(&e), [Verdict::Fail, Verdict::Pass]);
+        assert!(
+            conversations_budgets(&e)[0]
+                .measured
+                .contains("only 9999 ingested"),
+            "{}",
+            conversations_budgets(&e)[0].measured
+        );
+        x.ingested = 10_000;
+        e.conversations = Some(x.clone());
+        let text = markdown(&RunReport {
+            engines: vec![e.clone()],
+            ..RunReport::default()
+        });
+        assert!(
+            text.contains("### Support conversations (`conversations`)"),
+            "{text}"
+        );
+        assert!(
+            text.contains("| ingest | 12.5 s | 10000 of 10000 conversations at 16 connections: 800/s;"),
+            "{text}"
+        );
+        assert!(text.contains("| **done** (T_all) | 42.0 s |"), "{text}");
+        assert!(
+            text.contains(
+                "| answered recall: documented conversations that made no issue | 99.0% (5940 of 6000;"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("| precision: issues from undocumented topics | 98.4% (4400 of 4470;"),
+            "{text}"
+        );
+        assert!(text.contains("| mean 1.05, worst 2 (\"Refunds\") |"), "{text}");
+        assert!(
+            text.contains("| Jira migration | 220 | 220 | 1 | 100.0% |"),
+            "{text}"
+        );
+        assert!(text.contains("| 98.5% (1 clusters mix topics) |"), "{text}");
+        assert!(
+            text.contains("| How do I migrate jira? | Jira migration | 220 | 218 | 220 |"),
+            "{text}"
+        );
+        assert!(text.contains("Surprises (a few of each kind)"), "{text}");
+        // Not done in time: both fail, with how far it got.
+        x.all_ms = None;
+        x.timed_out = true;
+        x.one_ms = None;
+        x.last = Some(Progress {
+            unprocessed: 120,
+            ..Progress::default()
+        });
+        x.failure = Some("not done 600 s after the first POST".into());
+        e.conversations = Some(x);
+        assert_eq!(verdicts(&e), [Verdict::Fail, Verdict::Fail]);
+        let [a, b] = conversations_budgets(&e);
+        assert!(
+            a.measured
+                .starts_with("not done after 600 s; 120 conversations left to analyse"),
+            "{}",
+            a.measured
+        );
+        assert!(b.measured.starts_with("not measured; failed:"), "{}", b.measured);
+        e.conversations = Some(ConversationsResult {
+            endpoint_missing: true,
+            ..ConversationsResult::default()
+        });
+        assert_eq!(verdicts(&e), [Verdict::Missing, Verdict::Missing]);
+        assert_eq!(
+            budgets(&e)
+                .iter()
+                .filter(|b| b.name.starts_with("conversations"))
+                .count(),
+            2
+        );
     }
 
     #[test]

@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
+use crate::conversations::ConversationsResult;
 use crate::dataset::{Dataset, Summary};
 use crate::events::EventsResult;
 use crate::generate::{Admin, GenArgs, Scale};
@@ -114,6 +115,9 @@ pub struct EngineReport {
     /// The `pdf` phase, when it ran.
     #[serde(default)]
     pub pdf: Option<PdfResult>,
+    /// The `conversations` phase, when it ran.
+    #[serde(default)]
+    pub conversations: Option<ConversationsResult>,
     /// The `pathological` phase, when it ran.
     #[serde(default)]
     pub pathological: Option<PathologicalResult>,
@@ -549,6 +553,7 @@ async fn measure_engine(
     let events = plan.iter().any(|(f, _)| *f == Family::Events);
     let scripts = plan.iter().find(|(f, _)| *f == Family::Scripts).map(|(_, c)| *c);
     let pdf = plan.iter().any(|(f, _)| *f == Family::Pdf);
+    let conversations = plan.iter().any(|(f, _)| *f == Family::Conversations);
     let sites = plan.iter().find(|(f, _)| *f == Family::Sites).map(|(_, c)| *c);
     plan.retain(|(f, _)| !Family::SPECIAL.contains(f));
     let (reads, writes): (Vec<_>, Vec<_>) = plan.into_iter().partition(|(f, _)| !f.is_write());
@@ -750,6 +755,25 @@ async fn measure_engine(
         eprint!("{}", crate::pdf::table(&r));
         report.pdf = Some(r);
         eprint!("{}", report::budget_lines(&report::pdf_budgets(&report)));
+    }
+    if conversations {
+        // The analyses and clusterings are background jobs: their memory peak is reported with
+        // the phase, not in the memory budget of the ordinary load.
+        eprintln!(
+            "phase: conversations ({} conversations ingested at {} connections, analysed and \
+             clustered, then one more)",
+            crate::conversations::conversations_for(&data.scale),
+            crate::conversations::INGEST_CONNECTIONS
+        );
+        sampler.take_peak_mb();
+        let mut r = crate::conversations::run(driver.addr(), driver.dataset()).await;
+        r.peak_rss_mb = sampler.take_peak_mb();
+        eprint!("{}", crate::conversations::table(&r));
+        report.conversations = Some(r);
+        eprint!(
+            "{}",
+            report::budget_lines(&report::conversations_budgets(&report))
+        );
     }
     if pathological {
         // Last: it adds a page of about 20 MB of JSON to the big space. Its memory peak is

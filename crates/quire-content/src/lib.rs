@@ -16,6 +16,7 @@
 pub mod buckets;
 pub mod changes;
 pub mod computed;
+pub mod conversations;
 pub mod diff;
 pub mod document;
 pub mod evaluate;

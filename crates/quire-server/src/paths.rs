@@ -530,6 +530,30 @@ path_structs! {
     }
 }
 
+path_structs! {
+    /// `/v1/orgs/{organizationId}/conversations/{conversationId}`.
+    ConversationPath {
+        /// The id of the organization.
+        organization_id,
+        /// The id the conversation was ingested with.
+        conversation_id,
+    }
+    /// `/v1/orgs/{organizationId}/conversations-issues/{issueId}`.
+    ConversationIssuePath {
+        /// The id of the organization.
+        organization_id,
+        /// The id of the issue.
+        issue_id,
+    }
+    /// `/v1/orgs/{organizationId}/conversations-clusters/{clusterId}`.
+    ConversationsClusterPath {
+        /// The id of the organization.
+        organization_id,
+        /// The id of the cluster.
+        cluster_id,
+    }
+}
+
 impl TranslationPath {
     /// The translation the path names (`db.read_as::<translation::X, _>`).
     pub fn translation(&self) -> quire_store::translations::TranslationKey {

@@ -36,6 +36,7 @@ pub fn routes() -> OpenApiRouter<App> {
         .merge(crate::api::sites::routes())
         .merge(crate::api::openapi_specs::routes())
         .merge(crate::api::translations::routes())
+        .merge(crate::api::conversations::routes())
         .merge(crate::api::integrations::routes())
         .merge(crate::api::urls::routes())
 }

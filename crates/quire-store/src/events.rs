@@ -93,6 +93,11 @@ kinds! {
     TranslationDeleted = "translation_deleted",
     /// A run ended: completed (its target space has a new revision) or failed.
     TranslationRunFinished = "translation_run_finished",
+    /// A conversation was ingested, new or again (its analysis follows).
+    ConversationIngested = "conversation_ingested",
+    /// A docs team set a cluster of conversation issues open or resolved, or a change request
+    /// that references it was merged.
+    ConversationsClusterStatusUpdated = "conversations_cluster_status_updated",
 }
 
 // serde writes a struct's fields in declaration order: each struct keeps the order its keys were
@@ -337,6 +342,24 @@ pub struct TranslationRunFinished<'a> {
     pub status: &'a str,
     pub target_space_id: Option<&'a str>,
     pub revision: Option<&'a str>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ConversationIngested<'a> {
+    pub conversation_id: &'a str,
+    pub source: &'a str,
+    /// Whether it was ingested before (and is analysed again).
+    pub again: bool,
+}
+
+/// `changeRequestId` names the merged change request that resolved the cluster.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ConversationsClusterStatusUpdated<'a> {
+    pub cluster_id: &'a str,
+    pub status: &'a str,
+    pub change_request_id: Option<&'a str>,
 }
 
 /// One event to record; its kind is its payload's.
@@ -696,6 +719,22 @@ mod tests {
                     revision: Some("r1"),
                 }),
                 json!({"translationId": "tr1", "status": "completed", "targetSpaceId": "s2", "revision": "r1"}),
+            ),
+            (
+                stored(ConversationIngested {
+                    conversation_id: "c1",
+                    source: "api",
+                    again: false,
+                }),
+                json!({"conversationId": "c1", "source": "api", "again": false}),
+            ),
+            (
+                stored(ConversationsClusterStatusUpdated {
+                    cluster_id: "cl1",
+                    status: "resolved",
+                    change_request_id: Some("cr1"),
+                }),
+                json!({"clusterId": "cl1", "status": "resolved", "changeRequestId": "cr1"}),
             ),
         ];
         let mut kinds = Vec::new();

@@ -19,6 +19,7 @@ pub mod collections;
 pub mod columns;
 pub mod comments;
 pub mod content;
+pub mod conversations;
 pub mod db;
 pub mod error;
 pub mod files;

@@ -132,6 +132,9 @@ pub enum OrgAction {
     CreateContent,
     CreateOpenApiSpec,
     IngestConversations,
+    /// See ingested conversations, the issues found in them and their clusters, and set a
+    /// cluster's status: the docs team's work, which editing is.
+    TriageConversations,
     /// List members and see their profiles.
     ListMembers,
     ListTeams,
@@ -152,6 +155,7 @@ impl OrgAction {
             View => None,
             Admin | ViewBilling | InstallIntegration => Some(Role::Admin),
             CreateContent | CreateOpenApiSpec | IngestConversations => Some(Role::Create),
+            TriageConversations => Some(Role::Edit),
             ListMembers | ListTeams | ListIntegrations | ListInstallations | ReadAgentInstructions => {
                 Some(Role::Read)
             }
@@ -167,6 +171,9 @@ impl OrgAction {
             CreateContent => "creating spaces and collections",
             CreateOpenApiSpec => "creating OpenAPI specifications",
             IngestConversations => "ingesting conversations",
+            TriageConversations => {
+                "seeing conversations, their issues and clusters, or setting a cluster's status"
+            }
             ListMembers => "listing members",
             ListTeams => "listing teams",
             ListIntegrations => "listing integrations",
@@ -731,8 +738,9 @@ macro_rules! action_types {
 action_types! {
     /// Organization actions as types.
     org: OrgAction {
-        View, Admin, CreateContent, CreateOpenApiSpec, IngestConversations, ListMembers, ListTeams,
-        ListIntegrations, ListInstallations, InstallIntegration, ViewBilling, ReadAgentInstructions,
+        View, Admin, CreateContent, CreateOpenApiSpec, IngestConversations, TriageConversations,
+        ListMembers, ListTeams, ListIntegrations, ListInstallations, InstallIntegration, ViewBilling,
+        ReadAgentInstructions,
     }
 }
 

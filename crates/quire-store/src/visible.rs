@@ -200,7 +200,7 @@ macro_rules! acts_on {
 
 acts_on!(OrgFor:
     org::View, org::Admin, org::CreateContent, org::CreateOpenApiSpec, org::IngestConversations,
-    org::ListMembers, org::ListTeams, org::ListIntegrations, org::ListInstallations,
+    org::TriageConversations, org::ListMembers, org::ListTeams, org::ListIntegrations, org::ListInstallations,
     org::InstallIntegration, org::ViewBilling, org::ReadAgentInstructions,
 );
 acts_on!(SpaceFor:

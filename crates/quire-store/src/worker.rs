@@ -277,6 +277,12 @@ async fn execute(store: &Store, job: &Job) -> Result<Option<i64>, StoreError> {
         crate::pdf::RENDER_JOB => crate::pdf::run(store, payload).await,
         crate::pdf::PRUNE_JOB => crate::pdf::run_pruning(store).await,
         crate::translations::run::RUN_JOB => crate::translations::run::run(store, payload).await,
+        crate::conversations::analyse::ANALYSE_JOB => {
+            crate::conversations::analyse::run(store, payload).await
+        }
+        crate::conversations::clusters::CLUSTER_JOB => {
+            crate::conversations::clusters::run(store, payload).await
+        }
         other => Err(StoreError::internal(format!("unknown job kind {other:?}"))),
     }
 }

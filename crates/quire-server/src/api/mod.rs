@@ -7,6 +7,7 @@ pub mod change_requests;
 pub mod collections;
 pub mod comments;
 pub mod content;
+pub mod conversations;
 pub mod grants;
 pub mod integrations;
 pub mod invites;

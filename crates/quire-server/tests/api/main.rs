@@ -8,6 +8,7 @@ mod browser;
 mod change_requests;
 mod comments;
 mod content;
+mod conversations;
 mod counts;
 mod deadlines;
 mod events;

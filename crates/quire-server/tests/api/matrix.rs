@@ -38,6 +38,10 @@ struct World {
     spec: String,
     /// A translation of `space` into French.
     translation: String,
+    /// An ingested conversation, its issue and that issue's cluster.
+    conversation: String,
+    issue: String,
+    cluster: String,
     /// A private integration of the organization, installed in it.
     integration: String,
     installation: String,
@@ -135,7 +139,23 @@ async fn world() -> World {
     )
     .await
     .expect(201);
+    app.post(
+        &owner,
+        &format!("/v1/orgs/{org}/conversations"),
+        json!({"id": "matrix", "parts": [{"type": "message", "role": "user", "body": "How do I export pages to Salesforce?"}]}),
+    )
+    .await
+    .expect(204);
+    crate::conversations::settled(&app, &owner, &org).await;
+    let issues = app
+        .get(&owner, &format!("/v1/orgs/{org}/conversations-issues"))
+        .await
+        .expect(200);
+    let issue = &issues["items"][0]["issue"];
     World {
+        conversation: "matrix".to_string(),
+        issue: issue["id"].as_str().unwrap().to_string(),
+        cluster: issue["cluster"].as_str().unwrap().to_string(),
         translation,
         integration,
         installation,
@@ -665,6 +685,46 @@ impl World {
                 self.call(caller, "DELETE", &format!("/v1/orgs/{org}/openapi/{fresh}"), None)
                     .await
             }
+            "GET /v1/orgs/{organizationId}/conversations" => {
+                self.call(caller, "GET", &format!("/v1/orgs/{org}/conversations"), None)
+                    .await
+            }
+            "POST /v1/orgs/{organizationId}/conversations" => {
+                let body = json!({"id": format!("m-{caller}"),
+                                  "parts": [{"type": "message", "role": "user", "body": "Is there dark mode?"}]});
+                self.call(
+                    caller,
+                    "POST",
+                    &format!("/v1/orgs/{org}/conversations"),
+                    Some(body),
+                )
+                .await
+            }
+            "GET /v1/orgs/{organizationId}/conversations/{conversationId}" => {
+                let path = format!("/v1/orgs/{org}/conversations/{}", self.conversation);
+                self.call(caller, "GET", &path, None).await
+            }
+            "GET /v1/orgs/{organizationId}/conversations-issues" => {
+                let path = format!("/v1/orgs/{org}/conversations-issues");
+                self.call(caller, "GET", &path, None).await
+            }
+            "GET /v1/orgs/{organizationId}/conversations-issues/{issueId}" => {
+                let path = format!("/v1/orgs/{org}/conversations-issues/{}", self.issue);
+                self.call(caller, "GET", &path, None).await
+            }
+            "GET /v1/orgs/{organizationId}/conversations-clusters" => {
+                let path = format!("/v1/orgs/{org}/conversations-clusters");
+                self.call(caller, "GET", &path, None).await
+            }
+            "GET /v1/orgs/{organizationId}/conversations-clusters/{clusterId}" => {
+                let path = format!("/v1/orgs/{org}/conversations-clusters/{}", self.cluster);
+                self.call(caller, "GET", &path, None).await
+            }
+            "PATCH /v1/orgs/{organizationId}/conversations-clusters/{clusterId}" => {
+                let path = format!("/v1/orgs/{org}/conversations-clusters/{}", self.cluster);
+                self.call(caller, "PATCH", &path, Some(json!({"status": "open"})))
+                    .await
+            }
             "GET /v1/orgs/{organizationId}/translations" => {
                 self.call(caller, "GET", &format!("/v1/orgs/{org}/translations"), None)
                     .await
@@ -999,6 +1059,40 @@ pub(crate) const MATRIX: &[(&str, [u16; 9])] = &[
     (
         "DELETE /v1/orgs/{organizationId}/openapi/{specSlug}",
         [204, 204, 403, 403, 403, 403, 204, 204, 401],
+    ),
+    // Conversations: ingested by who may create content, seen and triaged by editors
+    // (docs/permissions.md, "Conversation actions").
+    (
+        "GET /v1/orgs/{organizationId}/conversations",
+        [200, 200, 200, 200, 403, 403, 403, 404, 401],
+    ),
+    (
+        "POST /v1/orgs/{organizationId}/conversations",
+        [204, 204, 403, 403, 403, 403, 403, 404, 401],
+    ),
+    (
+        "GET /v1/orgs/{organizationId}/conversations/{conversationId}",
+        [200, 200, 200, 200, 403, 403, 403, 404, 401],
+    ),
+    (
+        "GET /v1/orgs/{organizationId}/conversations-issues",
+        [200, 200, 200, 200, 403, 403, 403, 404, 401],
+    ),
+    (
+        "GET /v1/orgs/{organizationId}/conversations-issues/{issueId}",
+        [200, 200, 200, 200, 403, 403, 403, 404, 401],
+    ),
+    (
+        "GET /v1/orgs/{organizationId}/conversations-clusters",
+        [200, 200, 200, 200, 403, 403, 403, 404, 401],
+    ),
+    (
+        "GET /v1/orgs/{organizationId}/conversations-clusters/{clusterId}",
+        [200, 200, 200, 200, 403, 403, 403, 404, 401],
+    ),
+    (
+        "PATCH /v1/orgs/{organizationId}/conversations-clusters/{clusterId}",
+        [200, 200, 200, 200, 403, 403, 403, 404, 401],
     ),
     // Translations and the glossary: by organization role (docs/permissions.md,
     // "Translations").

@@ -496,6 +496,31 @@ const SWEEP: &[(&str, &str, Expect)] = &[
     ("PUT", "/v1/orgs/{organizationId}/openapi/{specSlug}", Hidden),
     ("PATCH", "/v1/orgs/{organizationId}/openapi/{specSlug}", Hidden),
     ("DELETE", "/v1/orgs/{organizationId}/openapi/{specSlug}", Hidden),
+    // Conversations, their issues and clusters.
+    ("GET", "/v1/orgs/{organizationId}/conversations", Hidden),
+    ("POST", "/v1/orgs/{organizationId}/conversations", Hidden),
+    (
+        "GET",
+        "/v1/orgs/{organizationId}/conversations/{conversationId}",
+        Hidden,
+    ),
+    ("GET", "/v1/orgs/{organizationId}/conversations-issues", Hidden),
+    (
+        "GET",
+        "/v1/orgs/{organizationId}/conversations-issues/{issueId}",
+        Hidden,
+    ),
+    ("GET", "/v1/orgs/{organizationId}/conversations-clusters", Hidden),
+    (
+        "GET",
+        "/v1/orgs/{organizationId}/conversations-clusters/{clusterId}",
+        Hidden,
+    ),
+    (
+        "PATCH",
+        "/v1/orgs/{organizationId}/conversations-clusters/{clusterId}",
+        Hidden,
+    ),
     // Translations and the glossary.
     ("GET", "/v1/orgs/{organizationId}/translations", Hidden),
     ("POST", "/v1/orgs/{organizationId}/translations", Hidden),
@@ -1345,9 +1370,33 @@ async fn victim(app: &TestApp) -> Victim {
         .await
         .expect(200);
     params.insert("glossaryEntryId", id(&glossary["items"][0]));
+    let conversation_subject = secret("VictimConversation");
+    app.post(
+        &owner,
+        &format!("/v1/orgs/{org}/conversations"),
+        json!({"id": "victim-conversation", "subject": conversation_subject,
+               "parts": [{"type": "message", "role": "user", "body": "How do I export pages to Salesforce?"}]}),
+    )
+    .await
+    .expect(204);
+    crate::conversations::settled(app, &owner, &org).await;
+    let issue = app
+        .get(&owner, &format!("/v1/orgs/{org}/conversations-issues"))
+        .await
+        .expect(200);
+    params.insert("conversationId", "victim-conversation".to_string());
+    params.insert("issueId", id(&issue["items"][0]["issue"]));
+    params.insert(
+        "clusterId",
+        issue["items"][0]["issue"]["cluster"]
+            .as_str()
+            .unwrap()
+            .to_string(),
+    );
     let mut secrets: BTreeSet<String> = [
         spec_title,
         org_title,
+        conversation_subject,
         instructions,
         team_title,
         collection_title,
@@ -1434,6 +1483,10 @@ async fn victim(app: &TestApp) -> Victim {
         "/v1/user/tokens".to_string(),
         format!("/v1/orgs/{org}/translations/{}", params["translationId"]),
         format!("/v1/orgs/{org}/translations-glossary"),
+        format!("/v1/orgs/{org}/conversations"),
+        format!("/v1/orgs/{org}/conversations/victim-conversation"),
+        format!("/v1/orgs/{org}/conversations-issues"),
+        format!("/v1/orgs/{org}/conversations-clusters"),
     ];
     Victim {
         owner,
@@ -1649,6 +1702,10 @@ fn plausible_body(method: &str, route: &str, outsider: &TestUser, outsider_org: 
         ("PUT", "{translationId}") => {
             json!({"instructions": {"object": "document", "data": {}, "nodes": []}})
         }
+        ("POST", "conversations") => {
+            json!({"id": "pwned", "parts": [{"type": "message", "role": "user", "body": "Pwned?"}]})
+        }
+        ("PATCH", "{clusterId}") => json!({"status": "resolved"}),
         ("PUT", "translations-glossary") => {
             json!({"operations": [{"type": "insert", "translations": {"en": "pwned"}}]})
         }

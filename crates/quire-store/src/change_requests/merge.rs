@@ -434,6 +434,9 @@ fn merge_in(
     };
     let event = Event::in_space(&space.space.org_id, space_id, &cr.id, Some(user), payload);
     events::record(c, event)?;
+    if let Some(cluster) = &cr.issues_cluster {
+        crate::conversations::resolved_by_merge(c, &space.space.org_id, cluster, &cr.id, user)?;
+    }
     Ok(Some(MergeResult {
         revision: written.id().to_string(),
         result: MergeResultKind::Merge,

@@ -70,6 +70,9 @@ pub fn create(
 ) -> StoreResult<WithUsers<ChangeRequest>> {
     let space_id = &space.space.id;
     let status = new.status.unwrap_or(Status::Draft);
+    if let Some(cluster) = &new.conversations_issues_cluster {
+        crate::conversations::check_reference(c, &space.space.org_id, cluster)?;
+    }
     let base = space
         .space
         .revision
@@ -132,6 +135,8 @@ pub struct Changes {
     pub status: Option<Status>,
     /// The description as stored (a JSON document's text); Some(None) removes it.
     pub description: Option<Option<String>>,
+    /// The conversations issues cluster referenced; Some(None) removes the reference.
+    pub issues_cluster: Option<Option<String>>,
 }
 
 /// Changes a change request's subject, description or status (not a content change, so
@@ -164,9 +169,25 @@ pub fn update(
     let subject = changes.subject.clone().unwrap_or(cr.subject.clone());
     let status = changes.status.unwrap_or(cr.status);
     let description = changes.description.clone().unwrap_or(cr.description.clone());
+    let cluster = changes
+        .issues_cluster
+        .clone()
+        .unwrap_or(cr.issues_cluster.clone());
+    if let Some(Some(id)) = &changes.issues_cluster {
+        crate::conversations::check_reference(c, &space.space.org_id, id)?;
+    }
     c.execute(
-        "UPDATE change_requests SET subject = ?2, status = ?3, description = ?4, updated_at = ?5 WHERE id = ?1",
-        params![cr.id.clone(), subject, status, description, clock::now_ms()],
+        "UPDATE change_requests SET subject = ?2, status = ?3, description = ?4, updated_at = ?5,
+                conversations_issues_cluster = ?6
+         WHERE id = ?1",
+        params![
+            cr.id.clone(),
+            subject,
+            status,
+            description,
+            clock::now_ms(),
+            cluster
+        ],
     )?;
     if status != cr.status {
         let payload = events::ChangeRequestStatusUpdated {

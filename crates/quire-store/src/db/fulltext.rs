@@ -172,3 +172,28 @@ pub fn hits_sql(c: &dyn Conn, args: &mut Args, query: &FtsQuery, space: Option<&
         }
     }
 }
+
+/// Like [`hits_sql`] over every space, for rows holding any of `words`, each as a prefix: the
+/// questions of conversations, whose key terms are stems (`quire_content::conversations`).
+pub fn any_hits_sql(c: &dyn Conn, args: &mut Args, words: &[String]) -> String {
+    match c.dialect() {
+        Dialect::Sqlite => {
+            let words: Vec<String> = words.iter().map(|w| format!("\"{w}\"*")).collect();
+            let expression = format!("{{title body}} : ({})", words.join(" OR "));
+            format!(
+                "SELECT rowid AS id, -bm25(search_fts, 0.0, 4.0, 1.0) AS score
+                 FROM search_fts WHERE search_fts MATCH {}",
+                args.arg(expression)
+            )
+        }
+        Dialect::Postgres => {
+            let words: Vec<String> = words.iter().map(|w| format!("{w}:*AD")).collect();
+            let query = args.arg(words.join(" | "));
+            format!(
+                "SELECT s.id, ts_rank('{{0.25, 0, 0, 1}}', s.terms, to_tsquery('simple', {query}), 1)::float8 AS score
+                 FROM search_sections s
+                 WHERE s.terms @@ to_tsquery('simple', {query})"
+            )
+        }
+    }
+}

@@ -168,6 +168,12 @@ const MIGRATIONS: &[Migration] = &[
         sqlite: include_str!("../../migrations/0026_translations.sql"),
         postgres: include_str!("../../migrations/0026_translations.sql"),
     },
+    Migration {
+        version: 27,
+        name: "conversations, the issues found in them and their clusters",
+        sqlite: include_str!("../../migrations/0027_conversations.sql"),
+        postgres: include_str!("../../migrations/0027_conversations.sql"),
+    },
 ];
 
 /// An arbitrary constant that names quire's migration lock among PostgreSQL advisory locks.

@@ -4,6 +4,7 @@
 //! in the transaction that moves a space's main revision (`main_revision::main_changed`);
 //! queries (`query`) are answered by the engine's full-text index.
 
+pub mod any_term;
 pub mod index;
 pub mod query;
 

@@ -65,7 +65,8 @@ struct CreateChangeRequest {
     agent_task_id: Option<String>,
     /// quire: start as `open` rather than `draft`.
     status: Option<String>,
-    /// The conversations issues cluster the change request addresses.
+    /// The conversations issues cluster the change request addresses (one of the space's
+    /// organization); merging the change request resolves it.
     conversations_issues_cluster: Option<String>,
     template: Option<serde_json::Value>,
 }
@@ -132,6 +133,11 @@ struct UpdateChangeRequest {
     #[schema(value_type = Option<serde_json::Value>)]
     description: crate::extract::Patch<serde_json::Value>,
     status: Option<String>,
+    /// The conversations issues cluster the change request addresses (null: none); merging
+    /// the change request resolves it.
+    #[serde(default, rename = "conversationsIssuesCluster")]
+    #[schema(value_type = Option<String>)]
+    conversations_issues_cluster: crate::extract::Patch<String>,
 }
 
 #[utoipa::path(
@@ -182,6 +188,11 @@ async fn update_change_request(
         subject: body.subject,
         status: new_status,
         description,
+        issues_cluster: match body.conversations_issues_cluster {
+            crate::extract::Patch::Value(id) => Some(Some(id)),
+            crate::extract::Patch::Null => Some(None),
+            crate::extract::Patch::Absent => None,
+        },
     };
     let cr = app
         .db
