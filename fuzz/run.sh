@@ -32,9 +32,10 @@ if ! cargo fuzz --version >/dev/null 2>&1; then
 fi
 
 export RUSTC_BOOTSTRAP=1
-targets=(markdown_to_document document_to_markdown merge3 adaptive_condition openapi_reference translate_segments)
-# The dictionary of each target: markdown syntax, the fields and types of JSON documents, or
-# the tokens of the condition language.
+targets=(markdown_to_document document_to_markdown merge3 adaptive_condition openapi_reference translate_segments
+    conversation_questions)
+# The dictionary of each target: markdown syntax, the fields and types of JSON documents, the
+# tokens of the condition language, or the words and marks of chat messages.
 declare -A dictionaries=(
     [markdown_to_document]=dict/markdown.dict
     [document_to_markdown]=dict/json.dict
@@ -42,6 +43,7 @@ declare -A dictionaries=(
     [adaptive_condition]=dict/condition.dict
     [openapi_reference]=dict/openapi.dict
     [translate_segments]=dict/markdown.dict
+    [conversation_questions]=dict/chat.dict
 )
 
 echo "== building the fuzz targets"
