@@ -475,6 +475,17 @@ async fn closest_pages_are_linked_from_a_partly_answered_question() {
     let owner = app.user("Owner").await;
     let org = app.org(&owner, "Partial").await;
     let space = docs(&app, &owner, &org).await;
+    // Another organization documents it fully: its pages are not this one's documentation.
+    let other = app.org(&owner, "Elsewhere").await;
+    let elsewhere = new_space(&app, &owner, &other, "Ops").await;
+    write_main(
+        &app,
+        &owner,
+        &elsewhere,
+        vec![json!([{"operation": "insert_page", "title": "Kubernetes",
+                     "document": {"markdown": "Reset the password of a Kubernetes cluster with kubectl.\n"}}])],
+    )
+    .await;
     // Two of its four terms are in "Resetting your password": not answered, but close.
     ingest(
         &app,
@@ -494,6 +505,14 @@ async fn closest_pages_are_linked_from_a_partly_answered_question() {
     assert_eq!(issue["pages"][0]["space"], space.as_str());
     assert_eq!(issue["pages"][0]["title"], "Resetting your password");
     assert_eq!(issue["pages"][0]["coverage"], 50);
+    assert!(
+        issue["pages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|p| p["space"] == space.as_str()),
+        "{issue}"
+    );
     let page = issue["pages"][0]["urls"]["location"].as_str().unwrap();
     let path = page.split("/v1/").nth(1).unwrap();
     app.get(&owner, &format!("/v1/{path}")).await.expect(200);

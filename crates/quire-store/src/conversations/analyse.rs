@@ -101,9 +101,10 @@ fn analyse(c: &mut dyn Conn, org_id: &str, conversation_id: &str) -> StoreResult
         return Ok(None);
     };
     let questions = questions_of(&detail);
+    let spaces = any_term::spaces_of(c, org_id)?;
     let mut issues = Vec::new();
     for question in questions {
-        let sections = any_term::sections(c, org_id, &question.terms, SECTIONS_SEARCHED)?;
+        let sections = any_term::sections(c, org_id, &spaces, &question.terms, SECTIONS_SEARCHED)?;
         let judged = judge(&question, &sections);
         if judged.best >= ANSWERED_COVERAGE {
             continue;

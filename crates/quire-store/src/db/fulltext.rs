@@ -173,13 +173,19 @@ pub fn hits_sql(c: &dyn Conn, args: &mut Args, query: &FtsQuery, space: Option<&
     }
 }
 
-/// Like [`hits_sql`] over every space, for rows holding any of `words`, each as a prefix: the
-/// questions of conversations, whose key terms are stems (`quire_content::conversations`).
-pub fn any_hits_sql(c: &dyn Conn, args: &mut Args, words: &[String]) -> String {
+/// Like [`hits_sql`], for rows holding any of `words`, each as a prefix: the questions of
+/// conversations, whose key terms are stems (`quire_content::conversations`). With `spaces`,
+/// only their rows are read (by their tokens in the index; callers check the space of what they
+/// keep), so one organization's questions do not rank every other organization's matches.
+pub fn any_hits_sql(c: &dyn Conn, args: &mut Args, words: &[String], spaces: Option<&[String]>) -> String {
     match c.dialect() {
         Dialect::Sqlite => {
             let words: Vec<String> = words.iter().map(|w| format!("\"{w}\"*")).collect();
-            let expression = format!("{{title body}} : ({})", words.join(" OR "));
+            let mut expression = format!("{{title body}} : ({})", words.join(" OR "));
+            if let Some(spaces) = spaces {
+                let tokens: Vec<String> = spaces.iter().map(|s| format!("\"{}\"", space_token(s))).collect();
+                expression = format!("space : ({}) AND {expression}", tokens.join(" OR "));
+            }
             format!(
                 "SELECT rowid AS id, -bm25(search_fts, 0.0, 4.0, 1.0) AS score
                  FROM search_fts WHERE search_fts MATCH {}",
@@ -188,11 +194,18 @@ pub fn any_hits_sql(c: &dyn Conn, args: &mut Args, words: &[String]) -> String {
         }
         Dialect::Postgres => {
             let words: Vec<String> = words.iter().map(|w| format!("{w}:*AD")).collect();
-            let query = args.arg(words.join(" | "));
+            let any = format!("({})", words.join(" | "));
+            let rank = args.arg(any.clone());
+            let mut matching = any;
+            if let Some(spaces) = spaces {
+                let tokens: Vec<String> = spaces.iter().map(|s| format!("{}:C", space_token(s))).collect();
+                matching = format!("({}) & {matching}", tokens.join(" | "));
+            }
+            let matching = args.arg(matching);
             format!(
-                "SELECT s.id, ts_rank('{{0.25, 0, 0, 1}}', s.terms, to_tsquery('simple', {query}), 1)::float8 AS score
+                "SELECT s.id, ts_rank('{{0.25, 0, 0, 1}}', s.terms, to_tsquery('simple', {rank}), 1)::float8 AS score
                  FROM search_sections s
-                 WHERE s.terms @@ to_tsquery('simple', {query})"
+                 WHERE s.terms @@ to_tsquery('simple', {matching})"
             )
         }
     }

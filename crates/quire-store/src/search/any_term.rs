@@ -15,14 +15,41 @@ pub struct Section {
     pub text: String,
 }
 
-/// The `limit` sections of the organization's active spaces, best first by the engine's
-/// relevance, that hold any of `terms`.
-pub fn sections(c: &mut dyn Conn, org_id: &str, terms: &[String], limit: i64) -> StoreResult<Vec<Section>> {
-    if terms.is_empty() {
+/// Most spaces named in the full-text condition; an organization with more is filtered by the
+/// join alone.
+pub const MAX_SPACES_NAMED: usize = 500;
+
+/// The active spaces of an organization, which [`sections`] reads (at most
+/// [`MAX_SPACES_NAMED`] + 1, enough to tell whether there are more).
+pub fn spaces_of(c: &mut dyn Conn, org_id: &str) -> StoreResult<Vec<String>> {
+    let mut ids = Vec::new();
+    for row in c.query(
+        &format!(
+            "SELECT id FROM spaces WHERE organization_id = ?1 AND deleted_at IS NULL ORDER BY id LIMIT {}",
+            MAX_SPACES_NAMED + 1
+        ),
+        crate::params![org_id],
+    )? {
+        ids.push(row.get(0)?);
+    }
+    Ok(ids)
+}
+
+/// The `limit` sections of the organization's active spaces (`spaces`, from [`spaces_of`]), best
+/// first by the engine's relevance, that hold any of `terms`.
+pub fn sections(
+    c: &mut dyn Conn,
+    org_id: &str,
+    spaces: &[String],
+    terms: &[String],
+    limit: i64,
+) -> StoreResult<Vec<Section>> {
+    if terms.is_empty() || spaces.is_empty() {
         return Ok(Vec::new());
     }
+    let named = (spaces.len() <= MAX_SPACES_NAMED).then_some(spaces);
     let mut args = Args::default();
-    let hits = fulltext::any_hits_sql(c, &mut args, terms);
+    let hits = fulltext::any_hits_sql(c, &mut args, terms, named);
     let org = args.arg(org_id);
     let limit = args.arg(limit);
     let sql = format!(
