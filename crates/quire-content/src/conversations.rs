@@ -471,31 +471,6 @@ pub fn central(items: &[Item<'_>], weights: &Weights, group: &[usize]) -> usize 
     best.map_or(0, |(at, _)| at)
 }
 
-/// The `n` terms that the most items of the group have (`group` holds indices into `items`;
-/// invalid or repeated indices are ignored); ties go to the greater idf (the rarer term says
-/// more), then alphabetical order.
-pub fn top_terms(items: &[Item<'_>], weights: &Weights, group: &[usize], n: usize) -> Vec<String> {
-    let mut members = group.to_vec();
-    members.sort_unstable();
-    members.dedup();
-    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
-    for item in members.iter().filter_map(|&index| items.get(index)) {
-        for term in distinct(item.terms) {
-            *counts.entry(term).or_default() += 1;
-        }
-    }
-    let mut ranked: Vec<(&str, usize, f64)> = counts
-        .into_iter()
-        .map(|(term, count)| (term, count, weights.idf(term)))
-        .collect();
-    ranked.sort_by(|a, b| b.1.cmp(&a.1).then(b.2.total_cmp(&a.2)).then(a.0.cmp(b.0)));
-    ranked
-        .into_iter()
-        .take(n)
-        .map(|(term, ..)| term.to_owned())
-        .collect()
-}
-
 /// A TF-IDF vector: entries sorted by key, each key once.
 struct Vector<K> {
     entries: Vec<(K, f64)>,
@@ -1092,29 +1067,6 @@ mod tests {
         assert_eq!(central(&items, &weights, &[2, 0, 1]), 2);
         assert_eq!(central(&items, &weights, &[0]), 0);
         assert_eq!(central(&items, &weights, &[]), 0);
-    }
-
-    #[test]
-    fn top_terms_are_the_most_shared_then_the_rarest() {
-        let ids = strings(&["a", "b", "c", "d"]);
-        let terms = vec![
-            strings(&["password", "reset"]),
-            strings(&["reset", "password", "email"]),
-            strings(&["password", "reset", "link", "link"]),
-            strings(&["email"]),
-        ];
-        let items = as_items(&ids, &terms);
-        let weights = Weights::new(&items);
-        let group = [0, 1, 2];
-        assert_eq!(
-            top_terms(&items, &weights, &group, 10),
-            strings(&["password", "reset", "link", "email"])
-        );
-        assert_eq!(
-            top_terms(&items, &weights, &[2, 1, 0, 0], 3),
-            strings(&["password", "reset", "link"])
-        );
-        assert!(top_terms(&items, &weights, &group, 0).is_empty());
     }
 
     // --- Properties --------------------------------------------------------------------------

@@ -524,59 +524,49 @@ async fn bad_bodies_are_refused_naming_the_field_and_store_nothing() {
     let owner = app.user("Owner").await;
     let org = app.org(&owner, "Strict").await;
     let good = conversation("ok", "How do I export my pages to Salesforce?", 0);
-    let mut cases: Vec<(Value, &str)> = Vec::new();
-    let mut bad = good.clone();
-    bad["parts"][1]["role"] = json!("robot");
-    cases.push((bad, "parts[1].role"));
-    let mut bad = good.clone();
-    bad["parts"][0]["type"] = json!("note");
-    cases.push((bad, "parts[0].type"));
-    let mut bad = good.clone();
-    bad["id"] = json!("has/slash");
-    cases.push((bad, "`id`"));
-    let mut bad = good.clone();
-    bad["id"] = json!("x".repeat(129));
-    cases.push((bad, "`id`"));
-    let mut bad = good.clone();
-    bad["parts"] = json!([]);
-    cases.push((bad, "`parts`"));
-    let mut bad = good.clone();
-    bad["parts"] = json!(
-        (0..501)
-            .map(|_| json!({"type": "message", "role": "user", "body": "hi"}))
-            .collect::<Vec<_>>()
-    );
-    cases.push((bad, "`parts`"));
-    let mut bad = good.clone();
-    bad["parts"][0]["body"] = json!("a".repeat(32 * 1024 + 1));
-    cases.push((bad, "parts[0].body"));
-    let mut bad = good.clone();
-    bad["parts"] = json!(
-        (0..9)
-            .map(|_| json!({"type": "message", "role": "user", "body": "b".repeat(30_000)}))
-            .collect::<Vec<_>>()
-    );
-    cases.push((bad, "parts[8].body"));
-    let mut bad = good.clone();
-    bad["metadata"]["url"] = json!("javascript:alert(1)");
-    cases.push((bad, "metadata.url"));
-    let mut bad = good.clone();
-    bad["metadata"]["createdAt"] = json!("yesterday");
-    cases.push((bad, "metadata.createdAt"));
-    let mut bad = good.clone();
-    bad["subject"] = json!("s".repeat(501));
-    cases.push((bad, "subject"));
-    let mut bad = good.clone();
-    bad["metadata"]["attributes"] = json!(
-        (0..51)
-            .map(|i| (format!("k{i}"), json!("v")))
-            .collect::<serde_json::Map<_, _>>()
-    );
-    cases.push((bad, "metadata.attributes"));
-    let mut bad = good.clone();
-    bad["parts"][0]["role"] = json!(7);
-    cases.push((bad, "role"));
-    for (body, field) in cases {
+    // Each case changes one place of a good body: (JSON pointer, value, what the 400 names).
+    let cases: Vec<(&str, Value, &str)> = vec![
+        ("/parts/1/role", json!("robot"), "parts[1].role"),
+        ("/parts/0/type", json!("note"), "parts[0].type"),
+        ("/id", json!("has/slash"), "`id`"),
+        ("/id", json!("x".repeat(129)), "`id`"),
+        ("/parts", json!([]), "`parts`"),
+        (
+            "/parts",
+            json!(
+                (0..501)
+                    .map(|_| json!({"type": "message", "role": "user", "body": "hi"}))
+                    .collect::<Vec<_>>()
+            ),
+            "`parts`",
+        ),
+        ("/parts/0/body", json!("a".repeat(32 * 1024 + 1)), "parts[0].body"),
+        (
+            "/parts",
+            json!(
+                (0..9)
+                    .map(|_| json!({"type": "message", "role": "user", "body": "b".repeat(30_000)}))
+                    .collect::<Vec<_>>()
+            ),
+            "parts[8].body",
+        ),
+        ("/metadata/url", json!("javascript:alert(1)"), "metadata.url"),
+        ("/metadata/createdAt", json!("yesterday"), "metadata.createdAt"),
+        ("/subject", json!("s".repeat(501)), "subject"),
+        (
+            "/metadata/attributes",
+            json!(
+                (0..51)
+                    .map(|i| (format!("k{i}"), json!("v")))
+                    .collect::<serde_json::Map<_, _>>()
+            ),
+            "metadata.attributes",
+        ),
+        ("/parts/0/role", json!(7), "role"),
+    ];
+    for (pointer, value, field) in cases {
+        let mut body = good.clone();
+        *body.pointer_mut(pointer).unwrap() = value;
         let message = app
             .post(&owner, &format!("/v1/orgs/{org}/conversations"), body)
             .await

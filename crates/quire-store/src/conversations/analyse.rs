@@ -90,14 +90,7 @@ pub async fn run(store: &Store, payload: &serde_json::Value) -> StoreResult<Opti
 
 /// The version of the conversation read, and its unanswered questions; None when it is gone.
 fn analyse(c: &mut dyn Conn, org_id: &str, conversation_id: &str) -> StoreResult<Option<Analysis>> {
-    let version: Option<i64> = c.query_scalar(
-        "SELECT version FROM conversations WHERE organization_id = ?1 AND id = ?2",
-        params![org_id, conversation_id],
-    )?;
-    let Some(version) = version else {
-        return Ok(None);
-    };
-    let Some(detail) = load_detail(c, org_id, conversation_id)? else {
+    let Some((detail, version)) = load_detail(c, org_id, conversation_id)? else {
         return Ok(None);
     };
     let questions = questions_of(&detail);

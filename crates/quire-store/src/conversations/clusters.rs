@@ -89,8 +89,15 @@ pub async fn run(store: &Store, payload: &serde_json::Value) -> StoreResult<Opti
     let start_org = org_id.clone();
     let number = store.db.write(move |c| start(c, &start_org)).await?;
     let read_org = org_id.clone();
-    let (members, existing) = store.db.read_blocking(move |c| read(c, &read_org)).await?;
-    let groups = group(&members, &existing)?;
+    // Grouped on the blocking thread that read the issues: at the limits it is seconds of CPU.
+    let (members, existing, groups) = store
+        .db
+        .read_blocking(move |c| {
+            let (members, existing) = read(c, &read_org)?;
+            let groups = group(&members, &existing)?;
+            Ok::<_, StoreError>((members, existing, groups))
+        })
+        .await?;
     store
         .db
         .write(move |c| write(c, &org_id, number, &members, &existing, &groups))
@@ -140,7 +147,7 @@ fn read(c: &mut dyn Conn, org_id: &str) -> StoreResult<Snapshot> {
                 .map(str::to_string)
                 .collect(),
             title: row.get(2)?,
-            conversation: row.get(3)?,
+            conversation,
             source: row.get(4)?,
             cluster: row.get(5)?,
         });

@@ -19,7 +19,7 @@ use crate::db::{Args, Conn, Dialect};
 use crate::error::{StoreError, StoreResult};
 use crate::events::{self, Event};
 use crate::orgs::OrgFor;
-use crate::paging::{List, Order, Page, Paging};
+use crate::paging::{KeyOrder, List, Order, Page, Paging};
 use crate::permissions::{Authorized, org};
 use crate::{clock, params};
 use model::{ConversationCols, IssueCols};
@@ -41,7 +41,7 @@ pub const MAX_PART_BYTES: usize = 32 * 1024;
 pub const MAX_BODY_BYTES: usize = 256 * 1024;
 
 /// A conversation to ingest, as sent (checked by [`NewConversation::check`]).
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default)]
 pub struct Input {
     pub id: String,
     pub subject: Option<String>,
@@ -53,7 +53,7 @@ pub struct Input {
 }
 
 /// A part as sent.
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default)]
 pub struct InputPart {
     pub kind: String,
     pub role: String,
@@ -321,32 +321,15 @@ pub fn list(
         Some(false) => filter += " AND cv.processed_at IS NULL",
         None => {}
     }
-    let count: i64 = c
-        .query_scalar(
-            &format!("SELECT count(*) FROM conversations cv{filter}"),
-            args.values(),
-        )?
-        .unwrap_or(0);
-    if let Some(After(at, id)) = page.after::<After>()? {
-        filter += &format!(
-            " AND (cv.created_at, cv.id) < ({}, {})",
-            args.arg(at),
-            args.arg(id)
-        );
-    }
-    let sql = format!(
-        "SELECT {} FROM conversations cv{filter} ORDER BY cv.created_at DESC, cv.id DESC LIMIT {}",
-        ConversationCols::SQL,
-        args.arg(page.fetch())
-    );
-    let rows = c
-        .query(&sql, args.values())?
-        .iter()
-        .map(Conversation::from_row)
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(page.finish(rows, u64::try_from(count).unwrap_or(0), |cv| {
-        After(cv.created_at, cv.id.clone())
-    }))
+    crate::paging::by_key(
+        c,
+        &page,
+        ("conversations cv", ConversationCols::SQL),
+        (filter, args),
+        &KeyOrder::descending("cv.created_at"),
+        Conversation::from_row,
+        |cv| (cv.created_at, cv.id.clone()),
+    )
 }
 
 pub fn conversation_not_found(id: &str) -> StoreError {
@@ -359,17 +342,21 @@ pub fn get(
     org: &Authorized<OrgFor, org::TriageConversations>,
     id: &str,
 ) -> StoreResult<ConversationDetail> {
-    load_detail(c, &org.org.id, id)?.ok_or_else(|| conversation_not_found(id))
+    let found = load_detail(c, &org.org.id, id)?;
+    found
+        .map(|(detail, _)| detail)
+        .ok_or_else(|| conversation_not_found(id))
 }
 
-/// A conversation with its parts, whoever asks (the analysis).
+/// A conversation with its parts and its version (which moves at each ingest), whoever asks
+/// (the analysis).
 pub(crate) fn load_detail(
     c: &mut dyn Conn,
     org_id: &str,
     id: &str,
-) -> StoreResult<Option<ConversationDetail>> {
+) -> StoreResult<Option<(ConversationDetail, i64)>> {
     let sql = format!(
-        "SELECT {}, cv.parts FROM conversations cv WHERE cv.organization_id = ?1 AND cv.id = ?2",
+        "SELECT {}, cv.parts, cv.version FROM conversations cv WHERE cv.organization_id = ?1 AND cv.id = ?2",
         ConversationCols::SQL
     );
     let Some(row) = c.query_opt(&sql, params![org_id, id])? else {
@@ -379,7 +366,8 @@ pub(crate) fn load_detail(
     let parts: String = row.get(ConversationCols::COUNT)?;
     let parts = serde_json::from_str(&parts)
         .map_err(|e| crate::db::DbError::stored(format_args!("parts of conversation {id:?}"), e))?;
-    Ok(Some(ConversationDetail { conversation, parts }))
+    let version = row.get(ConversationCols::COUNT + 1)?;
+    Ok(Some((ConversationDetail { conversation, parts }, version)))
 }
 
 /// Which issues a list holds.
@@ -428,15 +416,16 @@ pub fn issues(
         issue_select(),
         args.arg(page.fetch())
     );
-    let mut rows = c
+    let rows = c
         .query(&sql, args.values())?
         .iter()
         .map(issue_item)
         .collect::<Result<Vec<_>, _>>()?;
-    only_visible_pages(c, org, caller, &mut rows)?;
-    Ok(page.finish(rows, u64::try_from(count).unwrap_or(0), |item| {
+    let mut list = page.finish(rows, u64::try_from(count).unwrap_or(0), |item| {
         After(item.issue.created_at, item.issue.id.clone())
-    }))
+    });
+    only_visible_pages(c, org, caller, &mut list.items)?;
+    Ok(list)
 }
 
 /// Drops the closest pages of spaces the caller cannot view (one statement for all).
@@ -567,35 +556,19 @@ pub fn list_clusters(
     if let Some(status) = status {
         filter += &format!(" AND k.status = {}", args.arg(status));
     }
-    let count: i64 = c
-        .query_scalar(
-            &format!("SELECT count(*) FROM conversation_clusters k{filter}"),
-            args.values(),
-        )?
-        .unwrap_or(0);
-    let column = sort.column();
-    if let Some(After(at, id)) = page.after::<After>()? {
-        filter += &format!(
-            " AND ({column}, k.id) {} ({}, {})",
-            order.after_op(),
-            args.arg(at),
-            args.arg(id)
-        );
-    }
-    let dir = order.sql();
-    let sql = format!(
-        "SELECT {} FROM conversation_clusters k{filter} ORDER BY {column} {dir}, k.id {dir} LIMIT {}",
-        model::ClusterCols::SQL,
-        args.arg(page.fetch())
-    );
-    let rows = c
-        .query(&sql, args.values())?
-        .iter()
-        .map(Cluster::from_row)
-        .collect::<Result<Vec<_>, _>>()?;
-    let mut list = page.finish(rows, u64::try_from(count).unwrap_or(0), |k| {
-        After(sort.key(k), k.id.clone())
-    });
+    let key = KeyOrder {
+        expr: sort.column(),
+        descending: order == Order::Desc,
+    };
+    let mut list = crate::paging::by_key(
+        c,
+        &page,
+        ("conversation_clusters k", model::ClusterCols::SQL),
+        (filter, args),
+        &key,
+        Cluster::from_row,
+        |k| (sort.key(k), k.id.clone()),
+    )?;
     clusters::complete(c, org_id, &mut list.items, clock::now_ms())?;
     Ok(list)
 }
@@ -634,21 +607,34 @@ pub fn set_status(
     id: &str,
     status: ClusterStatus,
 ) -> StoreResult<Cluster> {
-    let org_id = org.org.id.as_str();
+    change_status(c, &org.org.id, id, status, caller, None)?;
+    cluster(c, org, id)
+}
+
+/// Moves a cluster to `status`, recording the event when it was elsewhere (`change_request`:
+/// the merged change request that resolved it).
+fn change_status(
+    c: &mut dyn Conn,
+    org_id: &str,
+    cluster_id: &str,
+    status: ClusterStatus,
+    actor: &str,
+    change_request: Option<&str>,
+) -> StoreResult<()> {
     let changed = c.execute(
         "UPDATE conversation_clusters SET status = ?3, updated_at = ?4
          WHERE organization_id = ?1 AND id = ?2 AND status <> ?3",
-        params![org_id, id, status, clock::now_ms()],
+        params![org_id, cluster_id, status, clock::now_ms()],
     )?;
     if changed > 0 {
         let payload = events::ConversationsClusterStatusUpdated {
-            cluster_id: id,
+            cluster_id,
             status: status.as_str(),
-            change_request_id: None,
+            change_request_id: change_request,
         };
-        events::record(c, Event::in_org(org_id, id, Some(caller), payload))?;
+        events::record(c, Event::in_org(org_id, cluster_id, Some(actor), payload))?;
     }
-    cluster(c, org, id)
+    Ok(())
 }
 
 /// A cluster a change request may reference: one of the space's organization, or 400.
@@ -675,33 +661,19 @@ pub(crate) fn resolved_by_merge(
     change_request_id: &str,
     user: &str,
 ) -> StoreResult<()> {
-    let changed = c.execute(
-        "UPDATE conversation_clusters SET status = ?3, updated_at = ?4
-         WHERE organization_id = ?1 AND id = ?2 AND status <> ?3",
-        params![org_id, cluster_id, ClusterStatus::Resolved, clock::now_ms()],
-    )?;
-    if changed > 0 {
-        let payload = events::ConversationsClusterStatusUpdated {
-            cluster_id,
-            status: ClusterStatus::Resolved.as_str(),
-            change_request_id: Some(change_request_id),
-        };
-        events::record(c, Event::in_org(org_id, cluster_id, Some(user), payload))?;
-    }
-    Ok(())
+    change_status(
+        c,
+        org_id,
+        cluster_id,
+        ClusterStatus::Resolved,
+        user,
+        Some(change_request_id),
+    )
 }
 
-/// The PostgreSQL advisory lock that orders an organization's analyses (shared) before the
-/// start of a clustering run (exclusive): see `clusters::run`.
-pub(crate) fn lock_key(org_id: &str) -> i64 {
-    use sha2::Digest as _;
-    let digest = sha2::Sha256::digest(format!("quire-conversations:{org_id}").as_bytes());
-    let mut bytes = [0u8; 8];
-    bytes.copy_from_slice(&digest[..8]);
-    i64::from_be_bytes(bytes)
-}
-
-/// Takes that lock, shared or not, for the transaction `c` is in (SQLite has one writer).
+/// Takes the PostgreSQL advisory lock that orders an organization's analyses (shared) before
+/// the start of a clustering run (exclusive: see `clusters::run`), for the transaction `c` is
+/// in (SQLite has one writer).
 pub(crate) fn lock(c: &mut dyn Conn, org_id: &str, shared: bool) -> StoreResult<()> {
     if c.dialect() == Dialect::Postgres {
         let function = if shared {
@@ -709,7 +681,8 @@ pub(crate) fn lock(c: &mut dyn Conn, org_id: &str, shared: bool) -> StoreResult<
         } else {
             "pg_advisory_xact_lock"
         };
-        c.query(&format!("SELECT {function}(?1)"), params![lock_key(org_id)])?;
+        let key = crate::db::advisory_key(&format!("quire-conversations:{org_id}"));
+        c.query(&format!("SELECT {function}(?1)"), params![key])?;
     }
     Ok(())
 }

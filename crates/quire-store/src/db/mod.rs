@@ -469,6 +469,16 @@ pub fn like_prefix(prefix: &str) -> String {
     out
 }
 
+/// A PostgreSQL advisory lock key for what `name` says (`quire-storage:<org>`, ...): the first
+/// eight bytes of its SHA-256, so that names never need a registry of numbers.
+pub fn advisory_key(name: &str) -> i64 {
+    use sha2::Digest as _;
+    let digest = sha2::Sha256::digest(name.as_bytes());
+    let mut bytes = [0u8; 8];
+    bytes.copy_from_slice(&digest[..8]);
+    i64::from_be_bytes(bytes)
+}
+
 /// `FOR UPDATE` on PostgreSQL, where concurrent writers must lock the rows they read before
 /// changing them; nothing on SQLite, whose single writer is already serialized.
 pub fn for_update(c: &dyn Conn) -> &'static str {

@@ -93,7 +93,10 @@ pub fn reserve(
     if (quotas.space.is_some() || quotas.org.is_some()) && c.dialect() == Dialect::Postgres {
         // Uploads of one organization check and record in turn, so that two of them never
         // both fit in the room left for one. (SQLite has a single writer anyway.)
-        c.query("SELECT pg_advisory_xact_lock(?1)", params![lock_key(org_id)])?;
+        c.query(
+            "SELECT pg_advisory_xact_lock(?1)",
+            params![crate::db::advisory_key(&format!("quire-storage:{org_id}"))],
+        )?;
     }
     let mut args = Args::default();
     let space = args.arg(space_id);
@@ -236,15 +239,6 @@ fn check(quota: &Quota, what: &str, id: &str, used: u64, added: u64) -> StoreRes
         "these files would exceed the {what} storage quota of {} ({} bytes): {what} {id:?} stores {used} bytes of files and the upload adds {added}",
         quota.text, quota.bytes
     )))
-}
-
-/// An advisory lock key for an organization's uploads.
-fn lock_key(org_id: &str) -> i64 {
-    use sha2::Digest as _;
-    let digest = sha2::Sha256::digest(format!("quire-storage:{org_id}").as_bytes());
-    let mut bytes = [0u8; 8];
-    bytes.copy_from_slice(&digest[..8]);
-    i64::from_be_bytes(bytes)
 }
 
 /// The bytes of files a space stores (each blob once).
